@@ -1,0 +1,117 @@
+//! [`ToolArgs`]: the types a tool may take as arguments.
+//!
+//! Derive it with `#[derive(Deserialize, ToolArgs)]` on your own structs and unit enums.
+//! The derive checks every field on its wire name and type (see the crate docs for the
+//! rules) and describes the type as a strict [`Schema`]. It is implemented here for the
+//! scalar types a tool may take: `String`, `bool`, the integer types,
+//! `rust_decimal::Decimal`, `chrono::NaiveDate`, `NaiveTime`, `NaiveDateTime` and
+//! `DateTime<Utc>`, and for `Option<T>` and `Vec<T>` of those.
+//!
+//! It is deliberately *not* implemented for `serde_json::Value`, maps or floats: a tool
+//! argument is never free-form JSON, and money is never a binary float.
+
+use crate::schema::{Schema, SchemaKind, StringFormat};
+
+/// A type that may appear in a tool's arguments.
+///
+/// Derive it; do not implement it by hand. The derive enforces the forbidden-field rules
+/// at compile time, and `#[erp_tool]` requires it of the argument type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used in tool arguments",
+    label = "`{Self}` does not implement `ToolArgs`",
+    note = "add `#[derive(Deserialize, ToolArgs)]` to your own argument types (structs and unit enums)",
+    note = "free-form JSON (`serde_json::Value`), maps (`HashMap`, `BTreeMap`) and floats (`f32`, `f64`) are not allowed in tool arguments: declare a struct with typed fields, an enum, or use `rust_decimal::Decimal` for amounts"
+)]
+pub trait ToolArgs {
+    /// The strict schema of this type.
+    fn tool_schema() -> Schema;
+
+    /// Evaluating this constant fails compilation when the type (or any type it contains)
+    /// has a field that a draft tool may not take. `#[erp_tool(tier = "draft")]` evaluates it.
+    #[doc(hidden)]
+    const __ERP_DRAFT_CHECK: () = ();
+
+    /// Whether the type has a top-level `client_ref: String` field (directly or through
+    /// `#[serde(flatten)]`). Draft tools require one.
+    #[doc(hidden)]
+    const __ERP_HAS_CLIENT_REF: bool = false;
+
+    /// Nesting depth, computed at compile time (a scalar is 1, a struct is one more than
+    /// its deepest field, a `Vec` one more than its item). A recursive type makes this
+    /// constant cyclic, which is a compile error: tool arguments cannot be recursive.
+    #[doc(hidden)]
+    const __ERP_DEPTH: usize = 1;
+}
+
+macro_rules! scalar {
+    ($($ty:ty => $kind:expr),* $(,)?) => {$(
+        impl ToolArgs for $ty {
+            fn tool_schema() -> Schema {
+                Schema::new($kind)
+            }
+        }
+    )*};
+}
+
+macro_rules! integer {
+    ($($ty:ty),* $(,)?) => {$(
+        impl ToolArgs for $ty {
+            fn tool_schema() -> Schema {
+                Schema::new(SchemaKind::Integer { min: <$ty>::MIN as i128, max: <$ty>::MAX as i128 })
+            }
+        }
+    )*};
+}
+
+scalar! {
+    String => SchemaKind::String(None),
+    bool => SchemaKind::Boolean,
+    rust_decimal::Decimal => SchemaKind::Decimal,
+    chrono::NaiveDate => SchemaKind::String(Some(StringFormat::Date)),
+    chrono::NaiveTime => SchemaKind::String(Some(StringFormat::Time)),
+    chrono::NaiveDateTime => SchemaKind::String(Some(StringFormat::DateTime)),
+    chrono::DateTime<chrono::Utc> => SchemaKind::String(Some(StringFormat::DateTime)),
+}
+
+integer!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl<T: ToolArgs> ToolArgs for Option<T> {
+    fn tool_schema() -> Schema {
+        let inner = T::tool_schema();
+        match inner.kind {
+            // `Option<Option<T>>` carries no more information than `Option<T>`.
+            SchemaKind::Optional(_) => inner,
+            _ => Schema::new(SchemaKind::Optional(Box::new(inner))),
+        }
+    }
+    const __ERP_DRAFT_CHECK: () = T::__ERP_DRAFT_CHECK;
+    const __ERP_DEPTH: usize = T::__ERP_DEPTH;
+}
+
+impl<T: ToolArgs> ToolArgs for Vec<T> {
+    fn tool_schema() -> Schema {
+        Schema::new(SchemaKind::Array(Box::new(T::tool_schema())))
+    }
+    const __ERP_DRAFT_CHECK: () = T::__ERP_DRAFT_CHECK;
+    const __ERP_DEPTH: usize = 1 + T::__ERP_DEPTH;
+}
+
+impl<T: ToolArgs> ToolArgs for Box<T> {
+    fn tool_schema() -> Schema {
+        T::tool_schema()
+    }
+    const __ERP_DRAFT_CHECK: () = T::__ERP_DRAFT_CHECK;
+    const __ERP_HAS_CLIENT_REF: bool = T::__ERP_HAS_CLIENT_REF;
+    const __ERP_DEPTH: usize = T::__ERP_DEPTH;
+}
+
+/// The arguments of a tool that takes none: renders as a closed empty object.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+impl ToolArgs for NoArgs {
+    fn tool_schema() -> Schema {
+        Schema::empty_object()
+    }
+}

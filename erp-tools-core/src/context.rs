@@ -1,0 +1,202 @@
+//! Who is calling: [`Principal`] (from the authenticated token) and [`ToolContext`]
+//! (the principal plus this one call).
+//!
+//! Nothing here comes from model output. A `Principal` is produced by token verification
+//! ([`crate::auth`]) or by trusted server code through [`Principal::builder`]; a
+//! `ToolContext` is built by the runtime for each call. Handlers receive `&ToolContext`
+//! and read the branch, user and run from it, which is why argument types may not carry
+//! `branch_id`, `user_id` and the like.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+/// The authenticated caller: a person (on whose behalf the agent acts), their branch and
+/// the scopes their token grants, plus the agent run the token was issued for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Principal {
+    user_id: String,
+    roles: Vec<String>,
+    branch_id: i64,
+    branch_code: String,
+    scopes: BTreeSet<String>,
+    agent_run_id: Option<String>,
+    model: Option<String>,
+    prompt_version: Option<String>,
+}
+
+impl Principal {
+    /// Starts a principal for a verified user. Call this only with values taken from an
+    /// authenticated source (a verified token, a session): never from model output.
+    pub fn builder(user_id: impl Into<String>, branch_id: i64, branch_code: impl Into<String>) -> PrincipalBuilder {
+        PrincipalBuilder(Principal {
+            user_id: user_id.into(),
+            roles: Vec::new(),
+            branch_id,
+            branch_code: branch_code.into(),
+            scopes: BTreeSet::new(),
+            agent_run_id: None,
+            model: None,
+            prompt_version: None,
+        })
+    }
+
+    /// The person on whose behalf the agent acts.
+    pub fn user_id(&self) -> &str {
+        &self.user_id
+    }
+    /// The person's roles.
+    pub fn roles(&self) -> &[String] {
+        &self.roles
+    }
+    /// Internal id of the caller's branch; every query a handler runs filters on it.
+    pub fn branch_id(&self) -> i64 {
+        self.branch_id
+    }
+    /// Business code of the caller's branch (e.g. `SBY-01`), for model-facing text.
+    pub fn branch_code(&self) -> &str {
+        &self.branch_code
+    }
+    /// Scopes granted by the token.
+    pub fn scopes(&self) -> &BTreeSet<String> {
+        &self.scopes
+    }
+    /// Whether the token grants `scope`.
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.contains(scope)
+    }
+    /// The agent run bound to the token, if the token names one.
+    pub fn agent_run_id(&self) -> Option<&str> {
+        self.agent_run_id.as_deref()
+    }
+    /// The model driving the run, if known.
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+    /// The prompt version of the run, if known.
+    pub fn prompt_version(&self) -> Option<&str> {
+        self.prompt_version.as_deref()
+    }
+}
+
+/// Builds a [`Principal`]; see [`Principal::builder`].
+#[derive(Clone, Debug)]
+pub struct PrincipalBuilder(Principal);
+
+impl PrincipalBuilder {
+    /// Adds a role.
+    pub fn role(mut self, role: impl Into<String>) -> Self {
+        self.0.roles.push(role.into());
+        self
+    }
+    /// Grants scopes.
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.0.scopes.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+    /// Binds the principal to an agent run.
+    pub fn agent_run_id(mut self, run: impl Into<String>) -> Self {
+        self.0.agent_run_id = Some(run.into());
+        self
+    }
+    /// Records the model driving the run.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.0.model = Some(model.into());
+        self
+    }
+    /// Records the prompt version of the run.
+    pub fn prompt_version(mut self, version: impl Into<String>) -> Self {
+        self.0.prompt_version = Some(version.into());
+        self
+    }
+    /// Finishes the principal.
+    pub fn build(self) -> Principal {
+        self.0
+    }
+}
+
+/// Everything a handler may know about the call it serves. Built by the runtime from the
+/// authenticated [`Principal`] and the call's ids; never from tool arguments.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    principal: Arc<Principal>,
+    agent_run_id: String,
+    tool_call_id: String,
+    tool_name: String,
+}
+
+impl ToolContext {
+    /// Builds the context of one call. `agent_run_id` comes from the token or from the
+    /// agent host (a request header it sets), `tool_call_id` from the protocol layer.
+    pub fn new(
+        principal: Arc<Principal>,
+        agent_run_id: impl Into<String>,
+        tool_call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+    ) -> Self {
+        ToolContext {
+            principal,
+            agent_run_id: agent_run_id.into(),
+            tool_call_id: tool_call_id.into(),
+            tool_name: tool_name.into(),
+        }
+    }
+
+    /// The authenticated caller.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+    /// Shared handle to the authenticated caller.
+    pub fn principal_arc(&self) -> &Arc<Principal> {
+        &self.principal
+    }
+    /// The agent run this call belongs to; idempotency keys are scoped to it.
+    pub fn agent_run_id(&self) -> &str {
+        &self.agent_run_id
+    }
+    /// The id of this tool call.
+    pub fn tool_call_id(&self) -> &str {
+        &self.tool_call_id
+    }
+    /// The name of the tool being called.
+    pub fn tool_name(&self) -> &str {
+        &self.tool_name
+    }
+    /// The person on whose behalf the agent acts.
+    pub fn user_id(&self) -> &str {
+        self.principal.user_id()
+    }
+    /// The caller's roles.
+    pub fn roles(&self) -> &[String] {
+        self.principal.roles()
+    }
+    /// Internal id of the caller's branch: filter every query on it.
+    pub fn branch_id(&self) -> i64 {
+        self.principal.branch_id()
+    }
+    /// Business code of the caller's branch, for model-facing text.
+    pub fn branch_code(&self) -> &str {
+        self.principal.branch_code()
+    }
+    /// Scopes held by the caller.
+    pub fn scopes(&self) -> &BTreeSet<String> {
+        self.principal.scopes()
+    }
+    /// Whether the caller holds `scope`.
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.principal.has_scope(scope)
+    }
+    /// The model driving the run, if known.
+    pub fn model(&self) -> Option<&str> {
+        self.principal.model()
+    }
+    /// The prompt version of the run, if known.
+    pub fn prompt_version(&self) -> Option<&str> {
+        self.principal.prompt_version()
+    }
+}

@@ -1,0 +1,79 @@
+//! # erp-tools
+//!
+//! A safe tool surface for AI agents over an ERP. Write ordinary typed async handlers,
+//! put `#[erp_tool]` on each, and the framework:
+//!
+//! - generates one strict JSON schema per tool, rendered for OpenAI, Anthropic and MCP;
+//! - refuses to compile unsafe tool shapes (a `post` tier, a `branch_id` or `unit_price`
+//!   argument, free-form JSON, a draft without `client_ref`, ...);
+//! - injects the caller's identity from the authenticated token ([`ToolContext`]);
+//! - claims an idempotency key in the same transaction as the write;
+//! - audits every call, including denied ones;
+//! - serves the tools over MCP with a per-caller tool list.
+//!
+//! ```ignore
+//! use erp_tools_core::prelude::*;
+//!
+//! #[derive(Deserialize, ToolArgs)]
+//! struct PoDraftArgs {
+//!     /// Vendor code from purchasing_search_vendors, e.g. V-00231
+//!     vendor_code: String,
+//!     /// Your own id for this order within the run. Reuse it when retrying.
+//!     client_ref: String,
+//!     /// Why this order is needed. Shown to the reviewer.
+//!     note: Option<String>,
+//! }
+//!
+//! /// Create a DRAFT purchase order for the caller's branch.
+//! #[erp_tool(module = "purchasing", tier = "draft", scopes = ["purchasing:draft"])]
+//! async fn create_po_draft(ctx: &ToolContext, tx: &mut DraftTx, args: PoDraftArgs)
+//!     -> Result<PoDraft, ToolError> { /* ... */ }
+//! ```
+
+#![warn(missing_docs)]
+
+extern crate self as erp_tools_core;
+
+pub mod args;
+pub mod context;
+pub mod db;
+pub mod error;
+pub mod registry;
+pub mod runtime;
+pub mod schema;
+pub mod store;
+pub mod tool;
+pub mod validate;
+
+pub use args::{NoArgs, ToolArgs};
+pub use context::{Principal, PrincipalBuilder, ToolContext};
+pub use db::{Backend, DocumentRef, DraftTx, ReadDb};
+pub use erp_tools_macros::{ToolArgs, erp_tool};
+pub use error::{ToolError, ToolErrorKind};
+pub use registry::{Namespace, RegisteredTool, RegistryError, ToolRegistry, ToolRegistryBuilder};
+pub use runtime::{CallError, CallOutcome, Outcome, ToolCall, ToolRuntime};
+pub use schema::{Schema, SchemaKind, Target};
+pub use store::Database;
+pub use tool::{ErpTool, Handler, Limit, Tier, ToolDef};
+
+/// Everything a module declaring tools needs: `use erp_tools_core::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        DocumentRef, DraftTx, NoArgs, ReadDb, ToolArgs, ToolContext, ToolError, erp_tool,
+    };
+    pub use chrono::NaiveDate;
+    pub use rust_decimal::Decimal;
+    pub use schemars::{self, JsonSchema};
+    pub use serde::{Deserialize, Serialize};
+}
+
+/// Paths used by generated code. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use ::core;
+    pub use ::futures;
+    pub use ::schemars;
+    pub use ::serde;
+    pub use ::serde_json;
+    pub use ::std;
+}

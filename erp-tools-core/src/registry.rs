@@ -1,0 +1,295 @@
+//! [`ToolRegistry`]: the tools a server exposes, grouped in one namespace per module.
+//!
+//! Build it once at start-up. Building checks every rule that can only be checked with
+//! all tools in hand (namespace sizes, module descriptions, duplicate names, schema
+//! budgets, example calls) and renders every schema for every target, so listing tools
+//! later never rebuilds a schema.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::context::Principal;
+use crate::schema::{MAX_DEPTH, MAX_ENUM_VALUES, Schema, Target, valid_key};
+use crate::tool::{ErpTool, ToolDef};
+
+/// Most tools one namespace may hold (exclusive): `MAX_TOOLS_PER_MODULE - 1` is allowed.
+pub const MAX_TOOLS_PER_MODULE: usize = 10;
+
+/// Above this many tools visible to one caller, [`ToolRegistry::warnings`] says so:
+/// models choose worse among many tools loaded at once.
+pub const WARN_TOOLS_LOADED: usize = 20;
+
+/// One module's namespace: its description (which also says what the module cannot do)
+/// and its tools in a stable order.
+#[derive(Debug)]
+pub struct Namespace {
+    /// Module name, the tools' name prefix.
+    pub name: &'static str,
+    /// What the module does and what it cannot do.
+    pub description: String,
+    /// Indexes into [`ToolRegistry::tools`], sorted by tool name.
+    pub tools: Vec<usize>,
+}
+
+/// A registered tool with its schemas built and rendered once.
+#[derive(Debug)]
+pub struct RegisteredTool {
+    /// The definition produced by `#[erp_tool]`.
+    pub def: &'static ToolDef,
+    /// The argument schema model (used for server-side validation).
+    pub schema: Schema,
+    /// The argument schema rendered per target, in [`Target::ALL`] order.
+    rendered: [Arc<Value>; 3],
+    /// The output schema.
+    pub output_schema: Arc<Value>,
+    /// The description shown to models (doc comment plus example).
+    pub description: String,
+}
+
+impl RegisteredTool {
+    /// The argument schema rendered for `target` (built once, shared).
+    pub fn input_schema(&self, target: Target) -> &Arc<Value> {
+        let i = Target::ALL.iter().position(|t| *t == target).unwrap_or(0);
+        &self.rendered[i]
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &'static str {
+        self.def.name
+    }
+
+    /// Whether `principal` holds every scope the tool needs.
+    pub fn allowed_for(&self, principal: &Principal) -> bool {
+        self.def.scopes.iter().all(|s| principal.has_scope(s))
+    }
+
+    /// The scopes the tool needs that `principal` lacks.
+    pub fn missing_scopes(&self, principal: &Principal) -> Vec<&'static str> {
+        self.def
+            .scopes
+            .iter()
+            .copied()
+            .filter(|s| !principal.has_scope(s))
+            .collect()
+    }
+}
+
+/// A problem found while building the registry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegistryError {
+    problems: Vec<String>,
+}
+
+impl RegistryError {
+    /// Every problem found, one sentence each.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the tool registry is invalid:")?;
+        for p in &self.problems {
+            write!(f, "\n  - {p}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+/// Collects modules and tools; see [`ToolRegistry::builder`].
+#[derive(Default)]
+pub struct ToolRegistryBuilder {
+    modules: BTreeMap<&'static str, String>,
+    tools: Vec<&'static ToolDef>,
+}
+
+impl ToolRegistryBuilder {
+    /// Declares a module (namespace) and its description. The description must also say
+    /// what the module cannot do, e.g. "Cannot approve, send or post orders".
+    pub fn module(mut self, name: &'static str, description: impl Into<String>) -> Self {
+        self.modules.insert(name, description.into());
+        self
+    }
+
+    /// Adds the tool whose handler is `T` (the function annotated with `#[erp_tool]`).
+    pub fn tool<T: ErpTool>(mut self) -> Self {
+        self.tools.push(T::definition());
+        self
+    }
+
+    /// Adds tool definitions, e.g. from [`tools!`](crate::tools).
+    pub fn tools(mut self, defs: impl IntoIterator<Item = &'static ToolDef>) -> Self {
+        self.tools.extend(defs);
+        self
+    }
+
+    /// Checks every rule and builds the registry, rendering each schema once.
+    pub fn build(self) -> Result<ToolRegistry, RegistryError> {
+        let mut problems = Vec::new();
+        let mut tools: Vec<RegisteredTool> = Vec::with_capacity(self.tools.len());
+        let mut defs = self.tools;
+        defs.sort_by_key(|d| d.name);
+        for pair in defs.windows(2) {
+            if pair[0].name == pair[1].name {
+                problems.push(format!("tool `{}` is registered twice", pair[0].name));
+            }
+        }
+        defs.dedup_by_key(|d| d.name);
+
+        for def in defs {
+            if !valid_key(def.name) {
+                problems.push(format!(
+                    "tool name `{}` must match ^[a-zA-Z0-9_-]{{1,64}}$",
+                    def.name
+                ));
+            }
+            if !self.modules.contains_key(def.module) {
+                problems.push(format!(
+                    "tool `{}` belongs to module `{}`, which has no description: add \
+                     `.module(\"{}\", \"what it does; what it cannot do\")`",
+                    def.name, def.module, def.module
+                ));
+            }
+            let schema = (def.input_schema)();
+            if schema.depth() > MAX_DEPTH + 1 {
+                problems.push(format!(
+                    "tool `{}`: arguments nest {} levels deep, more than {MAX_DEPTH}",
+                    def.name,
+                    schema.depth() - 1
+                ));
+            }
+            if schema.max_enum_values() > MAX_ENUM_VALUES {
+                problems.push(format!(
+                    "tool `{}`: an enum has more than {MAX_ENUM_VALUES} values",
+                    def.name
+                ));
+            }
+            if let Some(example) = def.example {
+                match serde_json::from_str::<Value>(example) {
+                    Ok(v) => {
+                        if let Err(e) = crate::validate::validate(&schema, &v) {
+                            problems.push(format!(
+                                "tool `{}`: the example does not match the arguments: {e}",
+                                def.name
+                            ));
+                        }
+                    }
+                    Err(e) => problems.push(format!(
+                        "tool `{}`: the example is not valid JSON: {e}",
+                        def.name
+                    )),
+                }
+            }
+            let rendered = Target::ALL.map(|t| Arc::new(schema.render(t)));
+            tools.push(RegisteredTool {
+                def,
+                description: def.full_description(),
+                output_schema: Arc::new((def.output_schema)()),
+                schema,
+                rendered,
+            });
+        }
+
+        let mut namespaces: BTreeMap<&'static str, Namespace> = BTreeMap::new();
+        for (i, t) in tools.iter().enumerate() {
+            if let Some(desc) = self.modules.get(t.def.module) {
+                namespaces
+                    .entry(t.def.module)
+                    .or_insert_with(|| Namespace {
+                        name: t.def.module,
+                        description: desc.clone(),
+                        tools: Vec::new(),
+                    })
+                    .tools
+                    .push(i);
+            }
+        }
+        for ns in namespaces.values() {
+            if ns.tools.len() >= MAX_TOOLS_PER_MODULE {
+                problems.push(format!(
+                    "module `{}` has {} tools; a namespace must hold fewer than \
+                     {MAX_TOOLS_PER_MODULE}: split it into smaller modules",
+                    ns.name,
+                    ns.tools.len()
+                ));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(RegistryError { problems });
+        }
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.def.name, i))
+            .collect();
+        Ok(ToolRegistry {
+            tools,
+            namespaces: namespaces.into_values().collect(),
+            by_name,
+        })
+    }
+}
+
+/// The tools a server exposes. Cheap to share (`Arc<ToolRegistry>`); immutable once built.
+#[derive(Debug)]
+pub struct ToolRegistry {
+    tools: Vec<RegisteredTool>,
+    namespaces: Vec<Namespace>,
+    by_name: BTreeMap<&'static str, usize>,
+}
+
+impl ToolRegistry {
+    /// Starts a registry.
+    pub fn builder() -> ToolRegistryBuilder {
+        ToolRegistryBuilder::default()
+    }
+
+    /// Every tool, sorted by name.
+    pub fn tools(&self) -> &[RegisteredTool] {
+        &self.tools
+    }
+
+    /// Every namespace, sorted by module name.
+    pub fn namespaces(&self) -> &[Namespace] {
+        &self.namespaces
+    }
+
+    /// The namespace holding `tool`.
+    pub fn namespace_of(&self, tool: &RegisteredTool) -> Option<&Namespace> {
+        self.namespaces.iter().find(|n| n.name == tool.def.module)
+    }
+
+    /// The tool called `name`, if registered.
+    pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The tools `principal` may use, in a stable order (by name).
+    pub fn list_for<'a>(
+        &'a self,
+        principal: &'a Principal,
+    ) -> impl Iterator<Item = &'a RegisteredTool> + 'a {
+        self.tools.iter().filter(move |t| t.allowed_for(principal))
+    }
+
+    /// Advisory findings that do not stop the registry from being built, such as more
+    /// than [`WARN_TOOLS_LOADED`] tools visible at once to a caller holding every scope.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.tools.len() > WARN_TOOLS_LOADED {
+            out.push(format!(
+                "{} tools are registered; a caller holding every scope would load more than \
+                 {WARN_TOOLS_LOADED} at once. Prefer deferred loading (tool search) or \
+                 narrower scopes.",
+                self.tools.len()
+            ));
+        }
+        out
+    }
+}
