@@ -39,6 +39,8 @@ pub mod context;
 pub mod db;
 pub mod error;
 pub mod registry;
+pub mod report;
+pub mod rules;
 pub mod runtime;
 pub mod schema;
 pub mod store;

@@ -109,7 +109,11 @@ impl ToolRuntime {
     }
 
     /// Runs one call through the pipeline.
-    pub async fn call(&self, principal: &Arc<Principal>, call: ToolCall) -> Result<CallOutcome, CallError> {
+    pub async fn call(
+        &self,
+        principal: &Arc<Principal>,
+        call: ToolCall,
+    ) -> Result<CallOutcome, CallError> {
         let _ = (principal, call);
         todo!("pipeline")
     }
