@@ -35,9 +35,12 @@
 extern crate self as erp_tools_core;
 
 pub mod args;
+pub mod auth;
 pub mod context;
 pub mod db;
 pub mod error;
+pub mod export;
+pub mod mcp;
 pub mod registry;
 pub mod runtime;
 pub mod schema;
@@ -46,10 +49,13 @@ pub mod tool;
 pub mod validate;
 
 pub use args::{NoArgs, ToolArgs};
+pub use auth::{TokenConfig, mint, verify};
 pub use context::{Principal, PrincipalBuilder, ToolContext};
 pub use db::{Backend, DocumentRef, DraftTx, ReadDb};
 pub use erp_tools_macros::{ToolArgs, erp_tool};
 pub use error::{ToolError, ToolErrorKind};
+pub use export::{anthropic_tools, check_export, openai_tools};
+pub use mcp::ErpMcpServer;
 pub use registry::{Namespace, RegisteredTool, RegistryError, ToolRegistry, ToolRegistryBuilder};
 pub use runtime::{CallError, CallOutcome, Outcome, ToolCall, ToolRuntime};
 pub use schema::{Schema, SchemaKind, Target};
