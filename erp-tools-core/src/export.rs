@@ -346,11 +346,8 @@ fn check_name(
 }
 
 fn check_description(item: &Value, at: &str, problems: &mut Vec<String>) {
-    if !item
-        .get("description")
-        .and_then(Value::as_str)
-        .is_some_and(|d| !d.trim().is_empty())
-    {
+    let text = item.get("description").and_then(Value::as_str);
+    if text.is_none_or(|d| d.trim().is_empty()) {
         problems.push(format!("{at}: `description` must be a non-empty string"));
     }
 }
