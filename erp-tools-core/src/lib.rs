@@ -70,6 +70,7 @@ pub mod prelude {
 /// Paths used by generated code. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::args::DraftCheck;
     pub use ::core;
     pub use ::futures;
     pub use ::schemars;
