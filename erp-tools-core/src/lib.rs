@@ -35,9 +35,11 @@
 extern crate self as erp_tools_core;
 
 pub mod args;
+pub mod audit;
 pub mod context;
 pub mod db;
 pub mod error;
+pub mod idempotency;
 pub mod registry;
 pub mod runtime;
 pub mod schema;
@@ -47,13 +49,14 @@ pub mod validate;
 
 pub use args::{NoArgs, ToolArgs};
 pub use context::{Principal, PrincipalBuilder, ToolContext};
-pub use db::{Backend, DocumentRef, DraftTx, ReadDb};
+pub use db::{Backend, DocumentRef, DraftTx, Provenance, ReadDb};
 pub use erp_tools_macros::{ToolArgs, erp_tool};
 pub use error::{ToolError, ToolErrorKind};
 pub use registry::{Namespace, RegisteredTool, RegistryError, ToolRegistry, ToolRegistryBuilder};
 pub use runtime::{CallError, CallOutcome, Outcome, ToolCall, ToolRuntime};
 pub use schema::{Schema, SchemaKind, Target};
-pub use store::Database;
+pub use audit::{AuditEntry, AuditRecord};
+pub use store::{Database, DatabaseOptions, StoreError};
 pub use tool::{ErpTool, Handler, Limit, Tier, ToolDef};
 
 /// Everything a module declaring tools needs: `use erp_tools_core::prelude::*;`.
