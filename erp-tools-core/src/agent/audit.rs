@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
+
+use crate::context::Principal;
 use serde::{Deserialize, Serialize};
 
 /// What happened.
@@ -96,8 +98,13 @@ pub struct AuditError(pub String);
 
 /// Where the loop writes its audit events.
 pub trait AuditSink: Send + Sync {
-    /// Records one event durably (or fails).
-    fn record<'a>(&'a self, event: &'a AgentEvent) -> BoxFuture<'a, Result<(), AuditError>>;
+    /// Records one event durably (or fails). `principal` is the authenticated caller the
+    /// run acts for (the event already names the user and branch code).
+    fn record<'a>(
+        &'a self,
+        principal: &'a Principal,
+        event: &'a AgentEvent,
+    ) -> BoxFuture<'a, Result<(), AuditError>>;
 }
 
 /// Keeps events in memory; for tests and for hosts that ship the trail elsewhere.
@@ -120,22 +127,16 @@ impl MemoryAuditSink {
 }
 
 impl AuditSink for MemoryAuditSink {
-    fn record<'a>(&'a self, event: &'a AgentEvent) -> BoxFuture<'a, Result<(), AuditError>> {
+    fn record<'a>(
+        &'a self,
+        _principal: &'a Principal,
+        event: &'a AgentEvent,
+    ) -> BoxFuture<'a, Result<(), AuditError>> {
         let result = self
             .events
             .lock()
             .map(|mut e| e.push(event.clone()))
             .map_err(|_| AuditError("the in-memory audit list is poisoned".into()));
         Box::pin(async move { result })
-    }
-}
-
-/// Records nothing beyond the trail returned with each run outcome.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoAuditSink;
-
-impl AuditSink for NoAuditSink {
-    fn record<'a>(&'a self, _event: &'a AgentEvent) -> BoxFuture<'a, Result<(), AuditError>> {
-        Box::pin(async { Ok(()) })
     }
 }

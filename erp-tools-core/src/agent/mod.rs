@@ -41,7 +41,7 @@ mod signature;
 mod tests;
 
 pub use approval::{Approval, PendingAction};
-pub use audit::{AgentEvent, AgentEventKind, AuditError, AuditSink, MemoryAuditSink, NoAuditSink};
+pub use audit::{AgentEvent, AgentEventKind, AuditError, AuditSink, MemoryAuditSink};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use model::{
     Message, Model, ModelAction, ModelError, ResultSource, ResultStatus, ScriptedModel,

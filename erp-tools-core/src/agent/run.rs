@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::approval::{Approval, PendingAction};
-use super::audit::{AgentEvent, AgentEventKind, AuditError, AuditSink, NoAuditSink};
+use super::audit::{AgentEvent, AgentEventKind, AuditError, AuditSink};
 use super::clock::{Clock, SystemClock};
 use super::model::{
     Message, Model, ModelAction, ResultSource, ResultStatus, ToolResultMessage, ToolSpec,
@@ -332,7 +332,7 @@ pub struct Agent {
     policy: Arc<Policy>,
     config: AgentConfig,
     clock: Arc<dyn Clock>,
-    audit: Arc<dyn AuditSink>,
+    sinks: Vec<Arc<dyn AuditSink>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -358,7 +358,7 @@ impl Agent {
             policy: Arc::new(policy),
             config: AgentConfig::default(),
             clock: Arc::new(SystemClock::new()),
-            audit: Arc::new(NoAuditSink),
+            sinks: Vec::new(),
         }
     }
 
@@ -397,9 +397,11 @@ impl Agent {
         self.clock = Arc::new(clock);
         self
     }
-    /// Also writes every loop event to `sink` (the run stops if it fails).
+    /// Also writes every loop event to `sink`, in addition to the runtime's database. If
+    /// any sink fails, the run stops (with [`RunStatus::Aborted`]) rather than act
+    /// unaudited.
     pub fn audit_sink(mut self, sink: impl AuditSink + 'static) -> Self {
-        self.audit = Arc::new(sink);
+        self.sinks.push(Arc::new(sink));
         self
     }
 
@@ -653,12 +655,7 @@ impl Agent {
             });
             // Sign the arguments as the runtime will execute them (normalised), so key
             // order and number spelling never change an action's identity.
-            let normalised = self
-                .exec
-                .registry()
-                .get(&name)
-                .and_then(|t| crate::validate::validate(&t.schema, &arguments).ok())
-                .unwrap_or_else(|| arguments.clone());
+            let normalised = self.normalise(&name, &arguments);
             let signature = action_signature(&name, &normalised);
             let seen = st.counts.entry(signature.clone()).or_insert(0);
             *seen += 1;
@@ -878,6 +875,20 @@ impl Agent {
         Ok(status)
     }
 
+    /// The arguments as the runtime will execute them: validated and normalised against
+    /// the tool's schema (`null` counts as no arguments). Invalid arguments are kept as
+    /// sent; the runtime refuses them with a tool error the model can act on.
+    fn normalise(&self, name: &str, arguments: &Value) -> Value {
+        let raw = match arguments {
+            Value::Null => Value::Object(Default::default()),
+            other => other.clone(),
+        };
+        match self.exec.registry().get(name) {
+            Some(t) => crate::validate::validate(&t.schema, &raw).unwrap_or(raw),
+            None => raw,
+        }
+    }
+
     fn time_left(&self, st: &State) -> Option<Duration> {
         let elapsed = st.elapsed(self.clock.as_ref());
         self.config
@@ -922,7 +933,13 @@ impl Agent {
             branch_code: principal.branch_code().to_string(),
             at: self.clock.utc(),
         };
-        let recorded = self.audit.record(&event).await;
+        let mut recorded = Ok(());
+        for sink in &self.sinks {
+            if let Err(e) = sink.record(principal, &event).await {
+                recorded = Err(e);
+                break;
+            }
+        }
         st.audit.push(event);
         recorded
     }

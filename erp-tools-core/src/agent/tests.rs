@@ -148,6 +148,18 @@ fn pay(amount: &str, client_ref: &str) -> ModelAction {
     )
 }
 
+#[test]
+fn runs_are_send() {
+    fn send<T: Send>(_: T) {}
+    let (exec, policy) = setup(|_| ok(""));
+    let agent = Agent::with_executor(exec, policy);
+    let p = principal(&[]);
+    let mut model = ScriptedModel::new([]);
+    send(agent.run(&p, &mut model, "task"));
+    fn shared<T: Send + Sync>(_: &T) {}
+    shared(&agent);
+}
+
 #[tokio::test]
 async fn step_budget_with_distinct_actions() {
     let (exec, policy) = setup(|_| ok("vendor"));
@@ -502,7 +514,11 @@ async fn failures_and_internal_errors_are_told_and_audited() {
 async fn a_failing_audit_sink_stops_before_execution() {
     struct Broken;
     impl AuditSink for Broken {
-        fn record<'a>(&'a self, _: &'a AgentEvent) -> BoxFuture<'a, Result<(), AuditError>> {
+        fn record<'a>(
+            &'a self,
+            _: &'a Principal,
+            _: &'a AgentEvent,
+        ) -> BoxFuture<'a, Result<(), AuditError>> {
             Box::pin(async { Err(AuditError("disk full".into())) })
         }
     }
