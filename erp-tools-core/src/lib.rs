@@ -36,9 +36,11 @@ extern crate self as erp_tools_core;
 
 pub mod agent;
 pub mod args;
+pub mod audit;
 pub mod context;
 pub mod db;
 pub mod error;
+pub mod idempotency;
 pub mod registry;
 pub mod runtime;
 pub mod schema;
@@ -52,13 +54,14 @@ pub use agent::{
 };
 pub use args::{NoArgs, ToolArgs};
 pub use context::{Principal, PrincipalBuilder, ToolContext};
-pub use db::{Backend, DocumentRef, DraftTx, ReadDb};
+pub use db::{Backend, DocumentRef, DraftTx, Provenance, ReadDb};
 pub use erp_tools_macros::{ToolArgs, erp_tool};
 pub use error::{ToolError, ToolErrorKind};
 pub use registry::{Namespace, RegisteredTool, RegistryError, ToolRegistry, ToolRegistryBuilder};
 pub use runtime::{CallError, CallOutcome, Outcome, ToolCall, ToolRuntime};
 pub use schema::{Schema, SchemaKind, Target};
-pub use store::Database;
+pub use audit::{AuditEntry, AuditRecord};
+pub use store::{Database, DatabaseOptions, StoreError};
 pub use tool::{ErpTool, Handler, Limit, Tier, ToolDef};
 
 /// Everything a module declaring tools needs: `use erp_tools_core::prelude::*;`.
@@ -75,6 +78,7 @@ pub mod prelude {
 /// Paths used by generated code. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::args::DraftCheck;
     pub use ::core;
     pub use ::futures;
     pub use ::schemars;
