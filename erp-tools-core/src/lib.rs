@@ -34,6 +34,7 @@
 
 extern crate self as erp_tools_core;
 
+pub mod agent;
 pub mod args;
 pub mod audit;
 pub mod auth;
@@ -50,6 +51,10 @@ pub mod store;
 pub mod tool;
 pub mod validate;
 
+pub use agent::{
+    Agent, Approval, Model, ModelAction, PausedRun, Policy, RunOutcome, RunStatus, ScriptedModel,
+    action_signature,
+};
 pub use args::{NoArgs, ToolArgs};
 pub use auth::{TokenConfig, mint, verify};
 pub use context::{Principal, PrincipalBuilder, ToolContext};
