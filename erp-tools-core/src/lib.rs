@@ -58,6 +58,7 @@ pub use agent::{
     action_signature,
 };
 pub use args::{NoArgs, ToolArgs};
+pub use audit::{AuditEntry, AuditRecord};
 pub use auth::{TokenConfig, mint, verify};
 pub use context::{Principal, PrincipalBuilder, ToolContext};
 pub use db::{Backend, DocumentRef, DraftTx, Provenance, ReadDb};
@@ -68,7 +69,6 @@ pub use mcp::ErpMcpServer;
 pub use registry::{Namespace, RegisteredTool, RegistryError, ToolRegistry, ToolRegistryBuilder};
 pub use runtime::{CallError, CallOutcome, Outcome, ToolCall, ToolRuntime};
 pub use schema::{Schema, SchemaKind, Target};
-pub use audit::{AuditEntry, AuditRecord};
 pub use store::{Database, DatabaseOptions, StoreError};
 pub use tool::{ErpTool, Handler, Limit, Tier, ToolDef};
 

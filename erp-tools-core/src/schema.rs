@@ -582,7 +582,8 @@ fn inline_refs(node: Value, defs: &Map<String, Value>, depth: usize) -> Value {
             for (k, v) in obj {
                 match k.as_str() {
                     "title" | "default" | "$defs" | "$schema" => continue,
-                    "format" if matches!(v.as_str(), Some(f) if f.starts_with("uint") || f.starts_with("int") || f == "double" || f == "float") => {
+                    "format" if matches!(v.as_str(), Some(f) if f.starts_with("uint") || f.starts_with("int") || f == "double" || f == "float") =>
+                    {
                         continue;
                     }
                     // `properties` maps names to schemas: keep the names, inline the schemas.

@@ -45,7 +45,9 @@ pub async fn prepare(db: &Database) -> Result<(), sqlx::Error> {
     };
     let pool = db.pool();
     for ddl in TABLES {
-        sqlx::query(&ddl.replace("{ID}", id)).execute(pool).await?;
+        sqlx::query(sqlx::AssertSqlSafe(ddl.replace("{ID}", id)))
+            .execute(pool)
+            .await?;
     }
     let seeded: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM branches")
         .fetch_one(pool)
@@ -115,7 +117,9 @@ async fn seed(db: &Database) -> Result<(), sqlx::Error> {
             let sql = format!(
                 "SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT MAX(id) FROM {table}))"
             );
-            sqlx::query(&sql).execute(&mut *tx).await?;
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .execute(&mut *tx)
+                .await?;
         }
     }
     tx.commit().await

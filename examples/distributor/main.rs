@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use erp_tools_core::auth::{self, TokenConfig};
+use erp_tools_core::mcp::HttpConfig;
 use erp_tools_core::{Database, Principal, Target, ToolRegistry, ToolRuntime};
 
 #[derive(Parser)]
@@ -35,6 +36,9 @@ struct Cli {
         default_value = "sqlite://distributor.db"
     )]
     db: String,
+    /// This server's MCP URL: the audience tokens are minted for and checked against.
+    #[arg(long, global = true, env = "ERP_TOOLS_RESOURCE", default_value = DEFAULT_RESOURCE)]
+    resource: String,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -81,6 +85,23 @@ enum Command {
     Report,
 }
 
+const DEFAULT_ADDR: &str = "127.0.0.1:8765";
+const DEFAULT_RESOURCE: &str = "http://127.0.0.1:8765/mcp";
+
+/// The token settings: `ERP_TOOLS_SIGNING_KEY` (and `ERP_TOOLS_ISSUER`) when set, the
+/// clearly labelled development key otherwise. Tokens are for `resource`.
+fn token_config(resource: &str) -> Result<TokenConfig, String> {
+    match std::env::var("ERP_TOOLS_SIGNING_KEY") {
+        Ok(key) => {
+            let issuer = std::env::var("ERP_TOOLS_ISSUER")
+                .unwrap_or_else(|_| "erp-tools-distributor".into());
+            TokenConfig::new(key.into_bytes(), issuer, resource)
+                .map_err(|e| format!("ERP_TOOLS_SIGNING_KEY: {e}"))
+        }
+        Err(_) => Ok(TokenConfig::development().for_resource(resource)),
+    }
+}
+
 /// Every tool of the example, grouped by module.
 fn registry() -> Result<ToolRegistry, erp_tools_core::RegistryError> {
     ToolRegistry::builder()
@@ -110,6 +131,13 @@ async fn open_db(url: &str) -> Result<Database, String> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    // Logs go to stderr: stdout carries the MCP stdio transport and command output.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
     let cli = Cli::parse();
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
@@ -122,10 +150,10 @@ async fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> Result<(), String> {
     let registry = Arc::new(registry().map_err(|e| e.to_string())?);
-    let tokens = TokenConfig::from_env();
+    let tokens = token_config(&cli.resource)?;
     match cli.command.unwrap_or(Command::Serve {
         stdio: false,
-        addr: "127.0.0.1:8765".parse().expect("valid address"),
+        addr: DEFAULT_ADDR.parse().expect("valid address"),
     }) {
         Command::Serve { stdio: true, .. } => {
             let token = std::env::var("ERP_TOOLS_TOKEN").map_err(|_| {
@@ -134,17 +162,20 @@ async fn run(cli: Cli) -> Result<(), String> {
                     .to_string()
             })?;
             let principal =
-                auth::verify(&tokens, &token).map_err(|e| format!("ERP_TOOLS_TOKEN: {e}"))?;
+                auth::verify(&tokens, token.trim()).map_err(|e| format!("ERP_TOOLS_TOKEN: {e}"))?;
             let db = open_db(&cli.db).await?;
             let runtime = ToolRuntime::new(registry, db);
-            erp_tools_core::mcp::serve_stdio(runtime, Arc::new(principal))
+            erp_tools_core::mcp::serve_stdio(runtime, principal)
                 .await
+                .map(|_| ())
                 .map_err(|e| e.to_string())
         }
         Command::Serve { stdio: false, addr } => {
             let db = open_db(&cli.db).await?;
             let runtime = ToolRuntime::new(registry, db);
-            let config = erp_tools_core::mcp::HttpConfig::new(tokens, format!("http://{addr}"));
+            let config = HttpConfig::new(tokens);
+            let cancellation = config.cancellation().clone();
+            let router = erp_tools_core::mcp::router(runtime, config);
             eprintln!(
                 "distributor: MCP over streamable HTTP at http://{addr}/mcp (database {})",
                 cli.db
@@ -152,9 +183,9 @@ async fn run(cli: Cli) -> Result<(), String> {
             eprintln!(
                 "distributor: mint a token with `cargo run --example distributor -- token --user 7 --branch SBY-01 --scopes purchasing:read,purchasing:draft,inventory:read`"
             );
-            erp_tools_core::mcp::serve_http(addr, runtime, config)
+            erp_tools_core::mcp::serve_http(addr, router, cancellation)
                 .await
-                .map_err(|e| e.to_string())
+                .map_err(|e| format!("cannot serve on {addr}: {e}"))
         }
         Command::Token {
             user,
@@ -192,9 +223,8 @@ async fn run(cli: Cli) -> Result<(), String> {
                 &tokens,
                 &builder.build(),
                 Duration::from_secs(ttl_minutes * 60),
-            )
-            .map_err(|e| e.to_string())?;
-            println!("{token}");
+            );
+            print_out(&token);
             Ok(())
         }
         Command::Export { target } => {
@@ -203,18 +233,24 @@ async fn run(cli: Cli) -> Result<(), String> {
                 Target::Anthropic => erp_tools_core::export::anthropic_tools(&registry),
                 Target::Mcp => erp_tools_core::export::mcp_tools(&registry),
             };
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?
-            );
+            let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
+            print_out(&text);
             Ok(())
         }
         Command::Report => {
-            print!(
-                "{}",
-                erp_tools_core::report::SurfaceReport::new(&registry).to_table()
-            );
-            Ok(())
+            let report = erp_tools_core::report::SurfaceReport::new(&registry);
+            print_out(report.to_table().trim_end());
+            if report.all_pass() {
+                Ok(())
+            } else {
+                Err("some tools fail the safety checklist (rows marked NO)".into())
+            }
         }
     }
+}
+
+/// Prints a line to stdout; a closed pipe (`| head`) is not an error worth a panic.
+fn print_out(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
 }
