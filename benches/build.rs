@@ -29,7 +29,11 @@ fn main() {
         sizes.len()
     )
     .unwrap();
-    writeln!(out, "/// Number of generated tools.\npub const TOOL_COUNT: usize = {TOOLS};").unwrap();
+    writeln!(
+        out,
+        "/// Number of generated tools.\npub const TOOL_COUNT: usize = {TOOLS};"
+    )
+    .unwrap();
     writeln!(
         out,
         "/// Number of generated modules (namespaces).\npub const MODULE_COUNT: usize = {};",

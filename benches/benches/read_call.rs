@@ -20,7 +20,7 @@ use erp_tools_benches::plain::PlainServer;
 use erp_tools_benches::tools::{self, ItemArgs};
 use erp_tools_benches::{bench_registry, connect_in_process, erp_server, principal};
 use erp_tools_core::audit::AuditEntry;
-use erp_tools_core::{Outcome, ToolCall, ToolContext, ToolRuntime, Target};
+use erp_tools_core::{Outcome, Target, ToolCall, ToolContext, ToolRuntime};
 use rmcp::model::{CallToolRequestParams, JsonObject};
 use serde_json::{Value, json};
 
@@ -183,7 +183,13 @@ fn read_call(c: &mut Criterion) {
         })
     });
     group.bench_function("schema_lookup", |b| {
-        b.iter(|| black_box(registry.get("catalog_describe_item").map(|t| t.input_schema(Target::Mcp).clone())))
+        b.iter(|| {
+            black_box(
+                registry
+                    .get("catalog_describe_item")
+                    .map(|t| t.input_schema(Target::Mcp).clone()),
+            )
+        })
     });
     group.finish();
 }

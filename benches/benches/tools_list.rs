@@ -27,8 +27,8 @@ use rmcp::model::{CacheScope, ListToolsResult};
 
 /// Scopes the caller holds: 10 of the 56 modules.
 const SCOPES: [&str; 10] = [
-    "m00:read", "m05:read", "m11:read", "m17:read", "m23:read", "m29:read", "m35:read",
-    "m41:read", "m47:read", "m50:read",
+    "m00:read", "m05:read", "m11:read", "m17:read", "m23:read", "m29:read", "m35:read", "m41:read",
+    "m47:read", "m50:read",
 ];
 
 fn tools_list(c: &mut Criterion) {

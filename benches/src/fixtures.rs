@@ -154,11 +154,7 @@ impl BenchDb {
             .fetch_one(self.db.pool())
             .await
             .expect("count distinct numbers");
-        let keys = self
-            .db
-            .idempotency_key_count()
-            .await
-            .expect("count keys");
+        let keys = self.db.idempotency_key_count().await.expect("count keys");
         (orders, distinct, keys)
     }
 }

@@ -128,7 +128,11 @@ pub async fn t{i}(_ctx: &ToolContext, args: Args{i}) -> Result<Out, ToolError> {
     for i in 0..tools {
         writeln!(out, "            t{i},").unwrap();
     }
-    writeln!(out, "        ])\n        .build()\n        .expect(\"valid registry\")\n}}").unwrap();
+    writeln!(
+        out,
+        "        ])\n        .build()\n        .expect(\"valid registry\")\n}}"
+    )
+    .unwrap();
     out
 }
 
@@ -210,7 +214,11 @@ fn cargo(dir: &Path, args: &[&str]) -> f64 {
         .status()
         .unwrap_or_else(|e| panic!("run cargo {args:?}: {e}"));
     let seconds = started.elapsed().as_secs_f64();
-    assert!(status.success(), "cargo {args:?} failed in {}", dir.display());
+    assert!(
+        status.success(),
+        "cargo {args:?} failed in {}",
+        dir.display()
+    );
     seconds
 }
 

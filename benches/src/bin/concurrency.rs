@@ -275,7 +275,8 @@ async fn main() -> std::process::ExitCode {
     let mut reps = Vec::new();
     for i in 0..args.reps {
         let Some(rep) = storm(&args).await else {
-            let skipped = json!({"benchmark": "concurrency", "skipped": "ERP_TOOLS_PG_URL not set"});
+            let skipped =
+                json!({"benchmark": "concurrency", "skipped": "ERP_TOOLS_PG_URL not set"});
             write_json(&args, &skipped);
             return std::process::ExitCode::SUCCESS;
         };

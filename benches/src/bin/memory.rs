@@ -138,7 +138,10 @@ async fn one_rep(binary: &Path, args: &Args, rep: usize) -> Rep {
     base(&mut token_cmd);
     let minted = token_cmd
         .args(["token", "--user", "7", "--branch", "SBY-01"])
-        .args(["--scopes", "purchasing:read,purchasing:draft,inventory:read"])
+        .args([
+            "--scopes",
+            "purchasing:read,purchasing:draft,inventory:read",
+        ])
         .args(["--run", &format!("memory-bench-{rep}")])
         .output()
         .unwrap_or_else(|e| panic!("run {} token: {e}", binary.display()));
@@ -165,7 +168,10 @@ async fn one_rep(binary: &Path, args: &Args, rep: usize) -> Rep {
     let pid = server.0.id();
     let deadline = Instant::now() + Duration::from_secs(60);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the server did not start listening");
+        assert!(
+            Instant::now() < deadline,
+            "the server did not start listening"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -179,10 +185,10 @@ async fn one_rep(binary: &Path, args: &Args, rep: usize) -> Rep {
         let config =
             StreamableHttpClientTransportConfig::with_uri(resource.clone()).auth_header(&token);
         tasks.push(tokio::spawn(async move {
-            let client = ()
-                .serve(StreamableHttpClientTransport::from_config(config))
-                .await
-                .expect("MCP client connects");
+            let client =
+                ().serve(StreamableHttpClientTransport::from_config(config))
+                    .await
+                    .expect("MCP client connects");
             let mut errors = Vec::new();
             for i in 0..n {
                 let tool = TOOL_MIX[(i + c) % TOOL_MIX.len()];
