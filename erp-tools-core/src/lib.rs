@@ -34,6 +34,7 @@
 
 extern crate self as erp_tools_core;
 
+pub mod agent;
 pub mod args;
 pub mod audit;
 pub mod auth;
@@ -44,13 +45,20 @@ pub mod export;
 pub mod idempotency;
 pub mod mcp;
 pub mod registry;
+pub mod report;
+pub mod rules;
 pub mod runtime;
 pub mod schema;
 pub mod store;
 pub mod tool;
 pub mod validate;
 
+pub use agent::{
+    Agent, Approval, Model, ModelAction, PausedRun, Policy, RunOutcome, RunStatus, ScriptedModel,
+    action_signature,
+};
 pub use args::{NoArgs, ToolArgs};
+pub use audit::{AuditEntry, AuditRecord};
 pub use auth::{TokenConfig, mint, verify};
 pub use context::{Principal, PrincipalBuilder, ToolContext};
 pub use db::{Backend, DocumentRef, DraftTx, Provenance, ReadDb};
@@ -61,7 +69,6 @@ pub use mcp::ErpMcpServer;
 pub use registry::{Namespace, RegisteredTool, RegistryError, ToolRegistry, ToolRegistryBuilder};
 pub use runtime::{CallError, CallOutcome, Outcome, ToolCall, ToolRuntime};
 pub use schema::{Schema, SchemaKind, Target};
-pub use audit::{AuditEntry, AuditRecord};
 pub use store::{Database, DatabaseOptions, StoreError};
 pub use tool::{ErpTool, Handler, Limit, Tier, ToolDef};
 
