@@ -464,6 +464,58 @@ async fn browser_origins_and_hosts_are_checked() {
         .await
         .unwrap();
     assert_eq!(response.status(), 200, "the allowed origin");
+    assert_eq!(
+        response.headers()["access-control-allow-origin"],
+        ALLOWED_ORIGIN,
+        "CORS for the allowed origin"
+    );
+
+    // The browser's preflight carries no token; it is answered for allowed origins only.
+    let preflight = |origin: &str| {
+        reqwest::Client::new()
+            .request(reqwest::Method::OPTIONS, &server.url)
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header(
+                "access-control-request-headers",
+                "authorization, content-type",
+            )
+            .send()
+    };
+    let response = preflight(ALLOWED_ORIGIN).await.unwrap();
+    assert_eq!(response.status(), 204);
+    let allowed_headers = response.headers()["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        allowed_headers.contains("authorization"),
+        "{allowed_headers}"
+    );
+    assert!(
+        allowed_headers.contains("mcp-session-id"),
+        "{allowed_headers}"
+    );
+    assert_eq!(
+        preflight("https://attacker.example")
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
+
+    // Without a token, the allowed origin gets the 401 challenge and may read it.
+    let response = post(&server.url, &body)
+        .header("origin", ALLOWED_ORIGIN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    let exposed = response.headers()["access-control-expose-headers"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(exposed.contains("www-authenticate"), "{exposed}");
 
     let response = post(&server.url, &body)
         .bearer_auth(&token)
