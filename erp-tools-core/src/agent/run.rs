@@ -346,10 +346,14 @@ impl std::fmt::Debug for Agent {
 
 impl Agent {
     /// An agent calling tools through `runtime` (the same pipeline as MCP: validation,
-    /// scopes, idempotency, audit) under `policy`, with default settings, the system clock
-    /// and no extra audit sink.
+    /// scopes, idempotency, audit) under `policy`, with default settings and the system
+    /// clock. Loop events are written to the runtime's database, next to the rows of the
+    /// tool calls.
     pub fn new(runtime: ToolRuntime, policy: Policy) -> Self {
-        Self::with_executor(Arc::new(runtime), policy)
+        let db = runtime.database().clone();
+        let mut agent = Self::with_executor(Arc::new(runtime), policy);
+        agent.sinks.push(Arc::new(db));
+        agent
     }
 
     pub(crate) fn with_executor(exec: Arc<dyn Executor>, policy: Policy) -> Self {
