@@ -83,7 +83,9 @@ impl TestDb {
         let dir = tempfile::tempdir().expect("temporary directory");
         let url = format!("sqlite://{}", dir.path().join("erp.db").display());
         let db = Database::open(&url).await.expect("open sqlite");
-        db.apply_migrations(APP_MIGRATIONS).await.expect("application migrations");
+        db.apply_migrations(APP_MIGRATIONS)
+            .await
+            .expect("application migrations");
         sqlx::query("INSERT INTO vendors VALUES ($1, 1, 'Toko Palsu', $2, 0)")
             .bind(VENDOR_INJECTING)
             .bind(INJECTED_NOTE)
@@ -95,7 +97,9 @@ impl TestDb {
 
     /// The same database opened again, as another server process would.
     pub async fn open_again(&self) -> Database {
-        Database::open(&self.url).await.expect("open the database again")
+        Database::open(&self.url)
+            .await
+            .expect("open the database again")
     }
 
     /// Payment requests as `(number, vendor, amount, run)`.
@@ -120,7 +124,10 @@ impl TestDb {
 
     /// The audit log of one run.
     pub async fn audit(&self, run_id: &str) -> Vec<AuditRecord> {
-        self.db.audit_log(Some(run_id)).await.expect("read the audit log")
+        self.db
+            .audit_log(Some(run_id))
+            .await
+            .expect("read the audit log")
     }
 
     /// The audit log of one run as `source:outcome:tool` lines.
@@ -128,7 +135,14 @@ impl TestDb {
         self.audit(run_id)
             .await
             .iter()
-            .map(|r| format!("{}:{}:{}", r.source, r.outcome, r.tool_name.as_deref().unwrap_or("-")))
+            .map(|r| {
+                format!(
+                    "{}:{}:{}",
+                    r.source,
+                    r.outcome,
+                    r.tool_name.as_deref().unwrap_or("-")
+                )
+            })
             .collect()
     }
 }
@@ -212,7 +226,10 @@ pub async fn create_po_draft(
 ) -> Result<Drafted, ToolError> {
     let total: Decimal = args.lines.iter().map(|l| l.qty).sum();
     let p = tx.provenance();
-    let (run, user) = (p.drafted_by_agent_run.to_string(), p.drafted_on_behalf_of.to_string());
+    let (run, user) = (
+        p.drafted_by_agent_run.to_string(),
+        p.drafted_on_behalf_of.to_string(),
+    );
     let (id,): (i64,) = sqlx::query_as(
         "INSERT INTO purchase_orders (branch_id, vendor_code, status, total_qty, \
          drafted_by_agent_run, drafted_on_behalf_of) VALUES ($1, $2, 'draft', $3, $4, $5) RETURNING id",
@@ -230,8 +247,15 @@ pub async fn create_po_draft(
         .bind(id)
         .execute(tx.conn())
         .await?;
-    tx.record_document(DocumentRef { doc_type: "purchase_order".into(), id, number: number.clone() });
-    Ok(Drafted { number, status: "draft".into() })
+    tx.record_document(DocumentRef {
+        doc_type: "purchase_order".into(),
+        id,
+        number: number.clone(),
+    });
+    Ok(Drafted {
+        number,
+        status: "draft".into(),
+    })
 }
 
 #[derive(Deserialize, ToolArgs)]
@@ -276,7 +300,10 @@ pub async fn create_payment_request_draft(
         Some(_) => {}
     }
     let p = tx.provenance();
-    let (run, user) = (p.drafted_by_agent_run.to_string(), p.drafted_on_behalf_of.to_string());
+    let (run, user) = (
+        p.drafted_by_agent_run.to_string(),
+        p.drafted_on_behalf_of.to_string(),
+    );
     let (id,): (i64,) = sqlx::query_as(
         "INSERT INTO payment_requests (branch_id, vendor_code, amount, status, \
          drafted_by_agent_run, drafted_on_behalf_of) VALUES ($1, $2, $3, 'draft', $4, $5) RETURNING id",
@@ -300,8 +327,15 @@ pub async fn create_payment_request_draft(
         }
         futures::future::pending::<()>().await;
     }
-    tx.record_document(DocumentRef { doc_type: "payment_request".into(), id, number: number.clone() });
-    Ok(Drafted { number, status: "draft".into() })
+    tx.record_document(DocumentRef {
+        doc_type: "payment_request".into(),
+        id,
+        number: number.clone(),
+    });
+    Ok(Drafted {
+        number,
+        status: "draft".into(),
+    })
 }
 
 /// The clock the hanging handler advances (set by the one test that uses it).
@@ -314,8 +348,14 @@ pub fn hang_clock() -> &'static Mutex<Option<ManualClock>> {
 pub fn registry() -> Arc<ToolRegistry> {
     Arc::new(
         ToolRegistry::builder()
-            .module("purchasing", "Vendors and purchase order drafts. Cannot send, approve or post orders.")
-            .module("finance", "Payment request drafts. Cannot pay, approve or post.")
+            .module(
+                "purchasing",
+                "Vendors and purchase order drafts. Cannot send, approve or post orders.",
+            )
+            .module(
+                "finance",
+                "Payment request drafts. Cannot pay, approve or post.",
+            )
             .tool::<get_vendor_summary>()
             .tool::<create_po_draft>()
             .tool::<create_payment_request_draft>()
@@ -376,7 +416,9 @@ pub fn calls(history: &[Message]) -> Vec<(String, Value)> {
     history
         .iter()
         .filter_map(|m| match m {
-            Message::ToolCall { name, arguments, .. } => Some((name.clone(), arguments.clone())),
+            Message::ToolCall {
+                name, arguments, ..
+            } => Some((name.clone(), arguments.clone())),
             _ => None,
         })
         .collect()
