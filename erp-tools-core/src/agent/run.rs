@@ -316,16 +316,27 @@ impl Executor for ToolRuntime {
     }
 }
 
-/// The agent loop around a model, with policy, brakes and audit.
+/// The agent loop around a model, with policy, brakes and audit. Build it once and share
+/// it; each [`run`](Agent::run) is independent. See the [module docs](super) for a
+/// complete example.
 ///
-/// ```ignore
-/// let agent = Agent::new(runtime, policy).max_steps(8).timeout(Duration::from_secs(60));
+/// ```no_run
+/// # async fn demo(
+/// #     runtime: erp_tools_core::ToolRuntime,
+/// #     principal: std::sync::Arc<erp_tools_core::Principal>,
+/// #     mut model: erp_tools_core::agent::ScriptedModel,
+/// # ) {
+/// use std::time::Duration;
+/// use erp_tools_core::agent::{Agent, Policy, RunStatus};
+///
+/// let agent = Agent::new(runtime, Policy::new()).max_steps(8).timeout(Duration::from_secs(60));
 /// let outcome = agent.run(&principal, &mut model, "Reorder what is below its reorder point").await;
 /// match &outcome.status {
 ///     RunStatus::Done { answer } => println!("{answer}"),
-///     RunStatus::AwaitingApproval { action, .. } => store(outcome.paused()),
+///     RunStatus::AwaitingApproval { action, .. } => println!("waiting for approval of {}", action.signature),
 ///     other => println!("stopped: {}", other.as_str()),
 /// }
+/// # }
 /// ```
 pub struct Agent {
     exec: Arc<dyn Executor>,
