@@ -60,7 +60,9 @@ pub struct ReadDb {
 
 impl std::fmt::Debug for ReadDb {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ReadDb").field("backend", &self.backend).finish_non_exhaustive()
+        f.debug_struct("ReadDb")
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
     }
 }
 
