@@ -257,6 +257,16 @@ pub enum ResumeError {
         /// The run's branch id.
         expected_branch: i64,
     },
+    /// The resuming principal's token is bound to another agent run.
+    #[error(
+        "this run is {expected}, but the token is bound to run {bound}; resume it with a token for {expected}"
+    )]
+    WrongRun {
+        /// The paused run's id.
+        expected: String,
+        /// The run the token is bound to.
+        bound: String,
+    },
     /// The pending action does not match its own signature, or the run is malformed.
     #[error("the paused run is inconsistent: {0}; start a new run")]
     Inconsistent(String),
@@ -504,6 +514,14 @@ impl Agent {
             return Err(ResumeError::WrongPrincipal {
                 expected_user: paused.on_behalf_of,
                 expected_branch: paused.branch_id,
+            });
+        }
+        if let Some(bound) = principal.agent_run_id()
+            && bound != paused.run_id
+        {
+            return Err(ResumeError::WrongRun {
+                expected: paused.run_id,
+                bound: bound.to_string(),
             });
         }
         let pending = paused.pending;
