@@ -580,7 +580,22 @@ fn invalid_arguments(tool: &str, problems: &validate::ArgumentErrors) -> ToolErr
         .iter()
         .map(|p| serde_json::json!({ "path": p.path, "message": p.message }))
         .collect();
-    ToolError::invalid_arguments(format!("The arguments for `{tool}` are invalid: {problems}"))
+    let listed: Vec<String> = problems
+        .problems
+        .iter()
+        .map(|p| {
+            let message = p.message.trim_end_matches('.');
+            if p.path.is_empty() {
+                message.to_string()
+            } else {
+                format!("`{}`: {message}", p.path)
+            }
+        })
+        .collect();
+    ToolError::invalid_arguments(format!(
+        "The arguments for `{tool}` are invalid: {}.",
+        listed.join("; ")
+    ))
         .next_step("Correct the fields named above and call the tool again.")
         .with_details(serde_json::json!({ "problems": details }))
 }
@@ -652,8 +667,13 @@ fn check_limits(limits: &[Limit], args: &Value) -> Result<(), ToolError> {
                 format!("{subject}, above this tool's hard limit of {}.", limit.max),
             )
             .next_step(format!(
-                "Keep `{}` at or below {}, or tell the user that a larger amount must be entered by a person in the ERP.",
-                limit.path, limit.max
+                "Keep {} at or below {}, or tell the user that a larger amount must be entered by a person in the ERP.",
+                if limit.path.contains("[]") {
+                    format!("the total of `{}`", limit.path)
+                } else {
+                    format!("`{}`", limit.path)
+                },
+                limit.max
             ))
             .with_details(serde_json::json!({ "limit": limit.path, "max": limit.max, "value": shown })));
         }
