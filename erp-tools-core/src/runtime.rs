@@ -164,18 +164,22 @@ impl ToolRuntime {
     /// `isError: true`); `Err` only for protocol errors: an unknown tool, or the audit
     /// store being unavailable (no call runs unaudited).
     pub async fn call(&self, principal: &Arc<Principal>, call: ToolCall) -> Result<CallOutcome, CallError> {
+        let run_id = match principal.agent_run_id() {
+            Some(bound) => bound.to_string(),
+            None => call.agent_run_id.clone(),
+        };
         let span = tracing::info_span!(
             "execute_tool",
             otel.name = %format_args!("execute_tool {}", call.name),
             gen_ai.operation.name = "execute_tool",
             gen_ai.tool.name = %call.name,
             gen_ai.tool.call.id = %call.tool_call_id,
-            erp_tools.agent_run_id = tracing::field::Empty,
+            erp_tools.agent_run_id = %run_id,
             erp_tools.on_behalf_of = %principal.user_id(),
             erp_tools.branch = %principal.branch_code(),
             erp_tools.outcome = tracing::field::Empty,
         );
-        let result = self.run(principal, call).instrument(span.clone()).await;
+        let result = self.run(principal, run_id, call).instrument(span.clone()).await;
         let outcome = match &result {
             Ok(o) => o.outcome.as_str(),
             Err(CallError::UnknownTool(_)) => Outcome::Denied.as_str(),
@@ -185,12 +189,7 @@ impl ToolRuntime {
         result
     }
 
-    async fn run(&self, principal: &Arc<Principal>, call: ToolCall) -> Result<CallOutcome, CallError> {
-        let run_id = match principal.agent_run_id() {
-            Some(bound) => bound.to_string(),
-            None => call.agent_run_id.clone(),
-        };
-        tracing::Span::current().record("erp_tools.agent_run_id", run_id.as_str());
+    async fn run(&self, principal: &Arc<Principal>, run_id: String, call: ToolCall) -> Result<CallOutcome, CallError> {
         if run_id.trim().is_empty() {
             return Err(CallError::Internal(
                 "the call has no agent run id: set ToolCall::agent_run_id or bind the token to a run".into(),
