@@ -119,7 +119,11 @@ pub struct AuditEntry {
 impl AuditEntry {
     /// A row for `principal` in `agent_run_id` with `outcome` (an outcome or event name).
     /// User, branch, model and prompt version come from the principal.
-    pub fn new(principal: &Principal, agent_run_id: impl Into<String>, outcome: impl Into<String>) -> Self {
+    pub fn new(
+        principal: &Principal,
+        agent_run_id: impl Into<String>,
+        outcome: impl Into<String>,
+    ) -> Self {
         AuditEntry {
             agent_run_id: agent_run_id.into(),
             tool_call_id: None,
@@ -221,7 +225,9 @@ pub struct AuditRecord {
 impl AuditRecord {
     /// The arguments parsed back into JSON.
     pub fn arguments_json(&self) -> Option<Value> {
-        self.arguments.as_deref().and_then(|a| serde_json::from_str(a).ok())
+        self.arguments
+            .as_deref()
+            .and_then(|a| serde_json::from_str(a).ok())
     }
 }
 
@@ -231,7 +237,12 @@ const INSERT_SQL: &str = "INSERT INTO erp_audit_log (at, finished_at, source, ag
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
      RETURNING id";
 
-async fn insert<'c, E>(executor: E, entry: &AuditEntry, source: &str, finished: bool) -> Result<AuditId, sqlx::Error>
+async fn insert<'c, E>(
+    executor: E,
+    entry: &AuditEntry,
+    source: &str,
+    finished: bool,
+) -> Result<AuditId, sqlx::Error>
 where
     E: sqlx::Executor<'c, Database = sqlx::Any>,
 {
@@ -333,7 +344,10 @@ impl Database {
     }
 
     /// The audit log, oldest first: every row, or only those of one agent run.
-    pub async fn audit_log(&self, agent_run_id: Option<&str>) -> Result<Vec<AuditRecord>, StoreError> {
+    pub async fn audit_log(
+        &self,
+        agent_run_id: Option<&str>,
+    ) -> Result<Vec<AuditRecord>, StoreError> {
         macro_rules! select {
             () => {
                 "SELECT id, at, finished_at, source, agent_run_id, tool_call_id, tool_name, \
@@ -348,9 +362,16 @@ impl Database {
                     .fetch_all(self.pool())
                     .await?
             }
-            None => sqlx::query(concat!(select!(), " ORDER BY id")).fetch_all(self.pool()).await?,
+            None => {
+                sqlx::query(concat!(select!(), " ORDER BY id"))
+                    .fetch_all(self.pool())
+                    .await?
+            }
         };
-        rows.iter().map(record_from_row).collect::<Result<_, _>>().map_err(StoreError::from)
+        rows.iter()
+            .map(record_from_row)
+            .collect::<Result<_, _>>()
+            .map_err(StoreError::from)
     }
 }
 
@@ -359,7 +380,11 @@ fn record_from_row(row: &sqlx::any::AnyRow) -> Result<AuditRecord, sqlx::Error> 
     let doc_id: Option<i64> = row.try_get("document_id")?;
     let doc_number: Option<String> = row.try_get("document_number")?;
     let document = match (doc_type, doc_id, doc_number) {
-        (Some(doc_type), Some(id), Some(number)) => Some(DocumentRef { doc_type, id, number }),
+        (Some(doc_type), Some(id), Some(number)) => Some(DocumentRef {
+            doc_type,
+            id,
+            number,
+        }),
         _ => None,
     };
     Ok(AuditRecord {
@@ -393,7 +418,10 @@ mod tests {
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["truncated"], true);
         assert!(v["bytes"].as_u64().unwrap() > MAX_AUDIT_ARGUMENT_BYTES as u64);
-        assert_eq!(v["prefix"].as_str().unwrap().chars().count(), ARGUMENT_PREFIX_CHARS);
+        assert_eq!(
+            v["prefix"].as_str().unwrap().chars().count(),
+            ARGUMENT_PREFIX_CHARS
+        );
         let small = serde_json::json!({ "b": 1, "a": 2 });
         assert_eq!(arguments_text(&small), r#"{"b":1,"a":2}"#);
     }

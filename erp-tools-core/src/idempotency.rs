@@ -87,7 +87,10 @@ pub(crate) struct StoredKey {
 }
 
 /// Tries to claim the key; `true` if this transaction now owns it.
-pub(crate) async fn claim(conn: &mut sqlx::AnyConnection, c: &Claim<'_>) -> Result<bool, sqlx::Error> {
+pub(crate) async fn claim(
+    conn: &mut sqlx::AnyConnection,
+    c: &Claim<'_>,
+) -> Result<bool, sqlx::Error> {
     let done = sqlx::query(
         "INSERT INTO erp_idempotency_keys \
          (agent_run_id, client_ref, request_hash, tool_name, user_id, branch_id, created_at) \
@@ -107,7 +110,10 @@ pub(crate) async fn claim(conn: &mut sqlx::AnyConnection, c: &Claim<'_>) -> Resu
 }
 
 /// Reads a key row.
-pub(crate) async fn load(conn: &mut sqlx::AnyConnection, key: &IdempotencyKey) -> Result<Option<StoredKey>, sqlx::Error> {
+pub(crate) async fn load(
+    conn: &mut sqlx::AnyConnection,
+    key: &IdempotencyKey,
+) -> Result<Option<StoredKey>, sqlx::Error> {
     let row = sqlx::query(
         "SELECT request_hash, tool_name, user_id, branch_id, document_type, document_id, \
          document_number, response FROM erp_idempotency_keys \
@@ -128,7 +134,11 @@ pub(crate) async fn load(conn: &mut sqlx::AnyConnection, key: &IdempotencyKey) -
         user_id: row.try_get("user_id")?,
         branch_id: row.try_get("branch_id")?,
         document: match (doc_type, doc_id, doc_number) {
-            (Some(doc_type), Some(id), Some(number)) => Some(DocumentRef { doc_type, id, number }),
+            (Some(doc_type), Some(id), Some(number)) => Some(DocumentRef {
+                doc_type,
+                id,
+                number,
+            }),
             _ => None,
         },
         response: response.and_then(|r| serde_json::from_str(&r).ok()),

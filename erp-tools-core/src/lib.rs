@@ -48,6 +48,7 @@ pub mod tool;
 pub mod validate;
 
 pub use args::{NoArgs, ToolArgs};
+pub use audit::{AuditEntry, AuditRecord};
 pub use context::{Principal, PrincipalBuilder, ToolContext};
 pub use db::{Backend, DocumentRef, DraftTx, Provenance, ReadDb};
 pub use erp_tools_macros::{ToolArgs, erp_tool};
@@ -55,7 +56,6 @@ pub use error::{ToolError, ToolErrorKind};
 pub use registry::{Namespace, RegisteredTool, RegistryError, ToolRegistry, ToolRegistryBuilder};
 pub use runtime::{CallError, CallOutcome, Outcome, ToolCall, ToolRuntime};
 pub use schema::{Schema, SchemaKind, Target};
-pub use audit::{AuditEntry, AuditRecord};
 pub use store::{Database, DatabaseOptions, StoreError};
 pub use tool::{ErpTool, Handler, Limit, Tier, ToolDef};
 

@@ -163,7 +163,11 @@ impl ToolRuntime {
     /// Returns `Ok` for every tool outcome, including tool errors and denials (MCP
     /// `isError: true`); `Err` only for protocol errors: an unknown tool, or the audit
     /// store being unavailable (no call runs unaudited).
-    pub async fn call(&self, principal: &Arc<Principal>, call: ToolCall) -> Result<CallOutcome, CallError> {
+    pub async fn call(
+        &self,
+        principal: &Arc<Principal>,
+        call: ToolCall,
+    ) -> Result<CallOutcome, CallError> {
         let run_id = match principal.agent_run_id() {
             Some(bound) => bound.to_string(),
             None => call.agent_run_id.clone(),
@@ -179,7 +183,10 @@ impl ToolRuntime {
             erp_tools.branch = %principal.branch_code(),
             erp_tools.outcome = tracing::field::Empty,
         );
-        let result = self.run(principal, run_id, call).instrument(span.clone()).await;
+        let result = self
+            .run(principal, run_id, call)
+            .instrument(span.clone())
+            .await;
         let outcome = match &result {
             Ok(o) => o.outcome.as_str(),
             Err(CallError::UnknownTool(_)) => Outcome::Denied.as_str(),
@@ -189,7 +196,12 @@ impl ToolRuntime {
         result
     }
 
-    async fn run(&self, principal: &Arc<Principal>, run_id: String, call: ToolCall) -> Result<CallOutcome, CallError> {
+    async fn run(
+        &self,
+        principal: &Arc<Principal>,
+        run_id: String,
+        call: ToolCall,
+    ) -> Result<CallOutcome, CallError> {
         if run_id.trim().is_empty() {
             return Err(CallError::Internal(
                 "the call has no agent run id: set ToolCall::agent_run_id or bind the token to a run".into(),
@@ -202,10 +214,11 @@ impl ToolRuntime {
         // 1. Tool known.
         let Some(tool) = self.registry.get(&call.name) else {
             self.db
-                .record_call(&entry.outcome(Outcome::Denied.as_str()).message(format!(
-                    "unknown tool `{}`; nothing ran",
-                    call.name
-                )))
+                .record_call(
+                    &entry
+                        .outcome(Outcome::Denied.as_str())
+                        .message(format!("unknown tool `{}`; nothing ran", call.name)),
+                )
                 .await
                 .map_err(internal)?;
             return Err(CallError::UnknownTool(call.name));
@@ -238,7 +251,9 @@ impl ToolRuntime {
 
         // 4. Hard value limits.
         if let Err(err) = check_limits(def.limits, &args) {
-            return self.refuse(entry, Outcome::Denied, err.or_not_done(not_done)).await;
+            return self
+                .refuse(entry, Outcome::Denied, err.or_not_done(not_done))
+                .await;
         }
 
         // Draft tools: the idempotency key, checked before anything is recorded as run.
@@ -248,14 +263,23 @@ impl ToolRuntime {
                     agent_run_id: run_id.clone(),
                     client_ref,
                 }),
-                Err(err) => return self.refuse(entry, Outcome::ToolError, err.or_not_done(not_done)).await,
+                Err(err) => {
+                    return self
+                        .refuse(entry, Outcome::ToolError, err.or_not_done(not_done))
+                        .await;
+                }
             },
             Tier::Read => None,
         };
 
         // 5. Attempt recorded before execution.
         let audit_id = self.db.record_attempt(&entry).await.map_err(internal)?;
-        let ctx = ToolContext::new(principal.clone(), run_id, call.tool_call_id.clone(), def.name);
+        let ctx = ToolContext::new(
+            principal.clone(),
+            run_id,
+            call.tool_call_id.clone(),
+            def.name,
+        );
 
         // 6-7. Execute, record the outcome.
         let finished = match (def.handler, key) {
@@ -264,18 +288,29 @@ impl ToolRuntime {
                 let finished = run_read(handler, &ctx, &read, args).await;
                 if let Err(e) = self
                     .db
-                    .record_outcome(audit_id, finished.outcome.outcome, finished.audit_message.as_deref(), None)
+                    .record_outcome(
+                        audit_id,
+                        finished.outcome.outcome,
+                        finished.audit_message.as_deref(),
+                        None,
+                    )
                     .await
                 {
                     tracing::error!(error = %e, audit_id, "could not record the outcome of a read call");
                 }
                 finished
             }
-            (Handler::Draft(handler), Some(key)) => self.run_draft(tool, handler, &ctx, key, args, audit_id).await,
+            (Handler::Draft(handler), Some(key)) => {
+                self.run_draft(tool, handler, &ctx, key, args, audit_id)
+                    .await
+            }
             (Handler::Draft(_), None) => {
                 // A draft handler registered on a read tool definition: refuse to run it.
-                let err = ToolError::internal(format!("tool `{}` has a draft handler but tier read", def.name))
-                    .or_not_done(not_done);
+                let err = ToolError::internal(format!(
+                    "tool `{}` has a draft handler but tier read",
+                    def.name
+                ))
+                .or_not_done(not_done);
                 let finished = error_finished(Outcome::ToolError, err);
                 self.finish_separately(audit_id, &finished).await;
                 finished
@@ -285,10 +320,19 @@ impl ToolRuntime {
     }
 
     /// Records a call refused before execution (one audit row) and returns its outcome.
-    async fn refuse(&self, entry: AuditEntry, outcome: Outcome, err: ToolError) -> Result<CallOutcome, CallError> {
+    async fn refuse(
+        &self,
+        entry: AuditEntry,
+        outcome: Outcome,
+        err: ToolError,
+    ) -> Result<CallOutcome, CallError> {
         let finished = error_finished(outcome, err);
         self.db
-            .record_call(&entry.outcome(outcome.as_str()).message(finished.audit_message.clone().unwrap_or_default()))
+            .record_call(
+                &entry
+                    .outcome(outcome.as_str())
+                    .message(finished.audit_message.clone().unwrap_or_default()),
+            )
             .await
             .map_err(internal)?;
         Ok(finished.outcome)
@@ -319,7 +363,10 @@ impl ToolRuntime {
         args: Value,
         audit_id: AuditId,
     ) -> Finished {
-        let finished = match self.draft_transaction(tool, handler, ctx, &key, args, audit_id).await {
+        match self
+            .draft_transaction(tool, handler, ctx, &key, args, audit_id)
+            .await
+        {
             Ok(done) => done,
             Err(Failure::Tool(finished)) => {
                 self.finish_separately(audit_id, &finished).await;
@@ -328,13 +375,13 @@ impl ToolRuntime {
             Err(Failure::Db(e)) => {
                 let finished = error_finished(
                     Outcome::ToolError,
-                    ToolError::internal(format!("draft transaction failed: {e}")).or_not_done(NO_DRAFT_CREATED),
+                    ToolError::internal(format!("draft transaction failed: {e}"))
+                        .or_not_done(NO_DRAFT_CREATED),
                 );
                 self.finish_separately(audit_id, &finished).await;
                 finished
             }
-        };
-        finished
+        }
     }
 
     /// The idempotent write transaction of one draft call. `Ok` means the transaction
@@ -371,7 +418,9 @@ impl ToolRuntime {
                     agent_run_id: key.agent_run_id.clone(),
                     user_id: ctx.user_id().to_string(),
                 };
-                let ran = AssertUnwindSafe(handler(ctx, &mut draft, args.clone())).catch_unwind().await;
+                let ran = AssertUnwindSafe(handler(ctx, &mut draft, args.clone()))
+                    .catch_unwind()
+                    .await;
                 let DraftTx { tx, document, .. } = draft;
                 let output = match ran {
                     Ok(Ok(output)) => output,
@@ -386,8 +435,11 @@ impl ToolRuntime {
                         rollback(tx).await;
                         return Err(Failure::Tool(error_finished(
                             Outcome::ToolError,
-                            ToolError::internal(format!("handler panicked: {}", panic_text(&panic)))
-                                .or_not_done(NO_DRAFT_CREATED),
+                            ToolError::internal(format!(
+                                "handler panicked: {}",
+                                panic_text(&panic)
+                            ))
+                            .or_not_done(NO_DRAFT_CREATED),
                         )));
                     }
                 };
@@ -418,8 +470,12 @@ impl ToolRuntime {
                 rollback(tx).await;
                 continue;
             };
-            let same_caller = stored.user_id == ctx.user_id() && stored.branch_id == ctx.branch_id();
-            let finished = if same_caller && stored.tool_name == def.name && stored.request_hash == request_hash {
+            let same_caller =
+                stored.user_id == ctx.user_id() && stored.branch_id == ctx.branch_id();
+            let finished = if same_caller
+                && stored.tool_name == def.name
+                && stored.request_hash == request_hash
+            {
                 match stored.response {
                     Some(response) => Finished {
                         outcome: success(def.tier, response, stored.document.clone(), true),
@@ -427,12 +483,17 @@ impl ToolRuntime {
                     },
                     None => error_finished(
                         Outcome::ToolError,
-                        ToolError::internal(format!("idempotency key {key} has no stored response"))
-                            .or_not_done(NO_DRAFT_CREATED),
+                        ToolError::internal(format!(
+                            "idempotency key {key} has no stored response"
+                        ))
+                        .or_not_done(NO_DRAFT_CREATED),
                     ),
                 }
             } else {
-                error_finished(Outcome::ToolError, mismatch_error(key, &stored, def.name, same_caller))
+                error_finished(
+                    Outcome::ToolError,
+                    mismatch_error(key, &stored, def.name, same_caller),
+                )
             };
             // Nothing was written in this transaction; the audit outcome commits with it.
             audit::finish(
@@ -481,8 +542,16 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-async fn run_read(handler: crate::tool::ReadHandlerFn, ctx: &ToolContext, read: &ReadDb, args: Value) -> Finished {
-    match AssertUnwindSafe(handler(ctx, read, args)).catch_unwind().await {
+async fn run_read(
+    handler: crate::tool::ReadHandlerFn,
+    ctx: &ToolContext,
+    read: &ReadDb,
+    args: Value,
+) -> Finished {
+    match AssertUnwindSafe(handler(ctx, read, args))
+        .catch_unwind()
+        .await
+    {
         Ok(Ok(output)) => Finished {
             outcome: success(Tier::Read, output, None, false),
             audit_message: None,
@@ -490,14 +559,17 @@ async fn run_read(handler: crate::tool::ReadHandlerFn, ctx: &ToolContext, read: 
         Ok(Err(err)) => error_finished(Outcome::ToolError, err.or_not_done(NOTHING_CHANGED)),
         Err(panic) => error_finished(
             Outcome::ToolError,
-            ToolError::internal(format!("handler panicked: {}", panic_text(&panic))).or_not_done(NOTHING_CHANGED),
+            ToolError::internal(format!("handler panicked: {}", panic_text(&panic)))
+                .or_not_done(NOTHING_CHANGED),
         ),
     }
 }
 
 fn internal(e: crate::store::StoreError) -> CallError {
     tracing::error!(error = %e, "audit store failure");
-    CallError::Internal(format!("the audit log could not be written, so the call was not run: {e}"))
+    CallError::Internal(format!(
+        "the audit log could not be written, so the call was not run: {e}"
+    ))
 }
 
 /// A failed call's outcome; internal detail goes to the log and the audit row only.
@@ -505,7 +577,10 @@ fn error_finished(outcome: Outcome, err: ToolError) -> Finished {
     let text = err.to_string();
     let audit_message = match (err.kind(), err.details()) {
         (ToolErrorKind::Internal, Some(detail)) => {
-            let detail = detail.as_str().map(str::to_string).unwrap_or_else(|| detail.to_string());
+            let detail = detail
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| detail.to_string());
             tracing::error!(detail = %detail, "tool call failed internally");
             format!("{text} [internal: {detail}]")
         }
@@ -524,7 +599,12 @@ fn error_finished(outcome: Outcome, err: ToolError) -> Finished {
 
 /// A successful call's outcome: the handler's output (with `replayed` for draft tools)
 /// and a short sentence plus the output as pretty JSON.
-fn success(tier: Tier, output: Value, document: Option<DocumentRef>, replayed: bool) -> CallOutcome {
+fn success(
+    tier: Tier,
+    output: Value,
+    document: Option<DocumentRef>,
+    replayed: bool,
+) -> CallOutcome {
     let mut structured = output;
     if tier == Tier::Draft
         && let Value::Object(map) = &mut structured
@@ -533,7 +613,11 @@ fn success(tier: Tier, output: Value, document: Option<DocumentRef>, replayed: b
     }
     let json = serde_json::to_string_pretty(&structured).unwrap_or_else(|_| structured.to_string());
     let text = match (&document, replayed) {
-        (Some(doc), false) => format!("Created draft {} {}.\n{json}", human_doc_type(&doc.doc_type), doc.number),
+        (Some(doc), false) => format!(
+            "Created draft {} {}.\n{json}",
+            human_doc_type(&doc.doc_type),
+            doc.number
+        ),
         (Some(doc), true) => format!(
             "Returned the existing draft {} {}: this client_ref was already used in this run with the \
              same arguments, so no new draft was created.\n{json}",
@@ -543,7 +627,11 @@ fn success(tier: Tier, output: Value, document: Option<DocumentRef>, replayed: b
         (None, _) => json,
     };
     CallOutcome {
-        outcome: if replayed { Outcome::Replayed } else { Outcome::Ok },
+        outcome: if replayed {
+            Outcome::Replayed
+        } else {
+            Outcome::Ok
+        },
         structured,
         text,
         document,
@@ -558,7 +646,14 @@ fn denied_for_scopes(tool: &str, missing: &[&str], principal: &Principal) -> Too
     let (noun, list) = if missing.len() == 1 {
         ("scope", format!("`{}`", missing[0]))
     } else {
-        ("scopes", missing.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "))
+        (
+            "scopes",
+            missing
+                .iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
     };
     ToolError::new(
         ToolErrorKind::Denied,
@@ -595,10 +690,11 @@ fn invalid_arguments(tool: &str, problems: &validate::ArgumentErrors) -> ToolErr
         "The arguments for `{tool}` are invalid: {}.",
         listed.join("; ")
     ))
-        .next_step("Correct the fields named above and call the tool again.")
-        .with_details(serde_json::json!({ "problems": details }))
+    .next_step("Correct the fields named above and call the tool again.")
+    .with_details(serde_json::json!({ "problems": details }))
 }
 
+#[allow(clippy::result_large_err)] // cold path; ToolError is the model-facing error
 fn client_ref_of(args: &Value) -> Result<String, ToolError> {
     let Some(client_ref) = args.get("client_ref").and_then(Value::as_str) else {
         return Err(ToolError::internal(
@@ -619,7 +715,12 @@ fn client_ref_of(args: &Value) -> Result<String, ToolError> {
     Ok(client_ref.to_string())
 }
 
-fn mismatch_error(key: &IdempotencyKey, stored: &idempotency::StoredKey, tool: &str, same_caller: bool) -> ToolError {
+fn mismatch_error(
+    key: &IdempotencyKey,
+    stored: &idempotency::StoredKey,
+    tool: &str,
+    same_caller: bool,
+) -> ToolError {
     let what = match (&stored.document, same_caller) {
         (Some(doc), true) => format!("{} ({})", human_doc_type(&doc.doc_type), doc.number),
         _ => "another request".to_string(),
@@ -631,12 +732,22 @@ fn mismatch_error(key: &IdempotencyKey, stored: &idempotency::StoredKey, tool: &
         )
     } else if same_caller {
         let what = match &stored.document {
-            Some(doc) => format!("a different {} ({})", human_doc_type(&doc.doc_type), doc.number),
+            Some(doc) => format!(
+                "a different {} ({})",
+                human_doc_type(&doc.doc_type),
+                doc.number
+            ),
             None => "a different request".to_string(),
         };
-        format!("client_ref {} was already used in this run for {what}.", key.client_ref)
+        format!(
+            "client_ref {} was already used in this run for {what}.",
+            key.client_ref
+        )
     } else {
-        format!("client_ref {} was already used in this run for another request.", key.client_ref)
+        format!(
+            "client_ref {} was already used in this run for another request.",
+            key.client_ref
+        )
     };
     ToolError::new(ToolErrorKind::IdempotencyMismatch, message)
         .next_step("Use a new client_ref for a new draft, or resend the original arguments to get the original result.")
@@ -644,10 +755,14 @@ fn mismatch_error(key: &IdempotencyKey, stored: &idempotency::StoredKey, tool: &
 }
 
 /// Checks every declared limit against the normalised arguments.
+#[allow(clippy::result_large_err)] // cold path; ToolError is the model-facing error
 fn check_limits(limits: &[Limit], args: &Value) -> Result<(), ToolError> {
     for limit in limits {
         let max = Decimal::from_str(limit.max).map_err(|_| {
-            ToolError::internal(format!("limit `{}` has a max that is not a decimal: {}", limit.path, limit.max))
+            ToolError::internal(format!(
+                "limit `{}` has a max that is not a decimal: {}",
+                limit.path, limit.max
+            ))
         })?;
         let segments: Vec<&str> = limit.path.split('.').collect();
         let mut total = Decimal::ZERO;
@@ -655,7 +770,11 @@ fn check_limits(limits: &[Limit], args: &Value) -> Result<(), ToolError> {
         sum_path(args, &segments, &mut total, &mut overflow)
             .map_err(|e| ToolError::internal(format!("limit `{}`: {e}", limit.path)))?;
         if overflow || total > max {
-            let shown = if overflow { "too large to add up".to_string() } else { total.normalize().to_string() };
+            let shown = if overflow {
+                "too large to add up".to_string()
+            } else {
+                total.normalize().to_string()
+            };
             let subject = if limit.path.contains("[]") {
                 format!("The total of `{}` is {shown}", limit.path)
             } else {
@@ -680,11 +799,18 @@ fn check_limits(limits: &[Limit], args: &Value) -> Result<(), ToolError> {
     Ok(())
 }
 
-fn sum_path(value: &Value, segments: &[&str], total: &mut Decimal, overflow: &mut bool) -> Result<(), String> {
+fn sum_path(
+    value: &Value,
+    segments: &[&str],
+    total: &mut Decimal,
+    overflow: &mut bool,
+) -> Result<(), String> {
     let Some((first, rest)) = segments.split_first() else {
         let amount = match value {
             Value::Null => return Ok(()),
-            Value::String(s) => Decimal::from_str_exact(s).map_err(|_| format!("{s:?} is not a decimal"))?,
+            Value::String(s) => {
+                Decimal::from_str_exact(s).map_err(|_| format!("{s:?} is not a decimal"))?
+            }
             Value::Number(n) => match (n.as_i64(), n.as_u64()) {
                 (Some(i), _) => Decimal::from(i),
                 (None, Some(u)) => Decimal::from(u),
@@ -726,24 +852,57 @@ mod tests {
 
     #[test]
     fn limits_sum_over_lists() {
-        let args = json!({"amount": "10.5", "lines": [{"qty": "400"}, {"qty": "600.5"}, {"qty": null}]});
-        let ok = [Limit { path: "lines[].qty", max: "1000.5" }, Limit { path: "amount", max: "11" }];
+        let args =
+            json!({"amount": "10.5", "lines": [{"qty": "400"}, {"qty": "600.5"}, {"qty": null}]});
+        let ok = [
+            Limit {
+                path: "lines[].qty",
+                max: "1000.5",
+            },
+            Limit {
+                path: "amount",
+                max: "11",
+            },
+        ];
         assert!(check_limits(&ok, &args).is_ok());
-        let over = [Limit { path: "lines[].qty", max: "1000" }];
+        let over = [Limit {
+            path: "lines[].qty",
+            max: "1000",
+        }];
         let err = check_limits(&over, &args).unwrap_err();
         assert_eq!(err.kind(), ToolErrorKind::Denied);
-        assert!(err.to_string().contains("The total of `lines[].qty` is 1000.5, above this tool's hard limit of 1000."), "{err}");
-        let absent = [Limit { path: "missing", max: "1" }];
+        assert!(
+            err.to_string().contains(
+                "The total of `lines[].qty` is 1000.5, above this tool's hard limit of 1000."
+            ),
+            "{err}"
+        );
+        let absent = [Limit {
+            path: "missing",
+            max: "1",
+        }];
         assert!(check_limits(&absent, &args).is_ok());
     }
 
     #[test]
     fn draft_success_carries_replayed() {
-        let doc = DocumentRef { doc_type: "purchase_order".into(), id: 7, number: "PO-2026-0042".into() };
-        let out = success(Tier::Draft, json!({"number": "PO-2026-0042"}), Some(doc.clone()), true);
+        let doc = DocumentRef {
+            doc_type: "purchase_order".into(),
+            id: 7,
+            number: "PO-2026-0042".into(),
+        };
+        let out = success(
+            Tier::Draft,
+            json!({"number": "PO-2026-0042"}),
+            Some(doc.clone()),
+            true,
+        );
         assert_eq!(out.outcome, Outcome::Replayed);
         assert_eq!(out.structured["replayed"], true);
-        assert!(out.text.starts_with("Returned the existing draft purchase order PO-2026-0042"));
+        assert!(
+            out.text
+                .starts_with("Returned the existing draft purchase order PO-2026-0042")
+        );
         let read = success(Tier::Read, json!({"qty": "3"}), None, false);
         assert!(read.structured.get("replayed").is_none());
     }

@@ -208,8 +208,8 @@ impl Database {
     /// Opens the database described by `options` and applies the framework migrations.
     pub async fn connect(options: DatabaseOptions) -> Result<Database, StoreError> {
         sqlx::any::install_default_drivers();
-        let backend =
-            backend_of(&options.url).ok_or_else(|| StoreError::UnsupportedUrl(options.url.clone()))?;
+        let backend = backend_of(&options.url)
+            .ok_or_else(|| StoreError::UnsupportedUrl(options.url.clone()))?;
         let (write, read) = match backend {
             Backend::Sqlite => open_sqlite(&options).await?,
             Backend::Postgres => open_postgres(&options).await?,
@@ -286,10 +286,11 @@ impl Database {
 
     /// The migration versions applied so far, in the order they were applied.
     pub async fn applied_migrations(&self) -> Result<Vec<String>, StoreError> {
-        let rows: Vec<(String,)> =
-            sqlx::query_as("SELECT version FROM erp_schema_migrations ORDER BY applied_at, version")
-                .fetch_all(&self.inner.write)
-                .await?;
+        let rows: Vec<(String,)> = sqlx::query_as(
+            "SELECT version FROM erp_schema_migrations ORDER BY applied_at, version",
+        )
+        .fetch_all(&self.inner.write)
+        .await?;
         Ok(rows.into_iter().map(|(v,)| v).collect())
     }
 
@@ -327,7 +328,9 @@ impl Database {
 
     /// Begins a write transaction. On SQLite it is `BEGIN IMMEDIATE`, so the write lock
     /// is taken at once (waiting up to the busy timeout) instead of failing later.
-    pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+    pub(crate) async fn begin_write(
+        &self,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
         match self.inner.backend {
             Backend::Sqlite => self.inner.write.begin_with("BEGIN IMMEDIATE").await,
             Backend::Postgres => self.inner.write.begin().await,
@@ -371,7 +374,10 @@ async fn run_migrations_on(
         .rows_affected()
             == 1;
         if claimed {
-            if let Err(e) = tx.execute(sqlx::raw_sql(AssertSqlSafe(sql.to_string()))).await {
+            if let Err(e) = tx
+                .execute(sqlx::raw_sql(AssertSqlSafe(sql.to_string())))
+                .await
+            {
                 let _ = tx.rollback().await;
                 return Err(StoreError::Migration {
                     version: (*version).to_string(),
@@ -418,10 +424,13 @@ async fn open_sqlite(options: &DatabaseOptions) -> Result<(AnyPool, AnyPool), St
         .connect(&format!("sqlite://{path}?mode=rwc"))
         .await?;
     // WAL is a property of the file: set it once, before any reader opens it.
-    sqlx::raw_sql("PRAGMA journal_mode = WAL").execute(&write).await?;
+    sqlx::raw_sql("PRAGMA journal_mode = WAL")
+        .execute(&write)
+        .await?;
 
-    let read_pragmas =
-        format!("PRAGMA busy_timeout = {busy_ms}; PRAGMA foreign_keys = ON; PRAGMA query_only = ON;");
+    let read_pragmas = format!(
+        "PRAGMA busy_timeout = {busy_ms}; PRAGMA foreign_keys = ON; PRAGMA query_only = ON;"
+    );
     let read = AnyPoolOptions::new()
         .max_connections(4)
         .acquire_timeout(options.acquire_timeout)
@@ -449,7 +458,8 @@ async fn open_postgres(options: &DatabaseOptions) -> Result<(AnyPool, AnyPool), 
         .acquire_timeout(options.acquire_timeout)
         .after_connect(|conn, _meta| {
             Box::pin(async move {
-                conn.execute("SET default_transaction_read_only = on").await?;
+                conn.execute("SET default_transaction_read_only = on")
+                    .await?;
                 Ok(())
             })
         })
@@ -465,8 +475,14 @@ mod tests {
     #[test]
     fn recognises_backends() {
         assert_eq!(backend_of("sqlite://x.db"), Some(Backend::Sqlite));
-        assert_eq!(backend_of("postgres://root@localhost/test"), Some(Backend::Postgres));
-        assert_eq!(backend_of("postgresql://root@localhost/test"), Some(Backend::Postgres));
+        assert_eq!(
+            backend_of("postgres://root@localhost/test"),
+            Some(Backend::Postgres)
+        );
+        assert_eq!(
+            backend_of("postgresql://root@localhost/test"),
+            Some(Backend::Postgres)
+        );
         assert_eq!(backend_of("mysql://root@localhost/test"), None);
     }
 
@@ -475,7 +491,12 @@ mod tests {
         assert_eq!(sqlite_path("sqlite://data/erp.db").unwrap(), "data/erp.db");
         assert_eq!(sqlite_path("sqlite:///tmp/erp.db").unwrap(), "/tmp/erp.db");
         assert_eq!(sqlite_path("sqlite:erp.db").unwrap(), "erp.db");
-        for bad in ["sqlite::memory:", "sqlite://:memory:", "sqlite://x.db?mode=ro", "sqlite://"] {
+        for bad in [
+            "sqlite::memory:",
+            "sqlite://:memory:",
+            "sqlite://x.db?mode=ro",
+            "sqlite://",
+        ] {
             let e = sqlite_path(bad).unwrap_err().to_string();
             assert!(e.contains("temporary file"), "{bad}: {e}");
         }

@@ -27,7 +27,9 @@ async fn replay(t: &TestDb) {
     let doc = first.document.clone().expect("document recorded");
     assert_eq!(doc.doc_type, "purchase_order");
     assert!(
-        first.text.starts_with(&format!("Created draft purchase order {}.", doc.number)),
+        first
+            .text
+            .starts_with(&format!("Created draft purchase order {}.", doc.number)),
         "{}",
         first.text
     );
@@ -80,9 +82,7 @@ async fn replay(t: &TestDb) {
 
     // Keys are scoped to the run: another run may use the same client_ref.
     let other_run = new_run();
-    let third = app
-        .call(&who, &other_run, DRAFT_TOOL, po_args("R-1"))
-        .await;
+    let third = app.call(&who, &other_run, DRAFT_TOOL, po_args("R-1")).await;
     assert_eq!(third.outcome, Outcome::Ok, "{}", third.text);
     assert_ne!(third.document.as_ref().unwrap().number, doc.number);
     assert_eq!(app.count("purchase_orders").await, 2);
@@ -339,7 +339,11 @@ async fn crash(t: &TestDb) {
     assert_eq!(outcomes, ["tool_error", "tool_error"]);
     assert!(log[0].message.as_deref().unwrap().contains("blocked"));
     assert!(
-        log[1].message.as_deref().unwrap().contains("simulated crash"),
+        log[1]
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("simulated crash"),
         "the audit row keeps the internal detail: {:?}",
         log[1].message
     );
@@ -384,4 +388,7 @@ async fn cancelled(t: &TestDb) {
     assert_eq!(retry.outcome, Outcome::Ok, "{}", retry.text);
     assert_eq!(app.count("purchase_orders").await, 1);
 }
-on_both_backends!(abandoned_call_leaves_an_attempt_and_no_write, crate::cancelled);
+on_both_backends!(
+    abandoned_call_leaves_an_attempt_and_no_write,
+    crate::cancelled
+);

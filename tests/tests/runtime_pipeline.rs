@@ -23,7 +23,8 @@ async fn denied(t: &TestDb) {
     );
     assert!(out.text.contains("`purchasing:draft`"), "{}", out.text);
     assert!(
-        out.text.contains("The tool did not run and nothing was changed."),
+        out.text
+            .contains("The tool did not run and nothing was changed."),
         "{}",
         out.text
     );
@@ -149,7 +150,12 @@ async fn read_handle(t: &TestDb) {
     // A read tool that tries to write gets an error, and nothing is written.
     let run = new_run();
     let out = app
-        .call(&buyer(), &run, "purchasing_write_through_read_handle", json!({}))
+        .call(
+            &buyer(),
+            &run,
+            "purchasing_write_through_read_handle",
+            json!({}),
+        )
         .await;
     assert_eq!(out.outcome, Outcome::ToolError);
     assert_eq!(out.structured["error"], "internal");
@@ -390,13 +396,12 @@ async fn bad_input(t: &TestDb) {
         )
         .await;
     assert_eq!(out.outcome, Outcome::Ok, "{}", out.text);
-    let (note, status, branch): (String, String, i64) = sqlx::query_as(
-        "SELECT note, status, branch_id FROM purchase_orders WHERE number = $1",
-    )
-    .bind(out.document.unwrap().number)
-    .fetch_one(app.db().pool())
-    .await
-    .unwrap();
+    let (note, status, branch): (String, String, i64) =
+        sqlx::query_as("SELECT note, status, branch_id FROM purchase_orders WHERE number = $1")
+            .bind(out.document.unwrap().number)
+            .fetch_one(app.db().pool())
+            .await
+            .unwrap();
     assert_eq!(
         (note.as_str(), status.as_str(), branch),
         (injection, "draft", 1)

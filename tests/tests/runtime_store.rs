@@ -26,11 +26,10 @@ async fn migrations(t: &TestDb) {
     );
 
     // An applied migration whose SQL changed is refused, and nothing of it runs.
-    let err = t
-        .db
-        .apply_migrations(&[("0001_purchase_orders", "DROP TABLE purchase_orders")])
-        .await
-        .unwrap_err();
+    let err =
+        t.db.apply_migrations(&[("0001_purchase_orders", "DROP TABLE purchase_orders")])
+            .await
+            .unwrap_err();
     assert!(
         matches!(&err, StoreError::Migration { version, .. } if version == "0001_purchase_orders"),
         "{err}"
@@ -39,9 +38,8 @@ async fn migrations(t: &TestDb) {
     assert_eq!(count(&t.db, "purchase_orders").await, 0);
 
     // A failing migration is rolled back and not recorded.
-    let err = t
-        .db
-        .apply_migrations(&[(
+    let err =
+        t.db.apply_migrations(&[(
             "0002_broken",
             "CREATE TABLE vendors (code TEXT PRIMARY KEY); THIS IS NOT SQL",
         )])
@@ -80,18 +78,15 @@ async fn keys_are_durable_and_purged(t: &TestDb) {
 
     // A restarted server (a new `Database` on the same store) still replays.
     let restarted = App::new(&t.open_again().await).await;
-    let again = restarted
-        .call(&who, &run, DRAFT_TOOL, po_args("R-1"))
-        .await;
+    let again = restarted.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
     assert_eq!(again.outcome, Outcome::Replayed, "{}", again.text);
     assert_eq!(again.document, first.document);
 
     // Retention below the published minimum is refused.
-    let err = t
-        .db
-        .purge_idempotency_keys(Duration::from_secs(3600))
-        .await
-        .unwrap_err();
+    let err =
+        t.db.purge_idempotency_keys(Duration::from_secs(3600))
+            .await
+            .unwrap_err();
     assert!(
         matches!(err, StoreError::RetentionTooShort { min_hours: 24, .. }),
         "{err}"
@@ -167,7 +162,10 @@ async fn shared_audit_sink(t: &TestDb) {
             ("agent", "answered")
         ]
     );
-    assert!(log.windows(2).all(|w| w[0].id < w[1].id && w[0].at <= w[1].at));
+    assert!(
+        log.windows(2)
+            .all(|w| w[0].id < w[1].id && w[0].at <= w[1].at)
+    );
     assert_eq!(
         log[2].message.as_deref(),
         Some("amount 5000000 is above the limit of 1000000")

@@ -62,7 +62,9 @@ impl TestDb {
         };
         sqlx::any::install_default_drivers();
         let schema = format!("t_{}", unique_suffix());
-        let admin = sqlx::AnyPool::connect(&base).await.expect("connect to ERP_TOOLS_PG_URL");
+        let admin = sqlx::AnyPool::connect(&base)
+            .await
+            .expect("connect to ERP_TOOLS_PG_URL");
         sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
             .execute(&admin)
             .await
@@ -82,7 +84,9 @@ impl TestDb {
     /// Opens the same database again with its own pools, as a second server process
     /// would.
     pub async fn open_again(&self) -> Database {
-        Database::open(&self.url).await.expect("open the database again")
+        Database::open(&self.url)
+            .await
+            .expect("open the database again")
     }
 
     pub fn backend(&self) -> Backend {
@@ -195,7 +199,9 @@ pub async fn migrate(db: &Database) {
         Backend::Sqlite => SQLITE_APP,
         Backend::Postgres => POSTGRES_APP,
     };
-    db.apply_migrations(set).await.expect("application migrations");
+    db.apply_migrations(set)
+        .await
+        .expect("application migrations");
 }
 
 /// How many times each agent run's calls reached a handler.
@@ -214,7 +220,12 @@ fn count_handler_call(run: &str) {
 
 /// How many times a handler ran for `run`.
 pub fn handler_calls_for(run: &str) -> usize {
-    handler_calls().lock().unwrap().get(run).copied().unwrap_or(0)
+    handler_calls()
+        .lock()
+        .unwrap()
+        .get(run)
+        .copied()
+        .unwrap_or(0)
 }
 
 /// A fresh agent run id.
@@ -291,11 +302,10 @@ pub async fn create_po_draft(
 ) -> Result<PoDraft, ToolError> {
     count_handler_call(ctx.agent_run_id());
     if args.vendor_code == VENDOR_UNKNOWN {
-        return Err(ToolError::rejected(format!(
-            "Vendor {} does not exist.",
-            args.vendor_code
-        ))
-        .next_step("Search vendors first and use a code from the results."));
+        return Err(
+            ToolError::rejected(format!("Vendor {} does not exist.", args.vendor_code))
+                .next_step("Search vendors first and use a code from the results."),
+        );
     }
     let total: Decimal = args.lines.iter().map(|l| l.qty).sum();
     let p = tx.provenance();
@@ -420,16 +430,26 @@ fn prop(name: &'static str, schema: Schema) -> Property {
 
 impl ToolArgs for Uom {
     fn tool_schema() -> Schema {
-        Schema::new(SchemaKind::Enum(vec!["PCS".into(), "BOX".into(), "KG".into()]))
+        Schema::new(SchemaKind::Enum(vec![
+            "PCS".into(),
+            "BOX".into(),
+            "KG".into(),
+        ]))
     }
 }
 
 impl ToolArgs for PoLine {
     fn tool_schema() -> Schema {
         Schema::object(vec![
-            prop("item_code", String::tool_schema().with_description("Item code")),
+            prop(
+                "item_code",
+                String::tool_schema().with_description("Item code"),
+            ),
             prop("qty", Decimal::tool_schema().with_description("Quantity")),
-            prop("uom", Uom::tool_schema().with_description("Unit of measure")),
+            prop(
+                "uom",
+                Uom::tool_schema().with_description("Unit of measure"),
+            ),
         ])
     }
 }
@@ -437,12 +457,30 @@ impl ToolArgs for PoLine {
 impl ToolArgs for PoDraftArgs {
     fn tool_schema() -> Schema {
         Schema::object(vec![
-            prop("vendor_code", String::tool_schema().with_description("Vendor code")),
-            prop("needed_by", NaiveDate::tool_schema().with_description("Needed by")),
-            prop("client_ref", String::tool_schema().with_description("Your id for this write")),
-            prop("note", Option::<String>::tool_schema().with_description("Why")),
-            prop("priority", Option::<u8>::tool_schema().with_description("1 = urgent")),
-            prop("lines", Vec::<PoLine>::tool_schema().with_description("Lines")),
+            prop(
+                "vendor_code",
+                String::tool_schema().with_description("Vendor code"),
+            ),
+            prop(
+                "needed_by",
+                NaiveDate::tool_schema().with_description("Needed by"),
+            ),
+            prop(
+                "client_ref",
+                String::tool_schema().with_description("Your id for this write"),
+            ),
+            prop(
+                "note",
+                Option::<String>::tool_schema().with_description("Why"),
+            ),
+            prop(
+                "priority",
+                Option::<u8>::tool_schema().with_description("1 = urgent"),
+            ),
+            prop(
+                "lines",
+                Vec::<PoLine>::tool_schema().with_description("Lines"),
+            ),
         ])
     }
     const __ERP_HAS_CLIENT_REF: bool = true;
