@@ -26,11 +26,6 @@ pub trait ToolArgs {
     /// The strict schema of this type.
     fn tool_schema() -> Schema;
 
-    /// Evaluating this constant fails compilation when the type (or any type it contains)
-    /// has a field that a draft tool may not take. `#[erp_tool(tier = "draft")]` evaluates it.
-    #[doc(hidden)]
-    const __ERP_DRAFT_CHECK: () = ();
-
     /// Whether the type has a top-level `client_ref: String` field (directly or through
     /// `#[serde(flatten)]`). Draft tools require one.
     #[doc(hidden)]
@@ -41,6 +36,30 @@ pub trait ToolArgs {
     /// constant cyclic, which is a compile error: tool arguments cannot be recursive.
     #[doc(hidden)]
     const __ERP_DEPTH: usize = 1;
+
+    /// Whether the type is an object (a struct with named fields), so that it may be
+    /// `#[serde(flatten)]`ed into another argument struct.
+    #[doc(hidden)]
+    const __ERP_IS_OBJECT: bool = false;
+}
+
+/// The draft-tier field check. Evaluating `<T as DraftCheck<()>>::CHECK` fails compilation,
+/// with an error on the offending field, when `T` (or any type it contains) has a field a
+/// draft tool may not take (`status`, `unit_price`, `posting_date`, ...).
+/// `#[erp_tool(tier = "draft")]` evaluates it for the tool's arguments; read tools never do,
+/// so a read tool may filter on `status`.
+///
+/// The parameter `M` is always `()`. It exists so that the check stays generic, and the
+/// compiler evaluates it only where a draft tool asks for it. Derived by `ToolArgs`.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used in tool arguments",
+    label = "`{Self}` does not implement `ToolArgs`",
+    note = "add `#[derive(Deserialize, ToolArgs)]` to your own argument types (structs and unit enums)"
+)]
+pub trait DraftCheck<M> {
+    /// Fails to evaluate when a field may not be an argument of a draft tool.
+    const CHECK: ();
 }
 
 macro_rules! scalar {
@@ -49,6 +68,9 @@ macro_rules! scalar {
             fn tool_schema() -> Schema {
                 Schema::new($kind)
             }
+        }
+        impl<M> DraftCheck<M> for $ty {
+            const CHECK: () = ();
         }
     )*};
 }
@@ -59,6 +81,9 @@ macro_rules! integer {
             fn tool_schema() -> Schema {
                 Schema::new(SchemaKind::Integer { min: <$ty>::MIN as i128, max: <$ty>::MAX as i128 })
             }
+        }
+        impl<M> DraftCheck<M> for $ty {
+            const CHECK: () = ();
         }
     )*};
 }
@@ -84,25 +109,35 @@ impl<T: ToolArgs> ToolArgs for Option<T> {
             _ => Schema::new(SchemaKind::Optional(Box::new(inner))),
         }
     }
-    const __ERP_DRAFT_CHECK: () = T::__ERP_DRAFT_CHECK;
     const __ERP_DEPTH: usize = T::__ERP_DEPTH;
+}
+
+impl<M, T: DraftCheck<M>> DraftCheck<M> for Option<T> {
+    const CHECK: () = T::CHECK;
 }
 
 impl<T: ToolArgs> ToolArgs for Vec<T> {
     fn tool_schema() -> Schema {
         Schema::new(SchemaKind::Array(Box::new(T::tool_schema())))
     }
-    const __ERP_DRAFT_CHECK: () = T::__ERP_DRAFT_CHECK;
     const __ERP_DEPTH: usize = 1 + T::__ERP_DEPTH;
+}
+
+impl<M, T: DraftCheck<M>> DraftCheck<M> for Vec<T> {
+    const CHECK: () = T::CHECK;
 }
 
 impl<T: ToolArgs> ToolArgs for Box<T> {
     fn tool_schema() -> Schema {
         T::tool_schema()
     }
-    const __ERP_DRAFT_CHECK: () = T::__ERP_DRAFT_CHECK;
     const __ERP_HAS_CLIENT_REF: bool = T::__ERP_HAS_CLIENT_REF;
     const __ERP_DEPTH: usize = T::__ERP_DEPTH;
+    const __ERP_IS_OBJECT: bool = T::__ERP_IS_OBJECT;
+}
+
+impl<M, T: DraftCheck<M>> DraftCheck<M> for Box<T> {
+    const CHECK: () = T::CHECK;
 }
 
 /// The arguments of a tool that takes none: renders as a closed empty object.
@@ -114,4 +149,10 @@ impl ToolArgs for NoArgs {
     fn tool_schema() -> Schema {
         Schema::empty_object()
     }
+    const __ERP_DEPTH: usize = 1;
+    const __ERP_IS_OBJECT: bool = true;
+}
+
+impl<M> DraftCheck<M> for NoArgs {
+    const CHECK: () = ();
 }

@@ -34,25 +34,38 @@
 
 extern crate self as erp_tools_core;
 
+pub mod agent;
 pub mod args;
 pub mod audit;
+pub mod auth;
 pub mod context;
 pub mod db;
 pub mod error;
+pub mod export;
 pub mod idempotency;
+pub mod mcp;
 pub mod registry;
+pub mod report;
+pub mod rules;
 pub mod runtime;
 pub mod schema;
 pub mod store;
 pub mod tool;
 pub mod validate;
 
+pub use agent::{
+    Agent, Approval, Model, ModelAction, PausedRun, Policy, RunOutcome, RunStatus, ScriptedModel,
+    action_signature,
+};
 pub use args::{NoArgs, ToolArgs};
 pub use audit::{AuditEntry, AuditRecord};
+pub use auth::{TokenConfig, mint, verify};
 pub use context::{Principal, PrincipalBuilder, ToolContext};
 pub use db::{Backend, DocumentRef, DraftTx, Provenance, ReadDb};
 pub use erp_tools_macros::{ToolArgs, erp_tool};
 pub use error::{ToolError, ToolErrorKind};
+pub use export::{anthropic_tools, check_export, openai_tools};
+pub use mcp::ErpMcpServer;
 pub use registry::{Namespace, RegisteredTool, RegistryError, ToolRegistry, ToolRegistryBuilder};
 pub use runtime::{CallError, CallOutcome, Outcome, ToolCall, ToolRuntime};
 pub use schema::{Schema, SchemaKind, Target};
@@ -73,6 +86,7 @@ pub mod prelude {
 /// Paths used by generated code. Not public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::args::DraftCheck;
     pub use ::core;
     pub use ::futures;
     pub use ::schemars;

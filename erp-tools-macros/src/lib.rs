@@ -1,14 +1,73 @@
-//! Procedural macros for erp-tools. Use them through `erp_tools_core`.
+//! Procedural macros for erp-tools: `#[erp_tool]` and `#[derive(ToolArgs)]`.
+//!
+//! Use them through `erp_tools_core` (`use erp_tools_core::prelude::*;`), which documents
+//! them in full. The crate is laid out as parse → validate → expand:
+//! `attr.rs` (attribute grammars), `ast.rs` (models of the input), `valid.rs` (the safety
+//! rules), `expand.rs` (code generation), with the name rules in `names.rs`.
+
+mod ast;
+mod attr;
+mod errors;
+mod expand;
+mod json;
+mod names;
+mod valid;
+
 use proc_macro::TokenStream;
 
-/// Declares a tool.
+/// Declares a tool on an `async fn` handler.
+///
+/// ```ignore
+/// /// Create a DRAFT purchase order for the caller's branch.
+/// #[erp_tool(module = "purchasing", tier = "draft", scopes = ["purchasing:draft"])]
+/// async fn create_po_draft(ctx: &ToolContext, tx: &mut DraftTx, args: PoDraftArgs) -> Result<PoDraft, ToolError> {
+///     // ...
+/// }
+/// ```
+///
+/// Keys:
+///
+/// - `module = ".."` (required): the namespace, a snake_case name; the tool is named
+///   `{module}_{fn name}`.
+/// - `tier = "read" | "draft"` (required): there is no posting tier; posting, approving,
+///   sending and cancelling belong to a person in the ERP.
+/// - `scopes = [".."]` (required, non-empty): scopes the caller's token must hold, each
+///   `module:action`.
+/// - `title = ".."`: defaults to the function name in words.
+/// - `name = ".."`: overrides the tool name; must start with `{module}_` and match
+///   `^[a-zA-Z0-9_-]{1,64}$`.
+/// - `example = r#"{..}"#`: an example call (a JSON object), checked against the schema
+///   when the registry is built and appended to the description.
+/// - `destructive = true`: the tool removes or overwrites data (draft tools only).
+/// - `limit = "<path> <= <number>"`, repeatable: a hard value limit, e.g.
+///   `limit = "lines[].qty <= 1000"`.
+///
+/// The doc comment is the description (required). Parameters, in order: `&ToolContext`;
+/// then `&ReadDb` (read, optional) or `&mut DraftTx` (draft, required); then the
+/// arguments type by value (required for draft tools, which must carry `client_ref: String`;
+/// a read tool without it takes no arguments). The return type is `Result<T, ToolError>`
+/// with `T: Serialize + JsonSchema`.
+///
+/// The function is kept as written; a hidden marker type with the function's name
+/// implements `ErpTool`, so `ToolRegistry::builder().tool::<create_po_draft>()` registers it.
 #[proc_macro_attribute]
-pub fn erp_tool(_attr: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn erp_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::tool(attr.into(), item.into()).into()
 }
 
-/// Derives `ToolArgs`.
-#[proc_macro_derive(ToolArgs, attributes(serde, tool))]
-pub fn derive_tool_args(_item: TokenStream) -> TokenStream {
-    TokenStream::new()
+/// Derives `ToolArgs` for a struct with named fields or an enum of unit variants.
+///
+/// The schema follows serde's wire names (`rename`, `rename_all`, `flatten`, `skip`);
+/// field doc comments become property descriptions; `Option<T>` fields are optional.
+/// A field with `#[serde(default)]` stays required in the schema (the model is always
+/// asked to send it). The derive refuses fields a tool may never take (`branch_id`,
+/// `user_id`, ...), free-form types (`serde_json::Value`, maps, floats), units typed as
+/// free text, and prepares the draft-only checks (`status`, `unit_price`, ...) that
+/// `#[erp_tool(tier = "draft")]` evaluates.
+#[proc_macro_derive(ToolArgs, attributes(serde))]
+pub fn derive_tool_args(input: TokenStream) -> TokenStream {
+    match syn::parse::<syn::DeriveInput>(input) {
+        Ok(input) => expand::derive(&input).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
 }

@@ -6,6 +6,7 @@ mod runtime_support;
 
 use std::time::Duration;
 
+use erp_tools_core::agent::{AgentEvent, AgentEventKind, AuditSink};
 use erp_tools_core::audit::AuditEntry;
 use erp_tools_core::idempotency::{DEFAULT_KEY_RETENTION, MIN_KEY_RETENTION};
 use erp_tools_core::{Database, Outcome, StoreError};
@@ -13,7 +14,13 @@ use runtime_support::*;
 
 async fn migrations(t: &TestDb) {
     let applied = t.db.applied_migrations().await.unwrap();
-    assert_eq!(applied, ["erp_tools/0001_framework"]);
+    assert_eq!(
+        applied,
+        [
+            "erp_tools/0001_framework",
+            "erp_tools/0002_audit_agent_columns"
+        ]
+    );
 
     migrate(&t.db).await;
     // Applying again, and opening again, changes nothing.
@@ -22,7 +29,11 @@ async fn migrations(t: &TestDb) {
     migrate(&again).await;
     assert_eq!(
         again.applied_migrations().await.unwrap(),
-        ["erp_tools/0001_framework", "0001_purchase_orders"]
+        [
+            "erp_tools/0001_framework",
+            "erp_tools/0002_audit_agent_columns",
+            "0001_purchase_orders"
+        ]
     );
 
     // An applied migration whose SQL changed is refused, and nothing of it runs.
@@ -178,14 +189,41 @@ async fn shared_audit_sink(t: &TestDb) {
     assert_eq!(log[3].model.as_deref(), Some("other-model"));
     assert_eq!(log[3].prompt_version.as_deref(), Some("p-3"));
 
+    // The agent loop writes through the same sink with its `AuditSink` implementation.
+    let event = AgentEvent {
+        run_id: run.clone(),
+        step: 3,
+        kind: AgentEventKind::Stopped,
+        tool: Some(DRAFT_TOOL.into()),
+        call_id: Some("call-9".into()),
+        signature: Some("purchasing_create_po_draft{\"client_ref\":\"R-1\"}".into()),
+        detail: Some("no_progress".into()),
+        on_behalf_of: "u-17".into(),
+        branch_code: "SBY-01".into(),
+        at: chrono::Utc::now(),
+    };
+    AuditSink::record(app.db(), &who, &event).await.unwrap();
+    let log = app.db().audit_log(Some(&run)).await.unwrap();
+    let last = log.last().unwrap();
+    assert_eq!(
+        (last.source.as_str(), last.outcome.as_str()),
+        ("agent", "stopped")
+    );
+    assert_eq!(last.step, Some(3));
+    assert_eq!(last.action_signature, event.signature);
+    assert_eq!(last.tool_call_id.as_deref(), Some("call-9"));
+    assert_eq!(last.message.as_deref(), Some("no_progress"));
+    assert_eq!(last.user_id, "u-17");
+    assert_eq!(last.branch_code.as_deref(), Some("SBY-01"));
+
     // Other runs are filtered out; the unfiltered log has everything.
     let other = new_run();
     app.db()
         .record_event(AuditEntry::new(&who, other.clone(), "started"))
         .await
         .unwrap();
-    assert_eq!(app.db().audit_log(Some(&run)).await.unwrap().len(), 4);
-    assert_eq!(app.db().audit_log(None).await.unwrap().len(), 5);
+    assert_eq!(app.db().audit_log(Some(&run)).await.unwrap().len(), 5);
+    assert_eq!(app.db().audit_log(None).await.unwrap().len(), 6);
 }
 on_both_backends!(agent_events_share_the_audit_log, crate::shared_audit_sink);
 

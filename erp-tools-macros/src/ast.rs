@@ -1,0 +1,310 @@
+//! Typed models of the macros' input: the argument type of `#[derive(ToolArgs)]` and the
+//! handler function of `#[erp_tool]`. Each keeps the original syntax for spans.
+
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+use syn::ext::IdentExt;
+use syn::{Data, DeriveInput, Fields, FnArg, Ident, ItemFn, Type};
+
+use crate::attr::{SerdeContainer, SerdeField, doc_lines};
+use crate::errors::Errors;
+use crate::names::join_doc;
+
+/// A type deriving `ToolArgs`.
+pub struct ArgsInput<'a> {
+    /// The derive input.
+    pub original: &'a DeriveInput,
+    /// The type's name.
+    pub ident: &'a Ident,
+    /// Container-level serde attributes.
+    pub container: SerdeContainer,
+    /// Struct fields or enum variants.
+    pub shape: Shape<'a>,
+}
+
+/// What kind of argument type it is.
+pub enum Shape<'a> {
+    /// A struct with named fields (possibly none).
+    Struct(Vec<Field<'a>>),
+    /// An enum of unit variants.
+    Enum(Vec<Variant<'a>>),
+    /// Something no schema can describe; the error has been reported.
+    Unsupported,
+}
+
+/// A named field of an argument struct.
+pub struct Field<'a> {
+    /// The Rust name.
+    pub ident: &'a Ident,
+    /// The field's type.
+    pub ty: &'a Type,
+    /// The name on the wire (after `rename` / `rename_all`).
+    pub wire: String,
+    /// Field-level serde attributes.
+    pub serde: SerdeField,
+    /// The doc comment, joined.
+    pub doc: String,
+}
+
+impl Field<'_> {
+    /// Where a problem with the field's *name* is reported: the `rename = ".."` string if
+    /// there is one, else the field's name.
+    pub fn name_tokens(&self) -> TokenStream {
+        match &self.serde.rename {
+            Some(lit) => lit.to_token_stream(),
+            None => self.ident.to_token_stream(),
+        }
+    }
+
+    /// Whether the wire name differs from the Rust name.
+    pub fn renamed(&self) -> bool {
+        self.ident.unraw() != self.wire.as_str()
+    }
+
+    /// How to refer to the field in a message: its wire name, and its Rust name when the
+    /// two differ.
+    pub fn describe(&self) -> String {
+        if self.renamed() {
+            format!("`{}` (field `{}`)", self.wire, self.ident.unraw())
+        } else {
+            format!("`{}`", self.wire)
+        }
+    }
+}
+
+/// A unit variant of an argument enum.
+pub struct Variant<'a> {
+    /// The variant as written.
+    pub original: &'a syn::Variant,
+    /// The value on the wire.
+    pub wire: String,
+    /// `#[serde(skip)]`, `skip_deserializing` or `other`: not offered in the schema.
+    pub skip: bool,
+}
+
+impl<'a> ArgsInput<'a> {
+    /// Builds the model, reporting shapes no strict schema can describe.
+    pub fn from_syn(input: &'a DeriveInput, errors: &mut Errors) -> Self {
+        let container = SerdeContainer::from_attrs(&input.attrs);
+        let ident = &input.ident;
+        let shape = match &input.data {
+            Data::Struct(data) => match &data.fields {
+                Fields::Named(named) => Shape::Struct(
+                    named
+                        .named
+                        .iter()
+                        .map(|f| {
+                            let field_ident = f.ident.as_ref().expect("named field");
+                            let serde = SerdeField::from_attrs(&f.attrs);
+                            let base = field_ident.unraw().to_string();
+                            let wire = match (&serde.rename, container.rename_all) {
+                                (Some(lit), _) => lit.value(),
+                                (None, Some(rule)) => rule.apply_to_field(&base),
+                                (None, None) => base,
+                            };
+                            Field {
+                                ident: field_ident,
+                                ty: &f.ty,
+                                wire,
+                                serde,
+                                doc: join_doc(&doc_lines(&f.attrs)),
+                            }
+                        })
+                        .collect(),
+                ),
+                Fields::Unnamed(fields) => {
+                    errors.spanned(
+                        fields,
+                        format!(
+                            "tuple struct `{ident}` cannot be a tool argument type; the model sends an object, \
+                             so give the fields names: `struct {ident} {{ name: Type }}`"
+                        ),
+                    );
+                    Shape::Unsupported
+                }
+                Fields::Unit => {
+                    errors.spanned(
+                        ident,
+                        format!(
+                            "unit struct `{ident}` cannot be a tool argument type; for a tool without arguments \
+                             leave the arguments parameter out (or use `NoArgs`), otherwise write `struct {ident} {{}}`"
+                        ),
+                    );
+                    Shape::Unsupported
+                }
+            },
+            Data::Enum(data) => {
+                let mut variants = Vec::new();
+                for v in &data.variants {
+                    if !matches!(v.fields, Fields::Unit) {
+                        errors.spanned(
+                            &v.fields,
+                            format!(
+                                "variant `{}` carries data; tool argument enums are unit-only (rendered as a string enum), \
+                                 move the data into struct fields next to the enum",
+                                v.ident
+                            ),
+                        );
+                        continue;
+                    }
+                    let serde = SerdeField::from_attrs(&v.attrs);
+                    let base = v.ident.unraw().to_string();
+                    let wire = match (&serde.rename, container.rename_all) {
+                        (Some(lit), _) => lit.value(),
+                        (None, Some(rule)) => rule.apply_to_variant(&base),
+                        (None, None) => base,
+                    };
+                    variants.push(Variant {
+                        original: v,
+                        wire,
+                        skip: serde.skip,
+                    });
+                }
+                if data.variants.is_empty() {
+                    errors.spanned(
+                        ident,
+                        format!("enum `{ident}` has no variants, so no value is accepted; list the allowed values as unit variants"),
+                    );
+                }
+                if variants.len() == data.variants.len() {
+                    Shape::Enum(variants)
+                } else {
+                    Shape::Unsupported
+                }
+            }
+            Data::Union(data) => {
+                errors.spanned(
+                    data.union_token,
+                    format!("union `{ident}` cannot be a tool argument type; use a struct with named fields or an enum of unit variants"),
+                );
+                Shape::Unsupported
+            }
+        };
+        ArgsInput {
+            original: input,
+            ident,
+            container,
+            shape,
+        }
+    }
+}
+
+/// The function `#[erp_tool]` is on.
+pub struct ToolFn<'a> {
+    /// The function as written.
+    pub original: &'a ItemFn,
+    /// The function's name.
+    pub ident: &'a Ident,
+    /// The doc comment, joined.
+    pub doc: String,
+    /// The parameters, classified.
+    pub params: Vec<Param<'a>>,
+}
+
+/// A handler parameter.
+pub struct Param<'a> {
+    /// The parameter as written.
+    pub original: &'a FnArg,
+    /// What it is.
+    pub kind: ParamKind<'a>,
+}
+
+/// What a handler parameter is, judged by its type.
+pub enum ParamKind<'a> {
+    /// `self`, `&self`, ...
+    Receiver,
+    /// `ToolContext`, `ReadDb` or `DraftTx`, by reference (`Some(mutable)`) or by value (`None`).
+    Runtime {
+        /// The type's name.
+        which: RuntimeType,
+        /// `Some(true)` for `&mut T`, `Some(false)` for `&T`, `None` for `T`.
+        reference: Option<bool>,
+        /// The parameter's type.
+        ty: &'a Type,
+    },
+    /// Anything else: the arguments.
+    Value(&'a Type),
+}
+
+/// The runtime types a handler may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuntimeType {
+    /// `ToolContext`
+    Context,
+    /// `ReadDb`
+    ReadDb,
+    /// `DraftTx`
+    DraftTx,
+}
+
+impl<'a> ToolFn<'a> {
+    /// Builds the model.
+    pub fn from_syn(original: &'a ItemFn) -> Self {
+        let params = original
+            .sig
+            .inputs
+            .iter()
+            .map(|arg| Param {
+                original: arg,
+                kind: match arg {
+                    FnArg::Receiver(_) => ParamKind::Receiver,
+                    FnArg::Typed(pat) => classify_param(&pat.ty),
+                },
+            })
+            .collect();
+        ToolFn {
+            original,
+            ident: &original.sig.ident,
+            doc: join_doc(&doc_lines(&original.attrs)),
+            params,
+        }
+    }
+}
+
+fn classify_param(ty: &Type) -> ParamKind<'_> {
+    let (inner, reference) = match ty {
+        Type::Reference(r) => (&*r.elem, Some(r.mutability.is_some())),
+        other => (other, None),
+    };
+    let which = match last_ident(inner).as_deref() {
+        Some("ToolContext") => RuntimeType::Context,
+        Some("ReadDb") => RuntimeType::ReadDb,
+        Some("DraftTx") => RuntimeType::DraftTx,
+        _ => return ParamKind::Value(ty),
+    };
+    ParamKind::Runtime {
+        which,
+        reference,
+        ty,
+    }
+}
+
+/// The last segment of a type path (`std::string::String` → `String`).
+pub fn last_ident(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.to_string()),
+        Type::Group(g) => last_ident(&g.elem),
+        Type::Paren(p) => last_ident(&p.elem),
+        _ => None,
+    }
+}
+
+/// The generic type arguments of a path type's last segment (`Vec<T>` → `[T]`).
+pub fn type_args(ty: &Type) -> Vec<&Type> {
+    match ty {
+        Type::Path(p) => match p.path.segments.last().map(|s| &s.arguments) {
+            Some(syn::PathArguments::AngleBracketed(args)) => args
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    syn::GenericArgument::Type(t) => Some(t),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        },
+        Type::Group(g) => type_args(&g.elem),
+        Type::Paren(p) => type_args(&p.elem),
+        _ => Vec::new(),
+    }
+}

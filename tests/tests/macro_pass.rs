@@ -1,0 +1,275 @@
+//! The positive path of `#[derive(ToolArgs)]` and `#[erp_tool]`: the purchasing shapes of
+//! the distributor example declare, register and render as expected.
+
+use erp_tools_core::prelude::*;
+use erp_tools_core::{ErpTool, Handler, Target, Tier, ToolRegistry};
+use serde_json::json;
+
+#[derive(Debug, Deserialize, ToolArgs)]
+struct SearchVendorsArgs {
+    /// Part of the vendor's name or code, e.g. "sinar"
+    query: Option<String>,
+    /// Only vendors that supply this item code
+    item_code: Option<String>,
+    /// Most results to return
+    limit: Option<u16>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct VendorList {
+    vendors: Vec<VendorRow>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct VendorRow {
+    code: String,
+    name: String,
+}
+
+/// Search the vendors the caller's branch buys from.
+///
+/// Returns at most 20 vendors.
+#[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"])]
+async fn search_vendors(
+    _ctx: &ToolContext,
+    _db: &ReadDb,
+    args: SearchVendorsArgs,
+) -> Result<VendorList, ToolError> {
+    let name = format!("{:?} {:?}", args.item_code, args.limit);
+    Ok(VendorList {
+        vendors: vec![VendorRow {
+            code: args.query.unwrap_or_default(),
+            name,
+        }],
+    })
+}
+
+#[derive(Debug, Deserialize, ToolArgs)]
+struct GetPoArgs {
+    /// Purchase order number, e.g. PO-2026-0042
+    number: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct PoView {
+    number: String,
+    status: String,
+    total: Decimal,
+}
+
+/// Get one purchase order of the caller's branch by its number.
+#[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"], title = "Get purchase order")]
+async fn get_po(_ctx: &ToolContext, _db: &ReadDb, args: GetPoArgs) -> Result<PoView, ToolError> {
+    Err(ToolError::not_found("Purchase order", &args.number))
+}
+
+/// A unit of measure the price list knows.
+#[derive(Debug, Deserialize, ToolArgs)]
+#[allow(clippy::upper_case_acronyms)]
+enum Uom {
+    PCS,
+    BOX,
+    KG,
+    LTR,
+}
+
+#[derive(Debug, Deserialize, ToolArgs)]
+struct PoLine {
+    /// Item code, e.g. BRG-0042
+    item_code: String,
+    /// Quantity in the given unit
+    qty: Decimal,
+    /// Unit of measure
+    uom: Uom,
+}
+
+#[derive(Debug, Deserialize, ToolArgs)]
+struct PoDraftArgs {
+    /// Vendor code from purchasing_search_vendors, e.g. V-00231
+    vendor_code: String,
+    /// Date the goods are needed by
+    needed_by: NaiveDate,
+    /// Your own id for this order within the run. Reuse it when retrying.
+    client_ref: String,
+    /// Why this order is needed. Shown to the reviewer.
+    note: Option<String>,
+    /// The order lines
+    lines: Vec<PoLine>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct PoDraft {
+    number: String,
+    total: Decimal,
+}
+
+/// Create a DRAFT purchase order for the caller's branch. A person reviews and submits it
+/// in the ERP.
+#[erp_tool(
+    module = "purchasing",
+    tier = "draft",
+    scopes = ["purchasing:draft"],
+    limit = "lines[].qty <= 1000",
+    example = r#"{"vendor_code": "V-00231", "needed_by": "2026-12-01", "client_ref": "r1", "note": null,
+                  "lines": [{"item_code": "BRG-0042", "qty": "24", "uom": "BOX"}]}"#
+)]
+async fn create_po_draft(
+    _ctx: &ToolContext,
+    _tx: &mut DraftTx,
+    args: PoDraftArgs,
+) -> Result<PoDraft, ToolError> {
+    let total = args.lines.iter().map(|l| l.qty).sum();
+    let first = args
+        .lines
+        .first()
+        .map(|l| format!("{} {:?}", l.item_code, l.uom));
+    let number = format!(
+        "PO-{}-{}-{}-{:?}-{:?}",
+        args.vendor_code, args.needed_by, args.client_ref, args.note, first
+    );
+    Ok(PoDraft { number, total })
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct ReorderList {
+    items: Vec<String>,
+}
+
+/// List the items of the caller's branch that are below their reorder point.
+#[erp_tool(module = "inventory", tier = "read", scopes = ["inventory:read"])]
+pub async fn items_below_reorder_point(
+    _ctx: &ToolContext,
+    _db: &ReadDb,
+) -> Result<ReorderList, ToolError> {
+    Ok(ReorderList { items: Vec::new() })
+}
+
+/// Say which branch the caller works in.
+#[erp_tool(module = "inventory", tier = "read", scopes = ["inventory:read"], name = "inventory_whoami")]
+pub(crate) async fn my_branch(ctx: &ToolContext) -> Result<String, ToolError> {
+    Ok(ctx.branch_code().to_string())
+}
+
+fn registry() -> ToolRegistry {
+    ToolRegistry::builder()
+        .module(
+            "purchasing",
+            "Vendors and purchase orders. Cannot approve, send or post orders.",
+        )
+        .module(
+            "inventory",
+            "Stock and reorder points. Cannot move or adjust stock.",
+        )
+        .tool::<search_vendors>()
+        .tool::<get_po>()
+        .tool::<create_po_draft>()
+        .tool::<items_below_reorder_point>()
+        .tool::<my_branch>()
+        .build()
+        .expect("registry builds")
+}
+
+#[test]
+fn definitions_carry_the_attribute() {
+    let def = create_po_draft::definition();
+    assert_eq!(def.name, "purchasing_create_po_draft");
+    assert_eq!(def.fn_name, "create_po_draft");
+    assert_eq!(def.module, "purchasing");
+    assert_eq!(def.tier, Tier::Draft);
+    assert_eq!(def.scopes, ["purchasing:draft"]);
+    assert_eq!(def.title, "Create po draft");
+    assert_eq!(
+        def.description,
+        "Create a DRAFT purchase order for the caller's branch. A person reviews and submits it in the ERP."
+    );
+    assert_eq!(def.limits.len(), 1);
+    assert_eq!(
+        (def.limits[0].path, def.limits[0].max),
+        ("lines[].qty", "1000")
+    );
+    assert!(
+        def.example
+            .is_some_and(|e| e.starts_with("{\"vendor_code\""))
+    );
+    assert!(!def.destructive);
+    assert_eq!(def.args_type, "PoDraftArgs");
+    assert!(matches!(def.handler, Handler::Draft(_)));
+
+    let def = search_vendors::definition();
+    assert_eq!(def.name, "purchasing_search_vendors");
+    assert_eq!(def.tier, Tier::Read);
+    assert_eq!(
+        def.description,
+        "Search the vendors the caller's branch buys from.\n\nReturns at most 20 vendors."
+    );
+    assert!(matches!(def.handler, Handler::Read(_)));
+    assert_eq!(get_po::definition().title, "Get purchase order");
+
+    let def = items_below_reorder_point::definition();
+    assert_eq!(def.args_type, "NoArgs");
+    assert_eq!(my_branch::definition().name, "inventory_whoami");
+}
+
+#[test]
+fn registry_renders_every_tool() {
+    let reg = registry();
+    let names: Vec<&str> = reg.tools().iter().map(|t| t.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "inventory_items_below_reorder_point",
+            "inventory_whoami",
+            "purchasing_create_po_draft",
+            "purchasing_get_po",
+            "purchasing_search_vendors",
+        ]
+    );
+    for tool in reg.tools() {
+        for target in Target::ALL {
+            let schema = tool.input_schema(target);
+            assert_eq!(
+                erp_tools_core::schema::check_strict(schema, target),
+                vec![],
+                "{} {target:?}",
+                tool.name()
+            );
+        }
+    }
+    let empty = reg
+        .get("inventory_items_below_reorder_point")
+        .unwrap()
+        .input_schema(Target::OpenAi);
+    assert_eq!(
+        **empty,
+        json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})
+    );
+
+    let search = reg
+        .get("purchasing_search_vendors")
+        .unwrap()
+        .input_schema(Target::OpenAi);
+    assert_eq!(search["required"], json!(["query", "item_code", "limit"]));
+    assert_eq!(
+        search["properties"]["limit"]["type"],
+        json!(["integer", "null"])
+    );
+
+    let po = reg.get("purchasing_create_po_draft").unwrap();
+    let line = &po.input_schema(Target::OpenAi)["properties"]["lines"]["items"];
+    assert_eq!(
+        line["properties"]["uom"]["enum"],
+        json!(["PCS", "BOX", "KG", "LTR"])
+    );
+    assert_eq!(
+        line["properties"]["uom"]["description"],
+        json!("Unit of measure")
+    );
+    assert!(
+        po.description
+            .contains("Example arguments: {\"vendor_code\"")
+    );
+    assert_eq!(
+        po.output_schema["properties"]["number"]["type"],
+        json!("string")
+    );
+}
