@@ -381,6 +381,19 @@ impl ToolRuntime {
                 self.finish_separately(audit_id, &finished).await;
                 finished
             }
+            Err(Failure::Commit(e)) => {
+                // The commit may have reached the database before the error: do not claim
+                // that nothing was created; the idempotency key makes a retry safe.
+                let finished = error_finished(
+                    Outcome::ToolError,
+                    ToolError::internal(format!("commit of the draft failed: {e}")).not_done(
+                        "If the draft was created after all, resending the same call with the \
+                         same client_ref returns it instead of creating another.",
+                    ),
+                );
+                self.finish_separately(audit_id, &finished).await;
+                finished
+            }
         }
     }
 
@@ -458,7 +471,7 @@ impl ToolRuntime {
                 let mut tx = tx;
                 idempotency::complete(&mut tx, key, &document, &output).await?;
                 audit::finish(&mut *tx, audit_id, Outcome::Ok, None, Some(&document)).await?;
-                tx.commit().await?;
+                tx.commit().await.map_err(Failure::Commit)?;
                 return Ok(Finished {
                     outcome: success(def.tier, output, Some(document), false),
                     audit_message: None,
@@ -518,6 +531,8 @@ enum Failure {
     Tool(Finished),
     /// The database failed; rolled back.
     Db(sqlx::Error),
+    /// The commit of a new document failed: whether it took effect is unknown.
+    Commit(sqlx::Error),
 }
 
 impl From<sqlx::Error> for Failure {

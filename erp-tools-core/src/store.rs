@@ -252,6 +252,9 @@ impl Database {
     /// The write pool. Tool handlers never get it (draft handlers get a [`DraftTx`]
     /// instead); use it for set-up, seeding and reports.
     ///
+    /// On SQLite it holds a single connection by default: do not keep a transaction of
+    /// your own open on it while calling tools, or the calls wait for it.
+    ///
     /// [`DraftTx`]: crate::DraftTx
     pub fn pool(&self) -> &AnyPool {
         &self.inner.write

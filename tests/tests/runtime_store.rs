@@ -124,6 +124,23 @@ async fn keys_are_durable_and_purged(t: &TestDb) {
     let after = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
     assert_eq!(after.outcome, Outcome::Ok, "{}", after.text);
     assert_eq!(app.count("purchase_orders").await, 2);
+
+    // The background reaper does the same on a schedule.
+    sqlx::query("UPDATE erp_idempotency_keys SET created_at = '2020-01-01T00:00:00.000000Z'")
+        .execute(t.db.pool())
+        .await
+        .unwrap();
+    let reaper =
+        t.db.spawn_idempotency_reaper(DEFAULT_KEY_RETENTION, Duration::from_millis(200));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while t.db.idempotency_key_count().await.unwrap() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the reaper purged nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    reaper.abort();
 }
 on_both_backends!(
     keys_survive_restarts_and_are_purged_after_retention,
