@@ -402,29 +402,6 @@ impl Database {
     }
 }
 
-/// The database is the agent loop's durable audit sink: each loop event becomes a row
-/// with `source = "agent"`, next to the rows of the calls it made.
-impl crate::agent::AuditSink for Database {
-    fn record<'a>(
-        &'a self,
-        principal: &'a Principal,
-        event: &'a crate::agent::AgentEvent,
-    ) -> futures::future::BoxFuture<'a, Result<(), crate::agent::AuditError>> {
-        Box::pin(async move {
-            let mut entry = AuditEntry::new(principal, event.run_id.clone(), event.kind.as_str())
-                .step(i64::from(event.step));
-            entry.tool_name = event.tool.clone();
-            entry.tool_call_id = event.call_id.clone();
-            entry.message = event.detail.clone();
-            entry.action_signature = event.signature.clone();
-            self.record_event(entry)
-                .await
-                .map(|_| ())
-                .map_err(|e| crate::agent::AuditError(e.to_string()))
-        })
-    }
-}
-
 fn record_from_row(row: &sqlx::any::AnyRow) -> Result<AuditRecord, sqlx::Error> {
     let doc_type: Option<String> = row.try_get("document_type")?;
     let doc_id: Option<i64> = row.try_get("document_id")?;

@@ -709,7 +709,6 @@ fn invalid_arguments(tool: &str, problems: &validate::ArgumentErrors) -> ToolErr
     .with_details(serde_json::json!({ "problems": details }))
 }
 
-#[allow(clippy::result_large_err)] // cold path; ToolError is the model-facing error
 fn client_ref_of(args: &Value) -> Result<String, ToolError> {
     let Some(client_ref) = args.get("client_ref").and_then(Value::as_str) else {
         return Err(ToolError::internal(
@@ -770,7 +769,6 @@ fn mismatch_error(
 }
 
 /// Checks every declared limit against the normalised arguments.
-#[allow(clippy::result_large_err)] // cold path; ToolError is the model-facing error
 fn check_limits(limits: &[Limit], args: &Value) -> Result<(), ToolError> {
     for limit in limits {
         let max = Decimal::from_str(limit.max).map_err(|_| {

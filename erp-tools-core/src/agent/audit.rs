@@ -151,7 +151,9 @@ impl AuditSink for crate::store::Database {
     ) -> BoxFuture<'a, Result<(), AuditError>> {
         Box::pin(async move {
             let mut entry =
-                crate::audit::AuditEntry::new(principal, event.run_id.clone(), event.kind.as_str());
+                crate::audit::AuditEntry::new(principal, event.run_id.clone(), event.kind.as_str())
+                    .step(i64::from(event.step));
+            entry.action_signature = event.signature.clone();
             entry.tool_name = event.tool.clone();
             entry.tool_call_id = event.call_id.clone();
             let arguments = match (&event.tool, &event.signature) {
