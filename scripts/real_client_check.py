@@ -84,6 +84,8 @@ async def exercise(session, role, label):
         print(f"[{label}] KG line: isError={res.is_error} text={text!r}")
         check(res.is_error and "No draft was created." in text and "1 BOX = 24 PCS" in text,
               f"{label} unit error is actionable")
+        check(res.structured_content is None,
+              f"{label} error result carries no structuredContent (clients check it against outputSchema)")
     else:
         check(names == ["inventory_get_stock", "inventory_list_below_reorder"],
               f"{label} warehouse sees only inventory tools")

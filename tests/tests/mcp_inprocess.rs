@@ -100,7 +100,11 @@ async fn restricted_role_is_refused_with_the_missing_scope_and_audited() {
         text.contains("nothing was changed"),
         "says what did not happen: {text}"
     );
-    let structured = result.structured_content.clone().expect("structured error");
+    // No structuredContent on errors (it would be checked against the outputSchema);
+    // the structured error travels in `_meta`.
+    assert_eq!(result.structured_content, None);
+    let meta = result.meta.clone().expect("structured error in _meta");
+    let structured = meta.0[erp_tools_core::mcp::ERROR_META_KEY].clone();
     assert_eq!(
         structured["details"]["missing_scopes"],
         json!(["purchasing:draft"])
@@ -228,6 +232,10 @@ async fn tool_errors_are_results_with_actionable_text() {
         .await
         .unwrap();
     assert_eq!(result.is_error, Some(true));
+    assert_eq!(
+        result.structured_content, None,
+        "an error result must not be checked against the success outputSchema"
+    );
     let text = text_of(&result);
     assert!(
         text.contains("lines[0].uom") && text.contains("PCS"),
