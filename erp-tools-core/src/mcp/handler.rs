@@ -443,7 +443,7 @@ mod tests {
     }
 
     #[test]
-    fn errors_keep_text_and_structured_content() {
+    fn errors_keep_text_and_move_structure_to_meta() {
         let r = call_tool_result(CallOutcome {
             outcome: Outcome::Denied,
             structured: json!({"error": "denied"}),
@@ -451,7 +451,11 @@ mod tests {
             document: None,
         });
         assert_eq!(r.is_error, Some(true));
-        assert_eq!(r.structured_content, Some(json!({"error": "denied"})));
+        assert_eq!(r.structured_content, None);
+        assert_eq!(
+            r.meta.as_ref().map(|m| m.0[ERROR_META_KEY].clone()),
+            Some(json!({"error": "denied"}))
+        );
         assert_eq!(
             r.content[0].as_text().map(|t| t.text.as_str()),
             Some("You lack purchasing:draft.")
@@ -463,5 +467,9 @@ mod tests {
             document: None,
         });
         assert_eq!(ok.is_error, Some(false));
+        assert_eq!(
+            ok.structured_content,
+            Some(json!({"number": "PO-1", "replayed": true}))
+        );
     }
 }
