@@ -42,7 +42,8 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
     let ident = model.ident;
     let mut props = Vec::new();
     let mut depth = Vec::new();
-    let mut draft = Vec::new();
+    let mut nested = Vec::new();
+    let mut bounds = Vec::new();
     let mut client_ref = vec![if plan.own_client_ref {
         quote!(true)
     } else {
@@ -53,9 +54,10 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
         let ty = field.ty;
         let span = ty.span();
         let as_args = quote_spanned!(span=> <#ty as ::erp_tools_core::ToolArgs>);
-        draft.push(quote_spanned!(span=>
-            let () = <#ty as ::erp_tools_core::__private::DraftCheck<__ErpM>>::CHECK;
-        ));
+        nested.push(
+            quote_spanned!(span=> <#ty as ::erp_tools_core::__private::DraftCheck<__ErpM>>::CHECK),
+        );
+        bounds.push(quote_spanned!(span=> #ty: ::erp_tools_core::__private::DraftCheck<__ErpM>));
         if field.serde.flatten.is_some() {
             props.push(quote! {
                 __erp_tool_props.extend(::core::iter::IntoIterator::into_iter(
@@ -88,35 +90,10 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
         }
     }
 
-    let field_checks = if plan.draft_checks.is_empty() {
-        quote!()
-    } else {
-        let names: Vec<_> = (0..plan.draft_checks.len())
-            .map(|i| format_ident!("__ERP_TOOL_FIELD_{}", i))
-            .collect();
-        let consts = plan
-            .draft_checks
-            .iter()
-            .zip(&names)
-            .map(|((at, msg), name)| {
-                let span = first_span(at);
-                let msg = msg.replace('{', "{{").replace('}', "}}");
-                quote_spanned!(span=> const #name: () = ::core::panic!(#msg);)
-            });
-        draft.extend(
-            names
-                .iter()
-                .map(|n| quote!(let () = __ErpToolDraftFields::<__ErpM>::#n;)),
-        );
-        quote! {
-            #[allow(dead_code, non_camel_case_types)]
-            struct __ErpToolDraftFields<__ErpM>(::core::marker::PhantomData<__ErpM>);
-            impl<__ErpM> __ErpToolDraftFields<__ErpM> {
-                #(#consts)*
-            }
-        }
-    };
-
+    let slots = draft_slots(plan, nested);
+    let slot_names: Vec<_> = (0..DRAFT_SLOTS)
+        .map(|i| format_ident!("SLOT_{}", i))
+        .collect();
     quote! {
         #[automatically_derived]
         impl ::erp_tools_core::ToolArgs for #ident {
@@ -126,33 +103,65 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
                 #(#props)*
                 ::erp_tools_core::schema::Schema::object(__erp_tool_props)
             }
-            const __ERP_HAS_CLIENT_REF: bool = #(#client_ref)||*;
-            const __ERP_DEPTH: usize = {
+            const __ERP_HAS_CLIENT_REF: ::core::primitive::bool = #(#client_ref)||*;
+            const __ERP_DEPTH: ::core::primitive::usize = {
                 #[allow(unused_mut)]
-                let mut __erp_tool_depth: usize = 0;
+                let mut __erp_tool_depth: ::core::primitive::usize = 0;
                 #(
-                    let __erp_tool_d: usize = #depth;
+                    let __erp_tool_d: ::core::primitive::usize = #depth;
                     if __erp_tool_d > __erp_tool_depth {
                         __erp_tool_depth = __erp_tool_d;
                     }
                 )*
                 1 + __erp_tool_depth
             };
-            const __ERP_IS_OBJECT: bool = true;
+            const __ERP_IS_OBJECT: ::core::primitive::bool = true;
         }
 
+        #(#object_asserts)*
+
         #[doc(hidden)]
-        const _: () = {
-            #field_checks
-            #(#object_asserts)*
-            #[automatically_derived]
-            impl<__ErpM> ::erp_tools_core::__private::DraftCheck<__ErpM> for #ident {
-                const CHECK: () = {
-                    #(#draft)*
-                };
-            }
-        };
+        #[automatically_derived]
+        impl<__ErpM> ::erp_tools_core::__private::DraftCheck<__ErpM> for #ident
+        where
+            #(#bounds,)*
+        {
+            const CHECK: () = {
+                #(let () = <Self as ::erp_tools_core::__private::DraftCheck<__ErpM>>::#slot_names;)*
+            };
+            #slots
+        }
     }
+}
+
+/// Number of `DraftCheck` slots (`erp_tools_core::args::DRAFT_CHECK_SLOTS`).
+const DRAFT_SLOTS: usize = 8;
+
+/// Spreads the draft-only checks over the slots, one check a slot so each failing one is
+/// reported on its own: first the struct's own offending fields (a panic spanned on the
+/// field), then each field type's nested checks. Beyond the last slot, checks share it.
+fn draft_slots(plan: &ArgsPlan, nested: Vec<TokenStream>) -> TokenStream {
+    let mut items: Vec<TokenStream> = plan
+        .draft_checks
+        .iter()
+        .map(|(at, msg)| {
+            let span = first_span(at);
+            let msg = msg.replace('{', "{{").replace('}', "}}");
+            quote_spanned!(span=> if true { ::core::panic!(#msg) })
+        })
+        .collect();
+    items.extend(nested);
+    let mut out = TokenStream::new();
+    let shared = items.split_off(items.len().min(DRAFT_SLOTS - 1));
+    for (i, item) in items.into_iter().enumerate() {
+        let name = format_ident!("SLOT_{}", i);
+        out.extend(quote!(const #name: () = #item;));
+    }
+    if !shared.is_empty() {
+        let name = format_ident!("SLOT_{}", DRAFT_SLOTS - 1);
+        out.extend(quote!(const #name: () = { #(let () = #shared;)* };));
+    }
+    out
 }
 
 fn first_span(tokens: &TokenStream) -> Span {
@@ -200,8 +209,8 @@ fn derive_fallback(input: &DeriveInput) -> TokenStream {
             fn tool_schema() -> ::erp_tools_core::schema::Schema {
                 ::core::unreachable!()
             }
-            const __ERP_HAS_CLIENT_REF: bool = true;
-            const __ERP_IS_OBJECT: bool = true;
+            const __ERP_HAS_CLIENT_REF: ::core::primitive::bool = true;
+            const __ERP_IS_OBJECT: ::core::primitive::bool = true;
         }
         impl #impl_m ::erp_tools_core::__private::DraftCheck<__ErpM> for #ident #ty_generics #where_clause {
             const CHECK: () = ();
@@ -236,6 +245,14 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 fn tool_fallback(func: &ItemFn, errors: TokenStream) -> TokenStream {
     let ident = &func.sig.ident;
     let vis = &func.vis;
+    if func.sig.receiver().is_some() {
+        // A method: the marker type cannot be declared inside an `impl` block.
+        return quote! {
+            #errors
+            #[allow(dead_code)]
+            #func
+        };
+    }
     quote! {
         #errors
         #[allow(dead_code)]
@@ -287,8 +304,13 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         );
         checks.push(quote_spanned!(args_span=>
             const _: () = if !#as_args::__ERP_HAS_CLIENT_REF { ::core::panic!(#msg) };
-            const _: () = <#args_ty as ::erp_tools_core::__private::DraftCheck<()>>::CHECK;
         ));
+        for i in 0..DRAFT_SLOTS {
+            let slot = format_ident!("SLOT_{}", i, span = args_span);
+            checks.push(quote_spanned!(args_span=>
+                const _: () = <#args_ty as ::erp_tools_core::__private::DraftCheck<()>>::#slot;
+            ));
+        }
     }
 
     let serde_json = quote!(::erp_tools_core::__private::serde_json);

@@ -17,7 +17,7 @@ use proc_macro::TokenStream;
 
 /// Declares a tool on an `async fn` handler.
 ///
-/// ```ignore
+/// ```text
 /// /// Create a DRAFT purchase order for the caller's branch.
 /// #[erp_tool(module = "purchasing", tier = "draft", scopes = ["purchasing:draft"])]
 /// async fn create_po_draft(ctx: &ToolContext, tx: &mut DraftTx, args: PoDraftArgs) -> Result<PoDraft, ToolError> {

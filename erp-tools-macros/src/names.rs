@@ -354,20 +354,31 @@ pub fn is_unit_like(wire: &str) -> bool {
     })
 }
 
-/// Edit distance between two short strings (for "did you mean" suggestions).
+/// Edit distance between two short strings, counting a swap of neighbours as one edit
+/// (for "did you mean" suggestions: `titel` is one edit from `title`).
 pub fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
     }
-    prev[b.len()]
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 /// The candidate closest to `word`, if it is close enough to be a likely typo.
@@ -644,6 +655,8 @@ mod tests {
         assert_eq!(closest("scope", &keys), Some("scopes"));
         assert_eq!(closest("modul", &keys), Some("module"));
         assert_eq!(closest("teir", &keys), Some("tier"));
+        assert_eq!(closest("titel", &keys), Some("title"));
+        assert_eq!(edit_distance("titel", "title"), 1);
         assert_eq!(closest("limits", &keys), Some("limit"));
         assert_eq!(closest("zzzzzz", &keys), None);
         assert_eq!(humanise("create_po_draft"), "Create po draft");

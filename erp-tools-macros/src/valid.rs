@@ -5,7 +5,9 @@ use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use syn::{ReturnType, Type};
 
-use crate::ast::{ArgsInput, Field, ParamKind, RuntimeType, Shape, ToolFn, last_ident, type_args};
+use crate::ast::{
+    ArgsInput, Field, Param, ParamKind, RuntimeType, Shape, ToolFn, last_ident, type_args,
+};
 use crate::attr::ToolAttr;
 use crate::errors::Errors;
 use crate::json;
@@ -420,7 +422,7 @@ pub fn check_tool<'a>(
             Some(m)
         }
         None => {
-            if !attr.unreadable {
+            if !attr.unreadable && !attr.mentioned.contains(&"module") {
                 errors.at(
                     call_site,
                     "missing `module`: every tool belongs to a module (its namespace), write `module = \"purchasing\"`",
@@ -457,7 +459,7 @@ pub fn check_tool<'a>(
             }
         }
         None => {
-            if !attr.unreadable {
+            if !attr.unreadable && !attr.mentioned.contains(&"tier") {
                 errors.at(
                     call_site,
                     "missing `tier`: write `tier = \"read\"` for look-ups or `tier = \"draft\"` for tools that \
@@ -468,14 +470,27 @@ pub fn check_tool<'a>(
         }
     };
 
+    let scope_example = format!(
+        "{}:{}",
+        module
+            .as_deref()
+            .filter(|m| valid_module(m))
+            .unwrap_or("purchasing"),
+        match tier {
+            Some(Tier::Draft) => "draft",
+            _ => "read",
+        }
+    );
     let mut scopes = Vec::new();
     match &attr.scopes {
         Some(list) => {
             if list.items.is_empty() && list.tokens.to_string().replace(' ', "") == "[]" {
                 errors.spanned(
                     &list.tokens,
-                    "`scopes` is empty; every tool needs at least one scope the caller must hold (default deny), \
-                     write `scopes = [\"purchasing:read\"]`",
+                    format!(
+                        "`scopes` is empty; every tool needs at least one scope the caller must hold (default \
+                         deny), write `scopes = [\"{scope_example}\"]`"
+                    ),
                 );
             }
             for lit in &list.items {
@@ -498,11 +513,13 @@ pub fn check_tool<'a>(
             }
         }
         None => {
-            if !attr.unreadable {
+            if !attr.unreadable && !attr.mentioned.contains(&"scopes") {
                 errors.at(
                     call_site,
-                    "missing `scopes`: every tool needs at least one scope the caller's token must hold (default \
-                     deny), write `scopes = [\"purchasing:read\"]`",
+                    format!(
+                        "missing `scopes`: every tool needs at least one scope the caller's token must hold \
+                         (default deny), write `scopes = [\"{scope_example}\"]`"
+                    ),
                 );
             }
         }
@@ -587,10 +604,15 @@ pub fn check_tool<'a>(
     }
 
     if f.doc.trim().is_empty() {
+        let what = if f.original.attrs.iter().any(|a| a.path().is_ident("doc")) {
+            "an empty doc comment"
+        } else {
+            "no doc comment"
+        };
         errors.spanned(
             f.ident,
             format!(
-                "tool `{fn_name}` has no doc comment; the doc comment is the description the model reads, write \
+                "tool `{fn_name}` has {what}; the doc comment is the description the model reads, write \
                  `/// <what the tool does>` above the fn, first sentence first"
             ),
         );
@@ -654,40 +676,70 @@ fn check_signature<'a>(
         _ => "`db: &ReadDb`",
     };
 
-    let mut params = f.params.iter();
     let mut takes_db = false;
     let mut args: Option<&'a Type> = None;
-    match params.next() {
-        None => errors.spanned(
-            &sig.ident,
-            format!("`{fn_name}` takes no parameters; the first parameter must be `ctx: &ToolContext` (the caller, from the token)"),
-        ),
-        Some(p) => match &p.kind {
-            ParamKind::Runtime { which: RuntimeType::Context, reference: Some(false), .. } => {}
-            ParamKind::Receiver => errors.spanned(
-                p.original,
-                "a tool handler cannot take `self`; write a free `async fn` at module level with `ctx: &ToolContext` first",
+    for p in f
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, ParamKind::Receiver))
+    {
+        errors.spanned(
+            p.original,
+            "a tool handler cannot take `self`; write a free `async fn` at module level with \
+             `ctx: &ToolContext` first",
+        );
+    }
+    let rest: Vec<&Param> = f
+        .params
+        .iter()
+        .filter(|p| !matches!(p.kind, ParamKind::Receiver))
+        .collect();
+    let is_ctx = |p: &Param| {
+        matches!(
+            p.kind,
+            ParamKind::Runtime {
+                which: RuntimeType::Context,
+                ..
+            }
+        )
+    };
+    match rest.iter().position(|p| is_ctx(p)) {
+        None => match rest.first() {
+            None => errors.spanned(
+                &sig.ident,
+                format!(
+                    "`{fn_name}` takes no parameters; the first parameter must be `ctx: &ToolContext` (the \
+                     caller, from the token)"
+                ),
             ),
-            ParamKind::Runtime { ty, .. } | ParamKind::Value(ty) => errors.spanned(
-                ty,
+            Some(p) => errors.spanned(
+                p.original,
                 format!("the first parameter of a tool handler must be `ctx: &ToolContext` (the caller, from the token); {SHAPE}"),
             ),
         },
+        Some(i) => {
+            if let ParamKind::Runtime { reference, ty, .. } = &rest[i].kind {
+                if i != 0 {
+                    errors.spanned(ty, format!("`ToolContext` must be the first parameter; {SHAPE}"));
+                } else if *reference != Some(false) {
+                    errors.spanned(ty, "write `ctx: &ToolContext`: the context is borrowed");
+                }
+            }
+        }
     }
-    for p in params {
+    let mut seen_ctx = false;
+    for p in rest {
+        if is_ctx(p) && !seen_ctx {
+            seen_ctx = true;
+            continue;
+        }
         match &p.kind {
-            ParamKind::Receiver => errors.spanned(
-                p.original,
-                "a tool handler cannot take `self`; write a free `async fn`",
-            ),
+            ParamKind::Receiver => {}
             ParamKind::Runtime {
                 which: RuntimeType::Context,
                 ty,
                 ..
-            } => errors.spanned(
-                ty,
-                format!("only the first parameter is the context; {SHAPE}"),
-            ),
+            } => errors.spanned(ty, format!("only one parameter is the context; {SHAPE}")),
             ParamKind::Runtime {
                 which,
                 reference,
@@ -697,16 +749,23 @@ fn check_signature<'a>(
                     Some(Tier::Draft) => RuntimeType::DraftTx,
                     _ => RuntimeType::ReadDb,
                 };
-                if args.is_some() || takes_db {
-                    errors.spanned(ty, format!("too many parameters or wrong order; {SHAPE}"));
+                if takes_db {
+                    errors.spanned(ty, format!("too many parameters; {SHAPE}"));
+                } else if args.is_some() {
+                    errors.spanned(
+                        ty,
+                        format!("the database handle comes before the arguments; {SHAPE}"),
+                    );
                 } else if tier.is_some() && *which != wanted {
                     let msg = match which {
-                        RuntimeType::DraftTx => "read tools get `&ReadDb`, never a write handle; write `db: &ReadDb` \
+                        RuntimeType::DraftTx => {
+                            "read tools get `&ReadDb`, never a write handle; write `db: &ReadDb` \
                                                   or make it a draft tool with `tier = \"draft\"`"
-                            .to_string(),
-                        _ => "draft tools write through the transaction that claims the idempotency key; write \
+                        }
+                        _ => {
+                            "draft tools write through the transaction that claims the idempotency key; write \
                               `tx: &mut DraftTx` instead of `&ReadDb`"
-                            .to_string(),
+                        }
                     };
                     errors.spanned(ty, msg);
                 } else if tier.is_some() && *reference != Some(*which == RuntimeType::DraftTx) {
