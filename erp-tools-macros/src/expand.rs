@@ -271,6 +271,8 @@ fn tool_fallback(func: &ItemFn, errors: TokenStream) -> TokenStream {
 fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
     let ident = &func.sig.ident;
     let vis = &func.vis;
+    // `#[cfg(..)]` on the handler applies to everything generated for it.
+    let cfgs: Vec<_> = func.attrs.iter().filter(|a| a.path().is_ident("cfg")).collect();
     let fn_name = syn::ext::IdentExt::unraw(ident).to_string();
     let no_args: Type = syn::parse_quote!(::erp_tools_core::NoArgs);
     let args_ty = plan.args.unwrap_or(&no_args);
@@ -397,10 +399,12 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
     quote! {
         #func
 
+        #(#cfgs)*
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
         #vis struct #ident {}
 
+        #(#cfgs)*
         #[doc(hidden)]
         const _: () = {
             #(#checks)*
