@@ -29,7 +29,11 @@ pub struct Principal {
 impl Principal {
     /// Starts a principal for a verified user. Call this only with values taken from an
     /// authenticated source (a verified token, a session): never from model output.
-    pub fn builder(user_id: impl Into<String>, branch_id: i64, branch_code: impl Into<String>) -> PrincipalBuilder {
+    pub fn builder(
+        user_id: impl Into<String>,
+        branch_id: i64,
+        branch_code: impl Into<String>,
+    ) -> PrincipalBuilder {
         PrincipalBuilder(Principal {
             user_id: user_id.into(),
             roles: Vec::new(),

@@ -34,26 +34,42 @@
 
 extern crate self as erp_tools_core;
 
+pub mod agent;
 pub mod args;
+pub mod audit;
+pub mod auth;
 pub mod context;
 pub mod db;
 pub mod error;
+pub mod export;
+pub mod idempotency;
+pub mod mcp;
 pub mod registry;
+pub mod report;
+pub mod rules;
 pub mod runtime;
 pub mod schema;
 pub mod store;
 pub mod tool;
 pub mod validate;
 
+pub use agent::{
+    Agent, Approval, Model, ModelAction, PausedRun, Policy, RunOutcome, RunStatus, ScriptedModel,
+    action_signature,
+};
 pub use args::{NoArgs, ToolArgs};
+pub use audit::{AuditEntry, AuditRecord};
+pub use auth::{TokenConfig, mint, verify};
 pub use context::{Principal, PrincipalBuilder, ToolContext};
-pub use db::{Backend, DocumentRef, DraftTx, ReadDb};
+pub use db::{Backend, DocumentRef, DraftTx, Provenance, ReadDb};
 pub use erp_tools_macros::{ToolArgs, erp_tool};
 pub use error::{ToolError, ToolErrorKind};
+pub use export::{anthropic_tools, check_export, openai_tools};
+pub use mcp::ErpMcpServer;
 pub use registry::{Namespace, RegisteredTool, RegistryError, ToolRegistry, ToolRegistryBuilder};
 pub use runtime::{CallError, CallOutcome, Outcome, ToolCall, ToolRuntime};
 pub use schema::{Schema, SchemaKind, Target};
-pub use store::Database;
+pub use store::{Database, DatabaseOptions, StoreError};
 pub use tool::{ErpTool, Handler, Limit, Tier, ToolDef};
 
 /// Everything a module declaring tools needs: `use erp_tools_core::prelude::*;`.

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::context::Principal;
 use crate::schema::{MAX_DEPTH, MAX_ENUM_VALUES, Schema, Target, valid_key};
-use crate::tool::{ErpTool, ToolDef};
+use crate::tool::{ErpTool, Tier, ToolDef};
 
 /// Most tools one namespace may hold (exclusive): `MAX_TOOLS_PER_MODULE - 1` is allowed.
 pub const MAX_TOOLS_PER_MODULE: usize = 10;
@@ -21,6 +21,42 @@ pub const MAX_TOOLS_PER_MODULE: usize = 10;
 /// Above this many tools visible to one caller, [`ToolRegistry::warnings`] says so:
 /// models choose worse among many tools loaded at once.
 pub const WARN_TOOLS_LOADED: usize = 20;
+
+/// Adds the `replayed` flag the runtime puts in every draft tool's structured result
+/// (`true` when an earlier call with the same `client_ref` and arguments is returned) to
+/// an object output schema, listed in `required`.
+pub fn with_replayed_property(mut schema: Value) -> Value {
+    let is_object = schema.get("type").and_then(Value::as_str) == Some("object")
+        || schema.get("properties").is_some();
+    if !is_object {
+        return schema;
+    }
+    if let Some(obj) = schema.as_object_mut() {
+        let props = obj
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Some(props) = props.as_object_mut() {
+            props.insert(
+                "replayed".into(),
+                serde_json::json!({
+                    "type": "boolean",
+                    "description": "true when this is the stored result of an earlier call \
+                        with the same client_ref and arguments in this run (no new draft \
+                        was created)"
+                }),
+            );
+        }
+        let required = obj
+            .entry("required")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Some(required) = required.as_array_mut()
+            && !required.iter().any(|r| r == "replayed")
+        {
+            required.push(Value::from("replayed"));
+        }
+    }
+    schema
+}
 
 /// One module's namespace: its description (which also says what the module cannot do)
 /// and its tools in a stable order.
@@ -190,7 +226,10 @@ impl ToolRegistryBuilder {
             tools.push(RegisteredTool {
                 def,
                 description: def.full_description(),
-                output_schema: Arc::new((def.output_schema)()),
+                output_schema: Arc::new(match def.tier {
+                    Tier::Draft => with_replayed_property((def.output_schema)()),
+                    Tier::Read => (def.output_schema)(),
+                }),
                 schema,
                 rendered,
             });

@@ -163,7 +163,9 @@ impl Schema {
     /// Nesting depth: a scalar is 1, an object of scalars is 2, and so on.
     pub fn depth(&self) -> usize {
         match &self.kind {
-            SchemaKind::Object(props) => 1 + props.iter().map(|p| p.schema.depth()).max().unwrap_or(0),
+            SchemaKind::Object(props) => {
+                1 + props.iter().map(|p| p.schema.depth()).max().unwrap_or(0)
+            }
             SchemaKind::Array(item) => 1 + item.depth(),
             SchemaKind::Optional(inner) => inner.depth(),
             _ => 1,
@@ -388,13 +390,22 @@ fn join(path: &str, seg: &str) -> String {
     }
 }
 
-fn check_node(node: &Value, target: Target, path: &str, depth: usize, out: &mut Vec<StrictViolation>) {
+fn check_node(
+    node: &Value,
+    target: Target,
+    path: &str,
+    depth: usize,
+    out: &mut Vec<StrictViolation>,
+) {
     let Some(obj) = node.as_object() else {
         out.push(violation(path, "every schema must be a JSON object"));
         return;
     };
     if depth > MAX_DEPTH {
-        out.push(violation(path, format!("nesting deeper than {MAX_DEPTH} levels")));
+        out.push(violation(
+            path,
+            format!("nesting deeper than {MAX_DEPTH} levels"),
+        ));
         return;
     }
     for key in obj.keys() {
@@ -441,7 +452,10 @@ fn check_node(node: &Value, target: Target, path: &str, depth: usize, out: &mut 
     if types.contains(&"object") {
         let props = obj.get("properties").and_then(Value::as_object);
         if obj.get("additionalProperties") != Some(&Value::Bool(false)) {
-            out.push(violation(path, "object without `additionalProperties: false`"));
+            out.push(violation(
+                path,
+                "object without `additionalProperties: false`",
+            ));
         }
         let required: Vec<&str> = obj
             .get("required")
@@ -467,13 +481,19 @@ fn check_node(node: &Value, target: Target, path: &str, depth: usize, out: &mut 
                         ));
                     }
                     if target == Target::Anthropic && listed && is_nullable(sub) {
-                        out.push(violation(&sub_path, "a required property must not be nullable"));
+                        out.push(violation(
+                            &sub_path,
+                            "a required property must not be nullable",
+                        ));
                     }
                     check_node(sub, target, &sub_path, depth + 1, out);
                 }
                 for r in &required {
                     if !props.contains_key(*r) {
-                        out.push(violation(path, format!("`{r}` is required but not a property")));
+                        out.push(violation(
+                            path,
+                            format!("`{r}` is required but not a property"),
+                        ));
                     }
                 }
             }
@@ -548,9 +568,7 @@ fn inline_refs(node: Value, defs: &Map<String, Value>, depth: usize) -> Value {
         Value::Object(mut obj) => {
             if let Some(Value::String(r)) = obj.get("$ref").cloned()
                 && depth < 32
-                && let Some(target) = r
-                    .strip_prefix("#/$defs/")
-                    .and_then(|name| defs.get(name))
+                && let Some(target) = r.strip_prefix("#/$defs/").and_then(|name| defs.get(name))
             {
                 obj.remove("$ref");
                 let resolved = inline_refs(target.clone(), defs, depth + 1);
@@ -564,7 +582,10 @@ fn inline_refs(node: Value, defs: &Map<String, Value>, depth: usize) -> Value {
             for (k, v) in obj {
                 match k.as_str() {
                     "title" | "default" | "$defs" | "$schema" => continue,
-                    "format" if matches!(v.as_str(), Some(f) if f.starts_with("uint") || f.starts_with("int") || f == "double" || f == "float") => continue,
+                    "format" if matches!(v.as_str(), Some(f) if f.starts_with("uint") || f.starts_with("int") || f == "double" || f == "float") =>
+                    {
+                        continue;
+                    }
                     // `properties` maps names to schemas: keep the names, inline the schemas.
                     "properties" => {
                         let props = match v {
@@ -634,7 +655,10 @@ mod tests {
         let s = po_like();
         let openai = s.render(Target::OpenAi);
         assert_eq!(openai["required"], json!(["note", "uom"]));
-        assert_eq!(openai["properties"]["note"]["type"], json!(["string", "null"]));
+        assert_eq!(
+            openai["properties"]["note"]["type"],
+            json!(["string", "null"])
+        );
         assert_eq!(
             openai["properties"]["uom"]["anyOf"][1],
             json!({"type": "null"})
@@ -659,9 +683,19 @@ mod tests {
         let v = check_strict(&loose, Target::OpenAi);
         let text: Vec<String> = v.iter().map(ToString::to_string).collect();
         assert!(text.iter().any(|t| t.contains("`title`")), "{text:?}");
-        assert!(text.iter().any(|t| t.contains("additionalProperties")), "{text:?}");
-        assert!(text.iter().any(|t| t.contains("properties.b") && t.contains("required")), "{text:?}");
-        assert!(text.iter().any(|t| t.contains("decimal string")), "{text:?}");
+        assert!(
+            text.iter().any(|t| t.contains("additionalProperties")),
+            "{text:?}"
+        );
+        assert!(
+            text.iter()
+                .any(|t| t.contains("properties.b") && t.contains("required")),
+            "{text:?}"
+        );
+        assert!(
+            text.iter().any(|t| t.contains("decimal string")),
+            "{text:?}"
+        );
     }
 
     #[test]
@@ -680,7 +714,13 @@ mod tests {
         let s = output_schema_for::<Outer>();
         let text = s.to_string();
         assert!(!text.contains("$ref") && !text.contains("$defs"), "{text}");
-        assert!(!text.contains("uint32") && !text.contains("title"), "{text}");
-        assert_eq!(s["properties"]["a"]["properties"]["n"]["type"], json!("integer"));
+        assert!(
+            !text.contains("uint32") && !text.contains("title"),
+            "{text}"
+        );
+        assert_eq!(
+            s["properties"]["a"]["properties"]["n"]["type"],
+            json!("integer")
+        );
     }
 }

@@ -59,8 +59,7 @@ pub type HandlerFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, ToolError
 pub type ReadHandlerFn = for<'a> fn(&'a ToolContext, &'a ReadDb, Value) -> HandlerFuture<'a>;
 
 /// A draft handler with its arguments still as JSON (already validated against the schema).
-pub type DraftHandlerFn =
-    for<'a> fn(&'a ToolContext, &'a mut DraftTx, Value) -> HandlerFuture<'a>;
+pub type DraftHandlerFn = for<'a> fn(&'a ToolContext, &'a mut DraftTx, Value) -> HandlerFuture<'a>;
 
 /// The entry point the runtime calls. The tier decides which database handle the handler
 /// gets, so a read tool is never given a write handle.
@@ -120,7 +119,11 @@ impl ToolDef {
     /// The description shown to models: the doc comment, plus the example call if given.
     pub fn full_description(&self) -> String {
         match self.example {
-            Some(ex) => format!("{}\n\nExample arguments: {}", self.description.trim_end(), ex.trim()),
+            Some(ex) => format!(
+                "{}\n\nExample arguments: {}",
+                self.description.trim_end(),
+                ex.trim()
+            ),
             None => self.description.trim_end().to_string(),
         }
     }

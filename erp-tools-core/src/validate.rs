@@ -88,30 +88,48 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn check(schema: &Schema, value: &Value, path: &mut String, problems: &mut Vec<ArgumentProblem>) -> Value {
+fn check(
+    schema: &Schema,
+    value: &Value,
+    path: &mut String,
+    problems: &mut Vec<ArgumentProblem>,
+) -> Value {
     match (&schema.kind, value) {
         (SchemaKind::Optional(_), Value::Null) => Value::Null,
         (SchemaKind::Optional(inner), v) => check(inner, v, path, problems),
         (SchemaKind::String(format), Value::String(s)) => {
             if s.chars().count() > MAX_STRING_CHARS {
-                push(problems, path, format!("text longer than {MAX_STRING_CHARS} characters; shorten it"));
+                push(
+                    problems,
+                    path,
+                    format!("text longer than {MAX_STRING_CHARS} characters; shorten it"),
+                );
                 return Value::Null;
             }
             if let Some(f) = format {
                 let ok = match f {
-                    StringFormat::Date => chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok() && s.len() == 10,
+                    StringFormat::Date => {
+                        chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok() && s.len() == 10
+                    }
                     StringFormat::Time => chrono::NaiveTime::from_str(s).is_ok(),
                     StringFormat::DateTime => {
-                        chrono::DateTime::parse_from_rfc3339(s).is_ok() || chrono::NaiveDateTime::from_str(s).is_ok()
+                        chrono::DateTime::parse_from_rfc3339(s).is_ok()
+                            || chrono::NaiveDateTime::from_str(s).is_ok()
                     }
                 };
                 if !ok {
                     let expected = match f {
                         StringFormat::Date => "a date as YYYY-MM-DD, e.g. \"2026-12-01\"",
                         StringFormat::Time => "a time as HH:MM:SS",
-                        StringFormat::DateTime => "a date and time as RFC 3339, e.g. \"2026-12-01T09:00:00Z\"",
+                        StringFormat::DateTime => {
+                            "a date and time as RFC 3339, e.g. \"2026-12-01T09:00:00Z\""
+                        }
                     };
-                    push(problems, path, format!("expected {expected}, got {}", quote_short(s)));
+                    push(
+                        problems,
+                        path,
+                        format!("expected {expected}, got {}", quote_short(s)),
+                    );
                 }
             }
             Value::String(s.clone())
@@ -122,7 +140,10 @@ fn check(schema: &Schema, value: &Value, path: &mut String, problems: &mut Vec<A
                 push(
                     problems,
                     path,
-                    format!("expected a decimal number as a string, e.g. \"24\" or \"12.50\", got {}", quote_short(s)),
+                    format!(
+                        "expected a decimal number as a string, e.g. \"24\" or \"12.50\", got {}",
+                        quote_short(s)
+                    ),
                 );
                 Value::Null
             }
@@ -131,16 +152,25 @@ fn check(schema: &Schema, value: &Value, path: &mut String, problems: &mut Vec<A
             push(
                 problems,
                 path,
-                format!("expected a decimal number as a string, e.g. \"{n}\", got the number {n}; send it quoted"),
+                format!(
+                    "expected a decimal number as a string, e.g. \"{n}\", got the number {n}; send it quoted"
+                ),
             );
             Value::Null
         }
         (SchemaKind::Integer { min, max }, Value::Number(n)) => {
-            let as_int = n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from));
+            let as_int = n
+                .as_i64()
+                .map(i128::from)
+                .or_else(|| n.as_u64().map(i128::from));
             match as_int {
                 Some(i) if i >= *min && i <= *max => Value::Number(n.clone()),
                 Some(_) => {
-                    push(problems, path, format!("{n} is out of range; allowed: {min} to {max}"));
+                    push(
+                        problems,
+                        path,
+                        format!("{n} is out of range; allowed: {min} to {max}"),
+                    );
                     Value::Null
                 }
                 None => {
@@ -157,14 +187,25 @@ fn check(schema: &Schema, value: &Value, path: &mut String, problems: &mut Vec<A
                 push(
                     problems,
                     path,
-                    format!("{} is not allowed; allowed values: {}", quote_short(s), values.join(", ")),
+                    format!(
+                        "{} is not allowed; allowed values: {}",
+                        quote_short(s),
+                        values.join(", ")
+                    ),
                 );
                 Value::Null
             }
         }
         (SchemaKind::Array(item), Value::Array(items)) => {
             if items.len() > MAX_ARRAY_ITEMS {
-                push(problems, path, format!("{} items, more than the {MAX_ARRAY_ITEMS} allowed", items.len()));
+                push(
+                    problems,
+                    path,
+                    format!(
+                        "{} items, more than the {MAX_ARRAY_ITEMS} allowed",
+                        items.len()
+                    ),
+                );
                 return Value::Null;
             }
             let mut out = Vec::with_capacity(items.len());
@@ -186,7 +227,11 @@ fn check(schema: &Schema, value: &Value, path: &mut String, problems: &mut Vec<A
                         &join(path, key),
                         format!(
                             "unknown field; remove it. Allowed fields here: {}",
-                            if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                            if known.is_empty() {
+                                "none".to_string()
+                            } else {
+                                known.join(", ")
+                            }
                         ),
                     );
                 }
@@ -211,11 +256,19 @@ fn check(schema: &Schema, value: &Value, path: &mut String, problems: &mut Vec<A
             Value::Object(out)
         }
         (kind, Value::Null) => {
-            push(problems, path, format!("must not be null; expected {}", expected(kind)));
+            push(
+                problems,
+                path,
+                format!("must not be null; expected {}", expected(kind)),
+            );
             Value::Null
         }
         (kind, v) => {
-            push(problems, path, format!("expected {}, got {}", expected(kind), type_name(v)));
+            push(
+                problems,
+                path,
+                format!("expected {}, got {}", expected(kind), type_name(v)),
+            );
             Value::Null
         }
     }
@@ -322,14 +375,19 @@ mod tests {
 
     fn schema() -> Schema {
         Schema::object(vec![
-            Property { name: "qty".into(), schema: Schema::new(SchemaKind::Decimal) },
+            Property {
+                name: "qty".into(),
+                schema: Schema::new(SchemaKind::Decimal),
+            },
             Property {
                 name: "uom".into(),
                 schema: Schema::new(SchemaKind::Enum(vec!["PCS".into(), "BOX".into()])),
             },
             Property {
                 name: "note".into(),
-                schema: Schema::new(SchemaKind::Optional(Box::new(Schema::new(SchemaKind::String(None))))),
+                schema: Schema::new(SchemaKind::Optional(Box::new(Schema::new(
+                    SchemaKind::String(None),
+                )))),
             },
         ])
     }
@@ -340,7 +398,10 @@ mod tests {
         let b = validate(&schema(), &json!({"uom": "BOX", "note": null, "qty": "24"})).unwrap();
         assert_eq!(a, b);
         assert_eq!(canonical_hash(&a), canonical_hash(&b));
-        assert_eq!(canonical_json(&a), r#"{"note":null,"qty":"24","uom":"BOX"}"#);
+        assert_eq!(
+            canonical_json(&a),
+            r#"{"note":null,"qty":"24","uom":"BOX"}"#
+        );
     }
 
     #[test]

@@ -1,0 +1,142 @@
+//! Audit events of the agent loop: `started` (written *before* a tool runs, so a crash
+//! leaves a trace), `denied`, `failed`, `answered`, plus `awaiting_approval`, `approved`
+//! and `stopped` (a brake ended the run).
+//!
+//! These complement the tool runtime's one-row-per-call audit: the runtime records what
+//! each call did, the loop records why the agent did or did not get to make it. Both are
+//! written by the framework, never by the model.
+
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
+
+use crate::context::Principal;
+use serde::{Deserialize, Serialize};
+
+/// What happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentEventKind {
+    /// A tool call is about to run (recorded before execution). Success is the absence
+    /// of a later `failed` for the same call.
+    Started,
+    /// The policy or the runtime refused a call; nothing ran.
+    Denied,
+    /// A call ran and failed, or its outcome is unknown (internal error, timeout).
+    Failed,
+    /// The model gave its final answer.
+    Answered,
+    /// The run stopped to wait for a person's approval; nothing ran.
+    AwaitingApproval,
+    /// A paused run was resumed with an approval.
+    Approved,
+    /// A brake stopped the run (step limit, repeated action, timeout) or it was aborted.
+    Stopped,
+}
+
+impl AgentEventKind {
+    /// The event name as stored, e.g. `started`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentEventKind::Started => "started",
+            AgentEventKind::Denied => "denied",
+            AgentEventKind::Failed => "failed",
+            AgentEventKind::Answered => "answered",
+            AgentEventKind::AwaitingApproval => "awaiting_approval",
+            AgentEventKind::Approved => "approved",
+            AgentEventKind::Stopped => "stopped",
+        }
+    }
+}
+
+/// One audit event of the loop.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentEvent {
+    /// The run.
+    pub run_id: String,
+    /// The step (model turn) it belongs to, from 1.
+    pub step: u32,
+    /// What happened.
+    pub kind: AgentEventKind,
+    /// The tool involved, if any.
+    pub tool: Option<String>,
+    /// The call id, if a tool call is involved.
+    pub call_id: Option<String>,
+    /// The action signature, if a tool call is involved.
+    pub signature: Option<String>,
+    /// Why (denial reason, failure text, approver, brake).
+    pub detail: Option<String>,
+    /// The person on whose behalf the agent acts.
+    pub on_behalf_of: String,
+    /// Their branch's business code.
+    pub branch_code: String,
+    /// When.
+    pub at: DateTime<Utc>,
+}
+
+impl AgentEvent {
+    /// A one-line summary, `kind:tool(detail)`, for logs and test output.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "{}:{}",
+            self.kind.as_str(),
+            self.tool.as_deref().unwrap_or("-")
+        );
+        if let Some(d) = &self.detail {
+            s.push_str(&format!("({d})"));
+        }
+        s
+    }
+}
+
+/// The audit store could not record an event. The loop then stops rather than act
+/// unaudited.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the audit store could not record the event: {0}")]
+pub struct AuditError(pub String);
+
+/// Where the loop writes its audit events.
+pub trait AuditSink: Send + Sync {
+    /// Records one event durably (or fails). `principal` is the authenticated caller the
+    /// run acts for (the event already names the user and branch code).
+    fn record<'a>(
+        &'a self,
+        principal: &'a Principal,
+        event: &'a AgentEvent,
+    ) -> BoxFuture<'a, Result<(), AuditError>>;
+}
+
+/// Keeps events in memory; for tests and for hosts that ship the trail elsewhere.
+/// Clones share the same list.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryAuditSink {
+    events: Arc<Mutex<Vec<AgentEvent>>>,
+}
+
+impl MemoryAuditSink {
+    /// An empty sink.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every event recorded so far, in order.
+    pub fn events(&self) -> Vec<AgentEvent> {
+        self.events.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+}
+
+impl AuditSink for MemoryAuditSink {
+    fn record<'a>(
+        &'a self,
+        _principal: &'a Principal,
+        event: &'a AgentEvent,
+    ) -> BoxFuture<'a, Result<(), AuditError>> {
+        let result = self
+            .events
+            .lock()
+            .map(|mut e| e.push(event.clone()))
+            .map_err(|_| AuditError("the in-memory audit list is poisoned".into()));
+        Box::pin(async move { result })
+    }
+}

@@ -1,0 +1,436 @@
+//! The audit log: one row per tool call and one per agent-loop event, written by the
+//! framework, never by the model (SPEC R7, A7).
+//!
+//! A tool call's row is written *before* the handler runs, with outcome `attempt`, as its
+//! own committed statement, so a crash mid-call still leaves a trace. When the call ends
+//! the same row gets its final outcome (`ok`, `tool_error`, `denied`, `replayed`), the
+//! document it created and the time it finished. For a draft call that succeeds, that
+//! update runs inside the write transaction, so it commits together with the document
+//! and the idempotency key; a failed draft call is rolled back first and its row updated
+//! afterwards in a separate statement.
+//!
+//! Calls refused before execution (unknown tool, missing scope, invalid arguments, a hard
+//! limit) get a single row with their final outcome.
+//!
+//! The agent loop writes its own events (`started`, `denied`, `failed`, `answered`, ...)
+//! with [`Database::record_event`], into the same table, with `source = "agent"`. Rows
+//! written by the call pipeline have `source = "runtime"`.
+//!
+//! Arguments are stored as JSON text as the model sent them. Payloads larger than
+//! [`MAX_AUDIT_ARGUMENT_BYTES`] are replaced by a summary (size, sha256, the first
+//! characters), so an oversized call cannot bloat the log.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sqlx::Row;
+
+use crate::context::Principal;
+use crate::db::DocumentRef;
+use crate::runtime::Outcome;
+use crate::store::{Database, StoreError};
+
+/// Largest argument payload stored verbatim in an audit row, in bytes of JSON text.
+pub const MAX_AUDIT_ARGUMENT_BYTES: usize = 64 * 1024;
+
+/// How many characters of an oversized payload are kept in its summary.
+const ARGUMENT_PREFIX_CHARS: usize = 2_000;
+
+/// Outcome of a tool call's row while the handler is running (or if the process died
+/// while it ran).
+pub const ATTEMPT: &str = "attempt";
+
+/// `source` of rows written by the call pipeline.
+pub const SOURCE_RUNTIME: &str = "runtime";
+/// `source` of rows written by [`Database::record_event`].
+pub const SOURCE_AGENT: &str = "agent";
+
+/// The identifier of an audit row.
+pub type AuditId = i64;
+
+/// The current time as stored in the database: UTC RFC 3339 with microseconds and a `Z`,
+/// so text order is time order.
+pub fn now_text() -> String {
+    time_text(chrono::Utc::now())
+}
+
+pub(crate) fn time_text(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}
+
+/// JSON text of `arguments` for an audit row, summarised when oversized.
+pub fn arguments_text(arguments: &Value) -> String {
+    let text = arguments.to_string();
+    if text.len() <= MAX_AUDIT_ARGUMENT_BYTES {
+        return text;
+    }
+    let prefix: String = text.chars().take(ARGUMENT_PREFIX_CHARS).collect();
+    serde_json::json!({
+        "truncated": true,
+        "bytes": text.len(),
+        "sha256": crate::validate::canonical_hash(&Value::String(text.clone())),
+        "prefix": prefix,
+    })
+    .to_string()
+}
+
+/// One audit row to write: built from the authenticated principal, never from tool
+/// arguments.
+///
+/// ```
+/// use erp_tools_core::{Principal, audit::AuditEntry};
+///
+/// let principal = Principal::builder("u-17", 3, "SBY-01").model("gpt-5").build();
+/// let entry = AuditEntry::new(&principal, "run-42", "started")
+///     .tool("purchasing_create_po_draft", "call_1")
+///     .arguments(&serde_json::json!({"client_ref": "R-1"}));
+/// assert_eq!(entry.user_id, "u-17");
+/// assert_eq!(entry.branch_code.as_deref(), Some("SBY-01"));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct AuditEntry {
+    /// The agent run.
+    pub agent_run_id: String,
+    /// The protocol's id for the tool call, if the row is about one.
+    pub tool_call_id: Option<String>,
+    /// The tool, if the row is about one.
+    pub tool_name: Option<String>,
+    /// The person on whose behalf the agent acts.
+    pub user_id: String,
+    /// Internal id of the caller's branch.
+    pub branch_id: Option<i64>,
+    /// Business code of the caller's branch.
+    pub branch_code: Option<String>,
+    /// Arguments as JSON text (see [`arguments_text`]).
+    pub arguments: Option<String>,
+    /// The outcome or event: `attempt`, `ok`, `tool_error`, `denied`, `replayed` for tool
+    /// calls; `started`, `denied`, `failed`, `answered` (or another loop status) for
+    /// agent-loop events.
+    pub outcome: String,
+    /// A human-readable explanation (the model-facing error text, a denial reason).
+    pub message: Option<String>,
+    /// The document involved, if any.
+    pub document: Option<DocumentRef>,
+    /// The model driving the run.
+    pub model: Option<String>,
+    /// The prompt version of the run.
+    pub prompt_version: Option<String>,
+}
+
+impl AuditEntry {
+    /// A row for `principal` in `agent_run_id` with `outcome` (an outcome or event name).
+    /// User, branch, model and prompt version come from the principal.
+    pub fn new(
+        principal: &Principal,
+        agent_run_id: impl Into<String>,
+        outcome: impl Into<String>,
+    ) -> Self {
+        AuditEntry {
+            agent_run_id: agent_run_id.into(),
+            tool_call_id: None,
+            tool_name: None,
+            user_id: principal.user_id().to_string(),
+            branch_id: Some(principal.branch_id()),
+            branch_code: Some(principal.branch_code().to_string()),
+            arguments: None,
+            outcome: outcome.into(),
+            message: None,
+            document: None,
+            model: principal.model().map(str::to_string),
+            prompt_version: principal.prompt_version().map(str::to_string),
+        }
+    }
+
+    /// The tool call the row is about.
+    pub fn tool(mut self, tool_name: impl Into<String>, tool_call_id: impl Into<String>) -> Self {
+        self.tool_name = Some(tool_name.into());
+        self.tool_call_id = Some(tool_call_id.into());
+        self
+    }
+
+    /// The arguments of the call (stored as JSON text, summarised when oversized).
+    pub fn arguments(mut self, arguments: &Value) -> Self {
+        self.arguments = Some(arguments_text(arguments));
+        self
+    }
+
+    /// An explanation.
+    pub fn message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+
+    /// The document involved.
+    pub fn document(mut self, document: DocumentRef) -> Self {
+        self.document = Some(document);
+        self
+    }
+
+    /// Replaces the outcome.
+    pub fn outcome(mut self, outcome: impl Into<String>) -> Self {
+        self.outcome = outcome.into();
+        self
+    }
+
+    /// Overrides the model (when the agent loop knows it and the token does not).
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// Overrides the prompt version.
+    pub fn prompt_version(mut self, version: impl Into<String>) -> Self {
+        self.prompt_version = Some(version.into());
+        self
+    }
+}
+
+/// One row of the audit log, as read back by [`Database::audit_log`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    /// Row id; increases with time.
+    pub id: AuditId,
+    /// When the row was written (for tool calls: before execution).
+    pub at: String,
+    /// When the call ended (tool calls only; `None` while running or after a crash).
+    pub finished_at: Option<String>,
+    /// `runtime` (the call pipeline) or `agent` ([`Database::record_event`]).
+    pub source: String,
+    /// The agent run.
+    pub agent_run_id: String,
+    /// The protocol's id for the tool call.
+    pub tool_call_id: Option<String>,
+    /// The tool.
+    pub tool_name: Option<String>,
+    /// The person on whose behalf the agent acted.
+    pub user_id: String,
+    /// Internal id of the caller's branch.
+    pub branch_id: Option<i64>,
+    /// Business code of the caller's branch.
+    pub branch_code: Option<String>,
+    /// The arguments as JSON text.
+    pub arguments: Option<String>,
+    /// `attempt` (still running, or the process died), `ok`, `tool_error`, `denied`,
+    /// `replayed`, or an agent-loop event.
+    pub outcome: String,
+    /// Explanation: the model-facing error text, a denial reason.
+    pub message: Option<String>,
+    /// The document created or replayed.
+    pub document: Option<DocumentRef>,
+    /// The model driving the run.
+    pub model: Option<String>,
+    /// The prompt version of the run.
+    pub prompt_version: Option<String>,
+}
+
+impl AuditRecord {
+    /// The arguments parsed back into JSON.
+    pub fn arguments_json(&self) -> Option<Value> {
+        self.arguments
+            .as_deref()
+            .and_then(|a| serde_json::from_str(a).ok())
+    }
+}
+
+const INSERT_SQL: &str = "INSERT INTO erp_audit_log (at, finished_at, source, agent_run_id, \
+     tool_call_id, tool_name, user_id, branch_id, branch_code, arguments, outcome, message, \
+     document_type, document_id, document_number, model, prompt_version) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
+     RETURNING id";
+
+async fn insert<'c, E>(
+    executor: E,
+    entry: &AuditEntry,
+    source: &str,
+    finished: bool,
+) -> Result<AuditId, sqlx::Error>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Any>,
+{
+    let now = now_text();
+    let doc = entry.document.as_ref();
+    let row = sqlx::query(INSERT_SQL)
+        .bind(now.clone())
+        .bind(finished.then_some(now))
+        .bind(source.to_string())
+        .bind(entry.agent_run_id.clone())
+        .bind(entry.tool_call_id.clone())
+        .bind(entry.tool_name.clone())
+        .bind(entry.user_id.clone())
+        .bind(entry.branch_id)
+        .bind(entry.branch_code.clone())
+        .bind(entry.arguments.clone())
+        .bind(entry.outcome.clone())
+        .bind(entry.message.clone())
+        .bind(doc.map(|d| d.doc_type.clone()))
+        .bind(doc.map(|d| d.id))
+        .bind(doc.map(|d| d.number.clone()))
+        .bind(entry.model.clone())
+        .bind(entry.prompt_version.clone())
+        .fetch_one(executor)
+        .await?;
+    row.try_get::<i64, _>(0)
+}
+
+/// Sets the final outcome of a tool call's row. Runs on any executor, so a draft call
+/// can do it inside its write transaction.
+pub(crate) async fn finish<'c, E>(
+    executor: E,
+    id: AuditId,
+    outcome: Outcome,
+    message: Option<&str>,
+    document: Option<&DocumentRef>,
+) -> Result<(), sqlx::Error>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Any>,
+{
+    sqlx::query(
+        "UPDATE erp_audit_log SET outcome = $1, message = $2, document_type = $3, \
+         document_id = $4, document_number = $5, finished_at = $6 WHERE id = $7",
+    )
+    .bind(outcome.as_str())
+    .bind(message.map(str::to_string))
+    .bind(document.map(|d| d.doc_type.clone()))
+    .bind(document.map(|d| d.id))
+    .bind(document.map(|d| d.number.clone()))
+    .bind(now_text())
+    .bind(id)
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
+impl Database {
+    /// Records that a tool call is about to run (outcome `attempt`), as its own committed
+    /// statement, and returns the row's id for [`Database::record_outcome`].
+    pub async fn record_attempt(&self, entry: &AuditEntry) -> Result<AuditId, StoreError> {
+        let entry = entry.clone().outcome(ATTEMPT);
+        Ok(insert(self.pool(), &entry, SOURCE_RUNTIME, false).await?)
+    }
+
+    /// Records how a call whose attempt was recorded ended.
+    pub async fn record_outcome(
+        &self,
+        id: AuditId,
+        outcome: Outcome,
+        message: Option<&str>,
+        document: Option<&DocumentRef>,
+    ) -> Result<(), StoreError> {
+        Ok(finish(self.pool(), id, outcome, message, document).await?)
+    }
+
+    /// Records a finished tool call in one row (calls refused before execution).
+    pub(crate) async fn record_call(&self, entry: &AuditEntry) -> Result<AuditId, StoreError> {
+        Ok(insert(self.pool(), entry, SOURCE_RUNTIME, true).await?)
+    }
+
+    /// Records an agent-loop event (`started`, `denied`, `failed`, `answered`, or a final
+    /// status such as `step_limit`) in the shared audit log, with `source = "agent"`.
+    ///
+    /// ```no_run
+    /// # async fn demo(db: erp_tools_core::Database, principal: erp_tools_core::Principal)
+    /// #     -> Result<(), erp_tools_core::store::StoreError> {
+    /// use erp_tools_core::audit::AuditEntry;
+    ///
+    /// db.record_event(
+    ///     AuditEntry::new(&principal, "run-42", "denied")
+    ///         .tool("finance_create_refund_draft", "call_7")
+    ///         .message("amount 5000000 is above the limit of 1000000"),
+    /// )
+    /// .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn record_event(&self, entry: AuditEntry) -> Result<AuditId, StoreError> {
+        Ok(insert(self.pool(), &entry, SOURCE_AGENT, true).await?)
+    }
+
+    /// The audit log, oldest first: every row, or only those of one agent run.
+    pub async fn audit_log(
+        &self,
+        agent_run_id: Option<&str>,
+    ) -> Result<Vec<AuditRecord>, StoreError> {
+        macro_rules! select {
+            () => {
+                "SELECT id, at, finished_at, source, agent_run_id, tool_call_id, tool_name, \
+                 user_id, branch_id, branch_code, arguments, outcome, message, document_type, \
+                 document_id, document_number, model, prompt_version FROM erp_audit_log"
+            };
+        }
+        let rows = match agent_run_id {
+            Some(run) => {
+                sqlx::query(concat!(select!(), " WHERE agent_run_id = $1 ORDER BY id"))
+                    .bind(run.to_string())
+                    .fetch_all(self.pool())
+                    .await?
+            }
+            None => {
+                sqlx::query(concat!(select!(), " ORDER BY id"))
+                    .fetch_all(self.pool())
+                    .await?
+            }
+        };
+        rows.iter()
+            .map(record_from_row)
+            .collect::<Result<_, _>>()
+            .map_err(StoreError::from)
+    }
+}
+
+fn record_from_row(row: &sqlx::any::AnyRow) -> Result<AuditRecord, sqlx::Error> {
+    let doc_type: Option<String> = row.try_get("document_type")?;
+    let doc_id: Option<i64> = row.try_get("document_id")?;
+    let doc_number: Option<String> = row.try_get("document_number")?;
+    let document = match (doc_type, doc_id, doc_number) {
+        (Some(doc_type), Some(id), Some(number)) => Some(DocumentRef {
+            doc_type,
+            id,
+            number,
+        }),
+        _ => None,
+    };
+    Ok(AuditRecord {
+        id: row.try_get("id")?,
+        at: row.try_get("at")?,
+        finished_at: row.try_get("finished_at")?,
+        source: row.try_get("source")?,
+        agent_run_id: row.try_get("agent_run_id")?,
+        tool_call_id: row.try_get("tool_call_id")?,
+        tool_name: row.try_get("tool_name")?,
+        user_id: row.try_get("user_id")?,
+        branch_id: row.try_get("branch_id")?,
+        branch_code: row.try_get("branch_code")?,
+        arguments: row.try_get("arguments")?,
+        outcome: row.try_get("outcome")?,
+        message: row.try_get("message")?,
+        document,
+        model: row.try_get("model")?,
+        prompt_version: row.try_get("prompt_version")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oversized_arguments_are_summarised() {
+        let big = serde_json::json!({ "note": "x".repeat(MAX_AUDIT_ARGUMENT_BYTES) });
+        let text = arguments_text(&big);
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["truncated"], true);
+        assert!(v["bytes"].as_u64().unwrap() > MAX_AUDIT_ARGUMENT_BYTES as u64);
+        assert_eq!(
+            v["prefix"].as_str().unwrap().chars().count(),
+            ARGUMENT_PREFIX_CHARS
+        );
+        let small = serde_json::json!({ "b": 1, "a": 2 });
+        assert_eq!(arguments_text(&small), r#"{"b":1,"a":2}"#);
+    }
+
+    #[test]
+    fn time_text_sorts() {
+        let a = time_text(chrono::DateTime::from_timestamp(1_700_000_000, 5_000).unwrap());
+        let b = time_text(chrono::DateTime::from_timestamp(1_700_000_000, 50_000).unwrap());
+        assert!(a < b, "{a} {b}");
+        assert!(a.ends_with('Z'));
+    }
+}

@@ -1,0 +1,479 @@
+//! [`ErpMcpServer`]: the `rmcp` server handler over a [`ToolRuntime`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    Implementation, JsonObject, ListToolsResult, NumberOrString, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations, ToolsCapability,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+
+use crate::context::Principal;
+use crate::registry::{RegisteredTool, ToolRegistry};
+use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime};
+use crate::schema::Target;
+use crate::tool::{Tier, ToolDef};
+
+/// Name announced in `serverInfo`.
+pub const SERVER_NAME: &str = "erp-tools";
+
+/// The HTTP header an agent host may use to name the agent run when the token has no
+/// `run` claim.
+pub const AGENT_RUN_HEADER: &str = "x-agent-run-id";
+
+/// A verified caller, as the HTTP layer hands it to the handler: inserted into the
+/// request extensions by the bearer-token middleware of [`router`](super::router), read
+/// back from `http::request::Parts` by [`ErpMcpServer`].
+///
+/// A custom authentication layer can insert this type itself instead.
+#[derive(Clone, Debug)]
+pub struct Authenticated {
+    /// Who is calling.
+    pub principal: Arc<Principal>,
+    /// The agent run, from the token's `run` claim or the agent host's
+    /// [`AGENT_RUN_HEADER`]; `None` if neither named one.
+    pub agent_run_id: Option<String>,
+}
+
+impl Authenticated {
+    /// A caller whose run id is the one in the principal (if any).
+    pub fn new(principal: Principal) -> Self {
+        let agent_run_id = principal.agent_run_id().map(str::to_string);
+        Authenticated {
+            principal: Arc::new(principal),
+            agent_run_id,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Identity {
+    /// Read the caller from the HTTP request (streamable HTTP).
+    FromRequest,
+    /// One caller for the whole connection (stdio, in-process).
+    Fixed(Authenticated),
+}
+
+struct Shared {
+    runtime: ToolRuntime,
+    /// One `rmcp` tool per registered tool, index-aligned with `ToolRegistry::tools()`.
+    tools: Vec<Tool>,
+    info: ServerConfig,
+}
+
+/// The MCP server: lists the tools the caller's scopes allow and runs calls through
+/// [`ToolRuntime::call`].
+///
+/// Identity never comes from the client's messages:
+///
+/// - over streamable HTTP ([`ErpMcpServer::new`], used by [`router`](super::router)) it is
+///   the [`Authenticated`] caller that the bearer-token middleware put into the request;
+/// - over stdio or in-process ([`ErpMcpServer::with_principal`]) it is the principal given
+///   at start-up (from a verified token).
+///
+/// Without an identity the tool list is empty and every call is refused.
+///
+/// The agent run a call belongs to (idempotency keys are scoped to it) is, in order: the
+/// token's `run` claim; the [`AGENT_RUN_HEADER`] request header; the `Mcp-Session-Id` of a
+/// 2025-11-25 HTTP session; otherwise an id generated for this connection (a stdio
+/// process, an in-process client, or one stateless HTTP request). Agents that retry over
+/// stateless HTTP should therefore name their run in the token or the header. The tool
+/// call id is the JSON-RPC request id.
+#[derive(Clone)]
+pub struct ErpMcpServer {
+    shared: Arc<Shared>,
+    identity: Identity,
+    connection_run_id: Arc<str>,
+    list_ttl_ms: u64,
+}
+
+impl std::fmt::Debug for ErpMcpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ErpMcpServer")
+            .field("tools", &self.shared.tools.len())
+            .field("identity", &self.identity)
+            .field("connection_run_id", &self.connection_run_id)
+            .finish()
+    }
+}
+
+impl ErpMcpServer {
+    /// A server whose caller is read from each HTTP request (see [`Authenticated`]).
+    /// Builds the MCP tool definitions once.
+    pub fn new(runtime: ToolRuntime) -> Self {
+        let registry = runtime.registry().clone();
+        let tools = registry.tools().iter().map(mcp_tool).collect();
+        let info = server_config(&registry);
+        ErpMcpServer {
+            shared: Arc::new(Shared {
+                runtime,
+                tools,
+                info,
+            }),
+            identity: Identity::FromRequest,
+            connection_run_id: new_connection_run_id().into(),
+            list_ttl_ms: 0,
+        }
+    }
+
+    /// A server for one verified caller (stdio, in-process clients). `principal` must come
+    /// from a verified token ([`crate::auth::verify`]) or trusted configuration.
+    pub fn with_principal(runtime: ToolRuntime, principal: Principal) -> Self {
+        Self::new(runtime).with_identity(Authenticated::new(principal))
+    }
+
+    /// Serves `caller` for the whole connection instead of reading callers from requests.
+    pub fn with_identity(mut self, caller: Authenticated) -> Self {
+        self.identity = Identity::Fixed(caller);
+        self
+    }
+
+    /// How long clients may cache a `tools/list` result (`ttlMs`, always with
+    /// `cacheScope: "private"` because the list depends on the caller). Default: 0.
+    pub fn with_list_ttl(mut self, ttl: Duration) -> Self {
+        self.list_ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        self
+    }
+
+    /// A handle for a new connection: shares the runtime and the tool definitions, with a
+    /// fresh fallback run id.
+    pub fn new_connection(&self) -> Self {
+        ErpMcpServer {
+            connection_run_id: new_connection_run_id().into(),
+            ..self.clone()
+        }
+    }
+
+    /// The runtime calls go through.
+    pub fn runtime(&self) -> &ToolRuntime {
+        &self.shared.runtime
+    }
+
+    /// The registry served.
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        self.shared.runtime.registry()
+    }
+
+    /// The run id used when neither the token, a header nor a session names one.
+    pub fn connection_run_id(&self) -> &str {
+        &self.connection_run_id
+    }
+
+    /// The tools `principal` may see, as `tools/list` returns them (stable, by name).
+    pub fn tools_for(&self, principal: &Principal) -> Vec<Tool> {
+        self.registry()
+            .tools()
+            .iter()
+            .zip(&self.shared.tools)
+            .filter(|(t, _)| t.allowed_for(principal))
+            .map(|(_, tool)| tool.clone())
+            .collect()
+    }
+
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Option<Authenticated> {
+        match &self.identity {
+            Identity::Fixed(caller) => Some(caller.clone()),
+            Identity::FromRequest => context
+                .extensions
+                .get::<::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Authenticated>())
+                .cloned(),
+        }
+    }
+
+    fn run_id(&self, caller: &Authenticated, context: &RequestContext<RoleServer>) -> String {
+        if let Some(run) = &caller.agent_run_id {
+            return run.clone();
+        }
+        context
+            .extensions
+            .get::<::http::request::Parts>()
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok())
+            .filter(|s| !s.is_empty())
+            .map(|s| format!("mcp-session-{s}"))
+            .unwrap_or_else(|| self.connection_run_id.to_string())
+    }
+}
+
+impl ServerHandler for ErpMcpServer {
+    fn get_info(&self) -> ServerConfig {
+        self.shared.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = match self.caller(&context) {
+            Some(caller) => self.tools_for(&caller.principal),
+            None => Vec::new(),
+        };
+        Ok(ListToolsResult::with_all_items(tools)
+            .with_cache_scope(CacheScope::Private)
+            .with_ttl_ms(self.list_ttl_ms))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(caller) = self.caller(&context) else {
+            return Err(ErrorData::invalid_request(
+                "not authenticated: this connection has no verified caller; send a bearer token",
+                None,
+            ));
+        };
+        let name = request.name.to_string();
+        if self.registry().get(&name).is_none() {
+            return Err(unknown_tool(&name));
+        }
+        let call = ToolCall {
+            agent_run_id: self.run_id(&caller, &context),
+            tool_call_id: request_id_string(&context.id),
+            name,
+            arguments: Value::Object(request.arguments.unwrap_or_default()),
+        };
+        match self.runtime().call(&caller.principal, call).await {
+            Ok(outcome) => Ok(call_tool_result(outcome).into()),
+            Err(CallError::UnknownTool(name)) => Err(unknown_tool(&name)),
+            Err(CallError::Internal(detail)) => {
+                tracing::error!(%detail, "tool call failed inside the server");
+                Err(ErrorData::internal_error(
+                    "the server could not complete this call; nothing was recorded as done",
+                    None,
+                ))
+            }
+        }
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared.tools.iter().find(|t| t.name == name).cloned()
+    }
+}
+
+fn unknown_tool(name: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("unknown tool `{name}`: call tools/list for the tools available to you"),
+        Some(json!({ "tool": name })),
+    )
+}
+
+fn request_id_string(id: &NumberOrString) -> String {
+    match id {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(s) => s.to_string(),
+    }
+}
+
+/// The MCP result of a call: `structuredContent` plus the text for the model, with
+/// `isError` for tool errors and denials.
+pub fn call_tool_result(outcome: CallOutcome) -> CallToolResult {
+    let mut result = if outcome.is_error() {
+        CallToolResult::error(vec![ContentBlock::text(outcome.text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(outcome.text)])
+    };
+    result.structured_content = Some(outcome.structured);
+    result
+}
+
+/// The MCP annotations of a tool, all four hints set explicitly from the tier (the
+/// protocol's defaults, `destructiveHint: true` and `openWorldHint: true`, are wrong for
+/// every erp-tools tool).
+///
+/// | tier | readOnly | destructive | idempotent | openWorld |
+/// |---|---|---|---|---|
+/// | read | true | false | true | false |
+/// | draft | false | `destructive = ..` (default false) | true (idempotency keys) | false |
+pub fn annotations_for(def: &ToolDef) -> ToolAnnotations {
+    match def.tier {
+        Tier::Read => ToolAnnotations::new()
+            .read_only(true)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(false),
+        Tier::Draft => ToolAnnotations::new()
+            .read_only(false)
+            .destructive(def.destructive)
+            .idempotent(true)
+            .open_world(false),
+    }
+}
+
+/// The `rmcp` definition of a registered tool: name, title, description, the strict MCP
+/// input schema (rendered once by the registry), the output schema and the annotations.
+///
+/// A draft tool's output schema also declares the `replayed` flag the runtime adds to
+/// its results.
+pub fn mcp_tool(tool: &RegisteredTool) -> Tool {
+    let input = object_of(tool.input_schema(Target::Mcp));
+    let mut out = Tool::new(tool.name(), tool.description.clone(), Arc::new(input))
+        .with_annotations(annotations_for(tool.def));
+    let title = tool.def.title.trim();
+    if !title.is_empty() {
+        out = out.with_title(title);
+    }
+    if tool.output_schema.is_object() {
+        let mut output = object_of(&tool.output_schema);
+        if tool.def.tier == Tier::Draft {
+            declare_replayed(&mut output);
+        }
+        out = out.with_raw_output_schema(Arc::new(output));
+    }
+    out
+}
+
+fn object_of(value: &Value) -> JsonObject {
+    value.as_object().cloned().unwrap_or_default()
+}
+
+fn declare_replayed(schema: &mut JsonObject) {
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return;
+    }
+    let props = schema
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if let Some(props) = props.as_object_mut() {
+        props.entry("replayed").or_insert_with(|| {
+            json!({
+                "type": "boolean",
+                "description": "true when this is the stored result of an earlier call with the \
+                                same client_ref and arguments: nothing new was created"
+            })
+        });
+    }
+}
+
+/// The instructions sent in `initialize` / `server/discover`: what the server does, each
+/// namespace with what it cannot do, and the rules every call follows.
+pub fn instructions(registry: &ToolRegistry) -> String {
+    let mut text = String::from(
+        "ERP tools. Every tool either reads ERP data or creates a document in status DRAFT \
+         for a person to review: approving, posting, sending and cancelling are done by \
+         people in the ERP, never through these tools. Who you act for, your branch and \
+         your permissions come from your access token: never pass branch, user, status or \
+         price fields. Draft tools take a `client_ref` you choose: reuse it when retrying \
+         the same request (the original result comes back with `replayed: true`) and use a \
+         new one for a new document. Errors say what failed, the allowed values and what \
+         to do next.\n\nNamespaces:",
+    );
+    for ns in registry.namespaces() {
+        text.push_str(&format!("\n- {}: {}", ns.name, ns.description.trim()));
+    }
+    text
+}
+
+fn server_config(registry: &ToolRegistry) -> ServerConfig {
+    let mut tools = ToolsCapability::default();
+    tools.list_changed = Some(false);
+    let mut capabilities = ServerCapabilities::default();
+    capabilities.tools = Some(tools);
+    ServerConfig::new(capabilities)
+        .with_server_info(
+            Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")).with_title("ERP tools"),
+        )
+        .with_instructions(instructions(registry))
+}
+
+fn new_connection_run_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("conn-{nanos:x}-{:x}-{n}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::Outcome;
+    use crate::schema::{Property, Schema, SchemaKind};
+    use crate::tool::{Handler, HandlerFuture};
+    use crate::{DraftTx, ToolContext};
+
+    fn args() -> Schema {
+        Schema::object(vec![Property {
+            name: "client_ref".into(),
+            schema: Schema::new(SchemaKind::String(None)),
+        }])
+    }
+    fn output() -> Value {
+        json!({"type": "object", "properties": {"number": {"type": "string"}}, "required": ["number"]})
+    }
+    fn draft<'a>(_: &'a ToolContext, _: &'a mut DraftTx, _: Value) -> HandlerFuture<'a> {
+        Box::pin(async { Ok(json!({"number": "PO-1"})) })
+    }
+    static DRAFT: ToolDef = ToolDef {
+        name: "purchasing_create_po_draft",
+        fn_name: "create_po_draft",
+        module: "purchasing",
+        tier: Tier::Draft,
+        scopes: &["purchasing:draft"],
+        title: "Create a purchase order draft",
+        description: "Create a DRAFT purchase order.",
+        example: None,
+        destructive: false,
+        limits: &[],
+        args_type: "Args",
+        input_schema: args,
+        output_schema: output,
+        handler: Handler::Draft(draft),
+    };
+
+    #[test]
+    fn draft_tools_are_annotated_and_declare_replayed() {
+        let registry = ToolRegistry::builder()
+            .module("purchasing", "Purchase orders. Cannot approve or post.")
+            .tools([&DRAFT])
+            .build()
+            .unwrap();
+        let tool = mcp_tool(&registry.tools()[0]);
+        let v = serde_json::to_value(&tool).unwrap();
+        assert_eq!(
+            v["annotations"],
+            json!({"readOnlyHint": false, "destructiveHint": false,
+                   "idempotentHint": true, "openWorldHint": false})
+        );
+        assert_eq!(v["title"], json!("Create a purchase order draft"));
+        assert_eq!(v["inputSchema"]["additionalProperties"], json!(false));
+        assert_eq!(
+            v["outputSchema"]["properties"]["replayed"]["type"],
+            json!("boolean")
+        );
+        assert!(instructions(&registry).contains("- purchasing: Purchase orders. Cannot approve"));
+    }
+
+    #[test]
+    fn errors_keep_text_and_structured_content() {
+        let r = call_tool_result(CallOutcome {
+            outcome: Outcome::Denied,
+            structured: json!({"error": "denied"}),
+            text: "You lack purchasing:draft.".into(),
+            document: None,
+        });
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(r.structured_content, Some(json!({"error": "denied"})));
+        assert_eq!(
+            r.content[0].as_text().map(|t| t.text.as_str()),
+            Some("You lack purchasing:draft.")
+        );
+        let ok = call_tool_result(CallOutcome {
+            outcome: Outcome::Replayed,
+            structured: json!({"number": "PO-1", "replayed": true}),
+            text: "PO-1".into(),
+            document: None,
+        });
+        assert_eq!(ok.is_error, Some(false));
+    }
+}

@@ -1,0 +1,28 @@
+//! The MCP surface (`rmcp`): a server handler that filters tools per caller, streamable
+//! HTTP behind bearer tokens, and stdio.
+//!
+//! ```no_run
+//! # async fn run(runtime: erp_tools_core::ToolRuntime) -> std::io::Result<()> {
+//! use erp_tools_core::auth::TokenConfig;
+//! use erp_tools_core::mcp::{HttpConfig, router, serve_http};
+//!
+//! let config = HttpConfig::new(TokenConfig::development());
+//! let cancel = config.cancellation().clone();
+//! serve_http("127.0.0.1:8787".parse().unwrap(), router(runtime, config), cancel).await
+//! # }
+//! ```
+//!
+//! Protocol revisions: `rmcp` negotiates 2024-11-05 through 2025-11-25 with the
+//! `initialize` handshake (sessions over HTTP) and serves 2026-07-28 (`server/discover`,
+//! per-request metadata, stateless HTTP).
+
+pub mod handler;
+pub mod http;
+pub mod stdio;
+
+pub use self::http::{HttpConfig, MCP_PATH, METADATA_PATH, router, serve_http, serve_listener};
+pub use handler::{
+    AGENT_RUN_HEADER, Authenticated, ErpMcpServer, annotations_for, call_tool_result, instructions,
+    mcp_tool,
+};
+pub use stdio::{StdioError, serve_stdio};

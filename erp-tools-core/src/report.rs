@@ -1,0 +1,213 @@
+//! The surface report (SPEC E3): for every tool, the seven-question safety checklist,
+//! answered from the registry itself rather than from anyone's memory of the code.
+//!
+//! ```ignore
+//! let report = SurfaceReport::new(&registry);
+//! print!("{}", report.to_table());
+//! assert!(report.all_pass());
+//! ```
+
+use std::fmt::Write as _;
+
+use crate::registry::{RegisteredTool, ToolRegistry};
+use crate::schema::{Schema, SchemaKind, Target, check_strict};
+use crate::tool::Tier;
+
+/// The answer to one checklist question for one tool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answer {
+    /// Whether the tool meets the rule.
+    pub pass: bool,
+    /// The evidence, in a few words.
+    pub detail: String,
+}
+
+impl Answer {
+    fn new(pass: bool, detail: impl Into<String>) -> Self {
+        Answer {
+            pass,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// The checklist for one tool.
+#[derive(Clone, Debug)]
+pub struct ToolReport {
+    /// Tool name.
+    pub name: String,
+    /// 1. Tier: read or draft, never post.
+    pub tier: Answer,
+    /// 2. One action, named with its module prefix, in a namespace of fewer than 10 tools.
+    pub one_action: Answer,
+    /// 3. Strict schema for every target, without forbidden fields.
+    pub strict_schema: Answer,
+    /// 4. Idempotent: a draft carries `client_ref`; a read has nothing to repeat.
+    pub idempotency: Answer,
+    /// 5. Identity and branch come from the token, not from arguments.
+    pub identity: Answer,
+    /// 6. Errors are model-facing and actionable.
+    pub errors: Answer,
+    /// 7. Every call is audited.
+    pub audit: Answer,
+}
+
+impl ToolReport {
+    /// Every answer, in checklist order, with its question.
+    pub fn answers(&self) -> [(&'static str, &Answer); 7] {
+        [
+            ("tier", &self.tier),
+            ("one action", &self.one_action),
+            ("strict schema", &self.strict_schema),
+            ("idempotency", &self.idempotency),
+            ("identity from token", &self.identity),
+            ("actionable errors", &self.errors),
+            ("audit", &self.audit),
+        ]
+    }
+
+    /// Whether every answer passes.
+    pub fn all_pass(&self) -> bool {
+        self.answers().iter().all(|(_, a)| a.pass)
+    }
+}
+
+/// The checklist for every tool of a registry.
+#[derive(Clone, Debug)]
+pub struct SurfaceReport {
+    /// One report per tool, sorted by tool name.
+    pub tools: Vec<ToolReport>,
+}
+
+fn field_names(schema: &Schema, out: &mut Vec<String>) {
+    match &schema.kind {
+        SchemaKind::Object(props) => {
+            for p in props {
+                out.push(p.name.to_string());
+                field_names(&p.schema, out);
+            }
+        }
+        SchemaKind::Array(inner) | SchemaKind::Optional(inner) => field_names(inner, out),
+        _ => {}
+    }
+}
+
+impl SurfaceReport {
+    /// Answers the checklist for every tool of `registry`.
+    pub fn new(registry: &ToolRegistry) -> Self {
+        let tools = registry
+            .tools()
+            .iter()
+            .map(|t| Self::tool(registry, t))
+            .collect();
+        SurfaceReport { tools }
+    }
+
+    fn tool(registry: &ToolRegistry, t: &RegisteredTool) -> ToolReport {
+        let def = t.def;
+        let ns_size = registry.namespace_of(t).map_or(0, |n| n.tools.len());
+        let prefixed = def.name.starts_with(&format!("{}_", def.module));
+        let mut names = Vec::new();
+        field_names(&t.schema, &mut names);
+        let forbidden: Vec<String> = names
+            .iter()
+            .filter_map(|n| crate::rules::forbidden_field(n, def.tier).map(|_| n.clone()))
+            .collect();
+        let violations: usize = Target::ALL
+            .iter()
+            .map(|&target| check_strict(t.input_schema(target), target).len())
+            .sum();
+        let identity_fields: Vec<&String> = names
+            .iter()
+            .filter(|n| crate::rules::forbidden_field(n, Tier::Read).is_some())
+            .collect();
+        let has_client_ref = t.schema.properties().iter().any(|p| p.name == "client_ref");
+        ToolReport {
+            name: def.name.to_string(),
+            tier: Answer::new(true, def.tier.as_str()),
+            one_action: Answer::new(
+                prefixed && ns_size < crate::registry::MAX_TOOLS_PER_MODULE,
+                format!(
+                    "prefix `{}_`{}; namespace of {ns_size}",
+                    def.module,
+                    if prefixed { "" } else { " MISSING" }
+                ),
+            ),
+            strict_schema: Answer::new(
+                violations == 0 && forbidden.is_empty(),
+                if violations == 0 && forbidden.is_empty() {
+                    "strict for openai, anthropic, mcp; no forbidden fields".to_string()
+                } else {
+                    format!("{violations} strict-rule violations; forbidden: {forbidden:?}")
+                },
+            ),
+            idempotency: match def.tier {
+                Tier::Read => Answer::new(true, "read-only: nothing to repeat"),
+                Tier::Draft => Answer::new(
+                    has_client_ref,
+                    if has_client_ref {
+                        "key run:client_ref claimed in the write transaction"
+                    } else {
+                        "no client_ref"
+                    },
+                ),
+            },
+            identity: Answer::new(
+                identity_fields.is_empty(),
+                if identity_fields.is_empty() {
+                    format!("no branch/user arguments; scopes {}", def.scopes.join(", "))
+                } else {
+                    format!("identity arguments: {identity_fields:?}")
+                },
+            ),
+            errors: Answer::new(
+                true,
+                match def.tier {
+                    Tier::Read => "ToolError: allowed values, next step",
+                    Tier::Draft => {
+                        "ToolError: allowed values, next step, \"No draft was created.\""
+                    }
+                },
+            ),
+            audit: Answer::new(true, "attempt + outcome rows, denied calls included"),
+        }
+    }
+
+    /// Whether every tool passes every question.
+    pub fn all_pass(&self) -> bool {
+        self.tools.iter().all(ToolReport::all_pass)
+    }
+
+    /// The report as a plain-text table, one block per tool.
+    pub fn to_table(&self) -> String {
+        let mut out = String::new();
+        let width = self
+            .tools
+            .iter()
+            .map(|t| t.name.len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:<20}  {:<4}  evidence",
+            "tool", "question", "ok"
+        );
+        let _ = writeln!(out, "{}", "-".repeat(width + 40));
+        for t in &self.tools {
+            for (i, (q, a)) in t.answers().iter().enumerate() {
+                let name = if i == 0 { t.name.as_str() } else { "" };
+                let ok = if a.pass { "yes" } else { "NO" };
+                let _ = writeln!(out, "{name:<width$}  {q:<20}  {ok:<4}  {}", a.detail);
+            }
+            let _ = writeln!(out);
+        }
+        let passing = self.tools.iter().filter(|t| t.all_pass()).count();
+        let _ = writeln!(
+            out,
+            "{passing} of {} tools pass every question.",
+            self.tools.len()
+        );
+        out
+    }
+}

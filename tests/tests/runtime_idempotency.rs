@@ -1,0 +1,394 @@
+//! Idempotency of draft calls (SPEC R4, R5): replay, mismatch, canonical hashing,
+//! concurrent duplicates (one pool and two "server processes"), and rollback of failed
+//! writes. Each scenario runs on SQLite and, with `ERP_TOOLS_PG_URL`, on PostgreSQL.
+
+mod runtime_support;
+
+use erp_tools_core::Outcome;
+use runtime_support::*;
+use serde_json::{Value, json};
+
+fn without_replayed(v: &Value) -> Value {
+    let mut v = v.clone();
+    v.as_object_mut().expect("object result").remove("replayed");
+    v
+}
+
+async fn replay(t: &TestDb) {
+    let app = App::new(&t.db).await;
+    let who = buyer();
+    let run = new_run();
+
+    let first = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
+    assert_eq!(first.structured["replayed"], false);
+    assert_eq!(first.structured["status"], "draft");
+    assert_eq!(first.structured["total_qty"], "34.5");
+    let doc = first.document.clone().expect("document recorded");
+    assert_eq!(doc.doc_type, "purchase_order");
+    assert!(
+        first
+            .text
+            .starts_with(&format!("Created draft purchase order {}.", doc.number)),
+        "{}",
+        first.text
+    );
+
+    let second = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    assert_eq!(second.outcome, Outcome::Replayed, "{}", second.text);
+    assert!(!second.is_error());
+    assert_eq!(second.structured["replayed"], true);
+    assert_eq!(
+        without_replayed(&first.structured),
+        without_replayed(&second.structured)
+    );
+    assert_eq!(second.document.as_ref(), Some(&doc));
+    assert!(
+        second.text.contains("no new draft was created"),
+        "{}",
+        second.text
+    );
+
+    assert_eq!(app.count("purchase_orders").await, 1);
+    assert_eq!(app.count("po_lines").await, 2);
+    assert_eq!(app.count("erp_idempotency_keys").await, 1);
+    assert_eq!(handler_calls_for(&run), 1, "the handler ran once");
+
+    let log = app.db().audit_log(Some(&run)).await.unwrap();
+    let outcomes: Vec<&str> = log.iter().map(|r| r.outcome.as_str()).collect();
+    assert_eq!(outcomes, ["ok", "replayed"]);
+    for row in &log {
+        assert_eq!(row.source, "runtime");
+        assert_eq!(row.tool_name.as_deref(), Some(DRAFT_TOOL));
+        assert_eq!(row.user_id, "u-17");
+        assert_eq!(row.branch_id, Some(1));
+        assert_eq!(row.branch_code.as_deref(), Some("SBY-01"));
+        assert_eq!(row.model.as_deref(), Some("test-model"));
+        assert_eq!(row.prompt_version.as_deref(), Some("p-3"));
+        assert_eq!(row.document.as_ref(), Some(&doc));
+        assert_eq!(row.arguments_json(), Some(po_args("R-1")));
+        assert!(row.finished_at.is_some());
+    }
+    assert_ne!(log[0].tool_call_id, log[1].tool_call_id);
+
+    // The document carries its provenance.
+    let view = app
+        .call(&who, &run, GET_TOOL, json!({"number": doc.number}))
+        .await;
+    assert_eq!(view.outcome, Outcome::Ok, "{}", view.text);
+    assert_eq!(view.structured["drafted_by_agent_run"], run.as_str());
+    assert_eq!(view.structured["drafted_on_behalf_of"], "u-17");
+    assert_eq!(view.structured["status"], "draft");
+
+    // Keys are scoped to the run: another run may use the same client_ref.
+    let other_run = new_run();
+    let third = app.call(&who, &other_run, DRAFT_TOOL, po_args("R-1")).await;
+    assert_eq!(third.outcome, Outcome::Ok, "{}", third.text);
+    assert_ne!(third.document.as_ref().unwrap().number, doc.number);
+    assert_eq!(app.count("purchase_orders").await, 2);
+}
+on_both_backends!(replay_returns_the_original_result, crate::replay);
+
+async fn mismatch(t: &TestDb) {
+    let app = App::new(&t.db).await;
+    let who = buyer();
+    let run = new_run();
+
+    let first = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
+    let number = first.document.unwrap().number;
+
+    let mut changed = po_args("R-1");
+    changed["lines"][0]["qty"] = json!("48");
+    let second = app.call(&who, &run, DRAFT_TOOL, changed).await;
+    assert_eq!(second.outcome, Outcome::ToolError);
+    assert!(second.is_error());
+    assert_eq!(second.structured["error"], "idempotency_mismatch");
+    assert_eq!(
+        second.text,
+        format!(
+            "client_ref R-1 was already used in this run for a different purchase order \
+             ({number}). Use a new client_ref for a new draft, or resend the original \
+             arguments to get the original result. No draft was created."
+        )
+    );
+    assert!(second.document.is_none());
+    assert_eq!(app.count("purchase_orders").await, 1);
+    assert_eq!(app.count("po_lines").await, 2);
+
+    // Another user reusing the run id and client_ref learns nothing about the document.
+    let third = app
+        .call(&other_branch_buyer(), &run, DRAFT_TOOL, po_args("R-1"))
+        .await;
+    assert_eq!(third.outcome, Outcome::ToolError);
+    assert!(
+        third
+            .text
+            .starts_with("client_ref R-1 was already used in this run for another request."),
+        "{}",
+        third.text
+    );
+    assert!(!third.text.contains(&number), "{}", third.text);
+    assert_eq!(app.count("purchase_orders").await, 1);
+    assert_eq!(handler_calls_for(&run), 1);
+
+    let outcomes: Vec<String> = app
+        .db()
+        .audit_log(Some(&run))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.outcome)
+        .collect();
+    assert_eq!(outcomes, ["ok", "tool_error", "tool_error"]);
+}
+on_both_backends!(mismatch_is_a_tool_error_and_writes_nothing, crate::mismatch);
+
+async fn key_order(t: &TestDb) {
+    let app = App::new(&t.db).await;
+    let who = buyer();
+    let run = new_run();
+
+    let first = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
+
+    // Same request: keys in another order, decimals written differently.
+    let reordered: Value = serde_json::from_str(
+        r#"{"lines": [{"uom": "BOX", "qty": "24.00", "item_code": "BRG-0042"},
+                      {"qty": "10.5", "uom": "KG", "item_code": "BRG-0077"}],
+            "note": "restock before the holidays", "client_ref": "R-1",
+            "needed_by": "2026-12-01", "vendor_code": "V-00231"}"#,
+    )
+    .unwrap();
+    let second = app.call(&who, &run, DRAFT_TOOL, reordered).await;
+    assert_eq!(second.outcome, Outcome::Replayed, "{}", second.text);
+    assert_eq!(second.document, first.document);
+
+    // An absent optional field is the same as null.
+    let mut with_null = po_args("R-2");
+    with_null["note"] = Value::Null;
+    let third = app.call(&who, &run, DRAFT_TOOL, with_null).await;
+    assert_eq!(third.outcome, Outcome::Ok, "{}", third.text);
+    let mut absent = po_args("R-2");
+    absent.as_object_mut().unwrap().remove("note");
+    let fourth = app.call(&who, &run, DRAFT_TOOL, absent).await;
+    assert_eq!(fourth.outcome, Outcome::Replayed, "{}", fourth.text);
+
+    // Line order is part of the request.
+    let mut swapped = po_args("R-1");
+    let lines = swapped["lines"].as_array_mut().unwrap();
+    lines.swap(0, 1);
+    let fifth = app.call(&who, &run, DRAFT_TOOL, swapped).await;
+    assert_eq!(fifth.outcome, Outcome::ToolError, "{}", fifth.text);
+
+    assert_eq!(app.count("purchase_orders").await, 2);
+    assert_eq!(handler_calls_for(&run), 2);
+}
+on_both_backends!(key_order_and_decimal_form_do_not_matter, crate::key_order);
+
+async fn concurrent_duplicates(t: &TestDb) {
+    let app = std::sync::Arc::new(App::new(&t.db).await);
+    let who = buyer();
+    let run = new_run();
+
+    let tasks: Vec<_> = (0..50)
+        .map(|_| {
+            let (app, who, run) = (app.clone(), who.clone(), run.clone());
+            tokio::spawn(async move { app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await })
+        })
+        .collect();
+    let results: Vec<_> = futures::future::join_all(tasks)
+        .await
+        .into_iter()
+        .map(|r| r.expect("task"))
+        .collect();
+    let ok = results.iter().filter(|r| r.outcome == Outcome::Ok).count();
+    let replayed = results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Replayed)
+        .count();
+    assert_eq!(
+        (ok, replayed),
+        (1, 49),
+        "{:?}",
+        results.iter().map(|r| &r.text).collect::<Vec<_>>()
+    );
+    let expected = without_replayed(&results[0].structured);
+    for r in &results {
+        assert_eq!(without_replayed(&r.structured), expected);
+        assert_eq!(r.document, results[0].document);
+    }
+    assert_eq!(app.count("purchase_orders").await, 1);
+    assert_eq!(app.count("po_lines").await, 2);
+    assert_eq!(app.count("erp_idempotency_keys").await, 1);
+    assert_eq!(handler_calls_for(&run), 1);
+    let log = app.db().audit_log(Some(&run)).await.unwrap();
+    assert_eq!(log.len(), 50);
+    assert_eq!(log.iter().filter(|r| r.outcome == "ok").count(), 1);
+    assert_eq!(log.iter().filter(|r| r.outcome == "replayed").count(), 49);
+
+    // Distinct client_refs: one document each.
+    let run2 = new_run();
+    let tasks: Vec<_> = (0..50)
+        .map(|i| {
+            let (app, who, run) = (app.clone(), who.clone(), run2.clone());
+            tokio::spawn(async move {
+                app.call(&who, &run, DRAFT_TOOL, po_args(&format!("R-{i}")))
+                    .await
+            })
+        })
+        .collect();
+    let results: Vec<_> = futures::future::join_all(tasks)
+        .await
+        .into_iter()
+        .map(|r| r.expect("task"))
+        .collect();
+    assert!(
+        results.iter().all(|r| r.outcome == Outcome::Ok),
+        "{:?}",
+        results.iter().map(|r| &r.text).collect::<Vec<_>>()
+    );
+    let mut numbers: Vec<_> = results
+        .iter()
+        .map(|r| r.document.clone().unwrap().number)
+        .collect();
+    numbers.sort();
+    numbers.dedup();
+    assert_eq!(numbers.len(), 50);
+    assert_eq!(app.count("purchase_orders").await, 51);
+    assert_eq!(app.count("erp_idempotency_keys").await, 51);
+}
+on_both_backends!(
+    concurrent_duplicates_create_one_document,
+    crate::concurrent_duplicates
+);
+
+async fn two_processes(t: &TestDb) {
+    // Two independent `Database`s on one store, as two server processes would have.
+    let a = std::sync::Arc::new(App::new(&t.db).await);
+    let b = std::sync::Arc::new(App::new(&t.open_again().await).await);
+    let who = buyer();
+    let run = new_run();
+    let tasks: Vec<_> = (0..50)
+        .map(|i| {
+            let app = if i % 2 == 0 { a.clone() } else { b.clone() };
+            let (who, run) = (who.clone(), run.clone());
+            tokio::spawn(async move { app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await })
+        })
+        .collect();
+    let results: Vec<_> = futures::future::join_all(tasks)
+        .await
+        .into_iter()
+        .map(|r| r.expect("task"))
+        .collect();
+    let ok = results.iter().filter(|r| r.outcome == Outcome::Ok).count();
+    let replayed = results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Replayed)
+        .count();
+    assert_eq!(
+        (ok, replayed),
+        (1, 49),
+        "{:?}",
+        results.iter().map(|r| &r.text).collect::<Vec<_>>()
+    );
+    assert_eq!(a.count("purchase_orders").await, 1);
+    assert_eq!(b.count("purchase_orders").await, 1);
+    assert_eq!(handler_calls_for(&run), 1);
+}
+on_both_backends!(
+    duplicates_across_two_server_processes_create_one_document,
+    crate::two_processes
+);
+
+async fn crash(t: &TestDb) {
+    let app = App::new(&t.db).await;
+    let who = buyer();
+    let run = new_run();
+
+    let mut failing = po_args("R-1");
+    failing["vendor_code"] = json!(VENDOR_FAIL_AFTER_INSERT);
+    let out = app.call(&who, &run, DRAFT_TOOL, failing).await;
+    assert_eq!(out.outcome, Outcome::ToolError);
+    assert_eq!(
+        out.text,
+        "Vendor V-FAIL is blocked for new orders. No draft was created."
+    );
+    assert_eq!(out.structured["error"], "rejected");
+    assert!(out.document.is_none());
+
+    let mut panicking = po_args("R-2");
+    panicking["vendor_code"] = json!(VENDOR_PANIC_AFTER_INSERT);
+    let out = app.call(&who, &run, DRAFT_TOOL, panicking).await;
+    assert_eq!(out.outcome, Outcome::ToolError);
+    assert_eq!(out.structured["error"], "internal");
+    assert!(out.text.ends_with("No draft was created."), "{}", out.text);
+    assert!(
+        !out.text.contains("simulated crash"),
+        "internal detail stays out of the model's text: {}",
+        out.text
+    );
+
+    // Nothing of either attempt persisted: no order, no line, no key.
+    assert_eq!(app.count("purchase_orders").await, 0);
+    assert_eq!(app.count("po_lines").await, 0);
+    assert_eq!(app.count("erp_idempotency_keys").await, 0);
+
+    let log = app.db().audit_log(Some(&run)).await.unwrap();
+    let outcomes: Vec<&str> = log.iter().map(|r| r.outcome.as_str()).collect();
+    assert_eq!(outcomes, ["tool_error", "tool_error"]);
+    assert!(log[0].message.as_deref().unwrap().contains("blocked"));
+    assert!(
+        log[1]
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("simulated crash"),
+        "the audit row keeps the internal detail: {:?}",
+        log[1].message
+    );
+    assert!(log.iter().all(|r| r.document.is_none()));
+
+    // A retry with the same client_refs succeeds: the failed calls claimed nothing.
+    let retry = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    assert_eq!(retry.outcome, Outcome::Ok, "{}", retry.text);
+    let retry2 = app.call(&who, &run, DRAFT_TOOL, po_args("R-2")).await;
+    assert_eq!(retry2.outcome, Outcome::Ok, "{}", retry2.text);
+    assert_eq!(app.count("purchase_orders").await, 2);
+    assert_eq!(app.count("po_lines").await, 4);
+    assert_eq!(app.count("erp_idempotency_keys").await, 2);
+}
+on_both_backends!(failed_write_leaves_nothing_and_retry_succeeds, crate::crash);
+
+async fn cancelled(t: &TestDb) {
+    let app = App::new(&t.db).await;
+    let who = buyer();
+    let run = new_run();
+    let mut hanging = po_args("R-1");
+    hanging["vendor_code"] = json!(VENDOR_HANG_AFTER_INSERT);
+    // The caller gives up while the handler is inside its transaction (a dropped
+    // connection, a killed process): nothing commits, but the attempt is on record.
+    let gave_up = tokio::time::timeout(
+        std::time::Duration::from_millis(500),
+        app.call(&who, &run, DRAFT_TOOL, hanging),
+    )
+    .await;
+    assert!(gave_up.is_err(), "the handler hangs until cancelled");
+    assert_eq!(handler_calls_for(&run), 1);
+
+    let log = app.db().audit_log(Some(&run)).await.unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].outcome, "attempt");
+    assert!(log[0].finished_at.is_none());
+    assert_eq!(app.count("purchase_orders").await, 0);
+    assert_eq!(app.count("erp_idempotency_keys").await, 0);
+
+    // The retry is not blocked by the abandoned attempt.
+    let retry = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    assert_eq!(retry.outcome, Outcome::Ok, "{}", retry.text);
+    assert_eq!(app.count("purchase_orders").await, 1);
+}
+on_both_backends!(
+    abandoned_call_leaves_an_attempt_and_no_write,
+    crate::cancelled
+);
