@@ -41,6 +41,14 @@ pub trait ToolArgs {
     /// `#[serde(flatten)]`ed into another argument struct.
     #[doc(hidden)]
     const __ERP_IS_OBJECT: bool = false;
+
+    /// The value of the top-level `client_ref` field, if the type has one (directly or
+    /// through `#[serde(flatten)]`). Reading it here also keeps the compiler from calling
+    /// the field unused in handlers that leave it to the runtime.
+    #[doc(hidden)]
+    fn __erp_client_ref(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// The draft-tier field check. Evaluating `<T as DraftCheck<()>>::SLOT_n` fails
@@ -158,6 +166,9 @@ impl<T: ToolArgs> ToolArgs for Box<T> {
     const __ERP_HAS_CLIENT_REF: bool = T::__ERP_HAS_CLIENT_REF;
     const __ERP_DEPTH: usize = T::__ERP_DEPTH;
     const __ERP_IS_OBJECT: bool = T::__ERP_IS_OBJECT;
+    fn __erp_client_ref(&self) -> Option<&str> {
+        T::__erp_client_ref(self)
+    }
 }
 
 impl<M, T: DraftCheck<M>> DraftCheck<M> for Box<T> {

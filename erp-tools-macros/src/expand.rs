@@ -49,6 +49,7 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
     } else {
         quote!(false)
     }];
+    let mut client_ref_value = Vec::new();
     let mut object_asserts = Vec::new();
     for field in fields.iter().filter(|f| !f.serde.skip) {
         let ty = field.ty;
@@ -66,6 +67,12 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
             });
             depth.push(quote! { #as_args::__ERP_DEPTH - 1 });
             client_ref.push(quote! { #as_args::__ERP_HAS_CLIENT_REF });
+            let member = field.ident;
+            client_ref_value.push(quote! {
+                if let ::core::option::Option::Some(__erp_tool_ref) = #as_args::__erp_client_ref(&self.#member) {
+                    return ::core::option::Option::Some(__erp_tool_ref);
+                }
+            });
             let msg = format!(
                 "`{}` is flattened, so it must be a struct with named fields deriving ToolArgs; remove \
                  `#[serde(flatten)]` or flatten a struct",
@@ -87,8 +94,26 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
                 });
             });
             depth.push(quote! { #as_args::__ERP_DEPTH });
+            if field.wire == valid::CLIENT_REF {
+                let member = field.ident;
+                client_ref_value.insert(
+                    0,
+                    quote! {
+                        return ::core::option::Option::Some(::std::string::String::as_str(&self.#member));
+                    },
+                );
+            }
         }
     }
+    let client_ref_fn = (!client_ref_value.is_empty()).then(|| {
+        quote! {
+            #[allow(unreachable_code)]
+            fn __erp_client_ref(&self) -> ::core::option::Option<&::core::primitive::str> {
+                #(#client_ref_value)*
+                ::core::option::Option::None
+            }
+        }
+    });
 
     let slots = draft_slots(plan, nested);
     let slot_names: Vec<_> = (0..DRAFT_SLOTS)
@@ -116,6 +141,7 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
                 1 + __erp_tool_depth
             };
             const __ERP_IS_OBJECT: ::core::primitive::bool = true;
+            #client_ref_fn
         }
 
         #(#object_asserts)*
@@ -272,7 +298,11 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
     let ident = &func.sig.ident;
     let vis = &func.vis;
     // `#[cfg(..)]` on the handler applies to everything generated for it.
-    let cfgs: Vec<_> = func.attrs.iter().filter(|a| a.path().is_ident("cfg")).collect();
+    let cfgs: Vec<_> = func
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
     let fn_name = syn::ext::IdentExt::unraw(ident).to_string();
     let no_args: Type = syn::parse_quote!(::erp_tools_core::NoArgs);
     let args_ty = plan.args.unwrap_or(&no_args);

@@ -257,5 +257,12 @@ fn output_schema_is_inlined() {
         tool.output_schema["properties"]["number"]["type"],
         json!("string")
     );
-    assert_eq!(tool.output_schema["required"], json!(["number", "total"]));
+    // The handler's own output type, as `#[erp_tool]` describes it ...
+    let own = (tool.def.output_schema)();
+    assert_eq!(own["required"], json!(["number", "total"]));
+    // ... and as registered for a draft tool, with the runtime's `replayed` flag.
+    assert_eq!(
+        tool.output_schema["required"],
+        json!(["number", "total", "replayed"])
+    );
 }
