@@ -2,7 +2,7 @@
 //! that decide a field's wire name.
 //!
 //! This file only reads syntax. It reports malformed attributes (unknown or repeated keys,
-//! a value of the wrong kind) and leaves what the values mean to `valid.rs`.
+//! a value of the wrong kind) and leaves what the values mean to `valid/`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;

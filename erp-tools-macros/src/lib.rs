@@ -2,8 +2,8 @@
 //!
 //! Use them through `erp_tools_core` (`use erp_tools_core::prelude::*;`), which documents
 //! them in full. The crate is laid out as parse → validate → expand:
-//! `attr.rs` (attribute grammars), `ast.rs` (models of the input), `valid.rs` (the safety
-//! rules), `expand.rs` (code generation), with the name rules in `names.rs`.
+//! `attr.rs` (attribute grammars), `ast.rs` (models of the input), `valid/` (the safety
+//! rules), `expand/` (code generation), with the name rules in `names.rs`.
 
 mod ast;
 mod attr;

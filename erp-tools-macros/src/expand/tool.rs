@@ -1,0 +1,247 @@
+//! `#[erp_tool]`: the user's function, its marker type, the compile-time checks on its
+//! arguments type, the type-erased handler entry and the `'static` `ToolDef`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{ItemFn, Type};
+
+use super::DRAFT_SLOTS;
+use crate::ast::ToolFn;
+use crate::attr::parse_tool_attr;
+use crate::errors::Errors;
+use crate::valid::{self, Tier, ToolPlan};
+
+/// Deepest schema (the root object counts as 1) a tool's arguments may have: the root plus
+/// five levels.
+const MAX_SCHEMA_DEPTH: usize = 6;
+
+/// `#[erp_tool(..)]`.
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let func: ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            let err = syn::Error::new(
+                Span::call_site(),
+                "#[erp_tool] goes on an `async fn` handler: `async fn name(ctx: &ToolContext, ..) -> Result<T, ToolError>`",
+            )
+            .to_compile_error();
+            return quote! { #err #item };
+        }
+    };
+    let mut errors = Errors::default();
+    let tool_attr = parse_tool_attr(attr, &mut errors);
+    let model = ToolFn::from_syn(&func);
+    match valid::check_tool(&tool_attr, &model, &mut errors) {
+        Some(plan) if errors.is_empty() => expand_tool(&func, &plan),
+        _ => tool_fallback(&func, errors.to_compile_errors()),
+    }
+}
+
+/// After an error: keep the user's function (silencing "never used"), and declare the
+/// marker type so registrations naming it do not fail as well.
+fn tool_fallback(func: &ItemFn, errors: TokenStream) -> TokenStream {
+    let ident = &func.sig.ident;
+    let vis = &func.vis;
+    if func.sig.receiver().is_some() {
+        // A method: the marker type cannot be declared inside an `impl` block.
+        return quote! {
+            #errors
+            #[allow(dead_code)]
+            #func
+        };
+    }
+    quote! {
+        #errors
+        #[allow(dead_code)]
+        #func
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #ident {}
+        impl ::erp_tools_core::ErpTool for #ident {
+            fn definition() -> &'static ::erp_tools_core::ToolDef {
+                ::core::unreachable!()
+            }
+        }
+    }
+}
+
+fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
+    let ident = &func.sig.ident;
+    let vis = &func.vis;
+    // `#[cfg(..)]` on the handler applies to everything generated for it.
+    let cfgs: Vec<_> = func
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    let fn_name = syn::ext::IdentExt::unraw(ident).to_string();
+    let no_args: Type = syn::parse_quote!(::erp_tools_core::NoArgs);
+    let args_ty = plan.args.unwrap_or(&no_args);
+    let args_span = plan.args.map(|t| t.span()).unwrap_or_else(|| ident.span());
+    let as_args = quote_spanned!(args_span=> <#args_ty as ::erp_tools_core::ToolArgs>);
+    let out_ty = plan.output;
+
+    let mut checks = Vec::new();
+    let max_depth = MAX_SCHEMA_DEPTH;
+    let depth_msg = format!(
+        "the arguments of `{fn_name}` nest more than {} levels below the root object; strict schemas allow {}, \
+         flatten the structure",
+        max_depth - 1,
+        max_depth - 1
+    );
+    checks.push(quote_spanned!(args_span=>
+        const _: () = if #as_args::__ERP_DEPTH > #max_depth { ::core::panic!(#depth_msg) };
+    ));
+    let object_msg = format!(
+        "the arguments of `{fn_name}` must be a struct with named fields deriving ToolArgs (the model sends a JSON \
+         object); wrap the value in a struct"
+    );
+    checks.push(quote_spanned!(args_span=>
+        const _: () = if !#as_args::__ERP_IS_OBJECT { ::core::panic!(#object_msg) };
+    ));
+    if plan.tier == Tier::Draft {
+        let args_name = valid::type_string(args_ty);
+        let msg = format!(
+            "draft tools need `client_ref: String` in their arguments: the model's own id for this write, reused on \
+             retry so the draft is created once; add `client_ref: String` to `{args_name}`"
+        );
+        checks.push(quote_spanned!(args_span=>
+            const _: () = if !#as_args::__ERP_HAS_CLIENT_REF { ::core::panic!(#msg) };
+        ));
+        for i in 0..DRAFT_SLOTS {
+            let slot = format_ident!("SLOT_{}", i, span = args_span);
+            checks.push(quote_spanned!(args_span=>
+                const _: () = <#args_ty as ::erp_tools_core::__private::DraftCheck<()>>::#slot;
+            ));
+        }
+    }
+
+    let serde_json = quote!(::erp_tools_core::__private::serde_json);
+    let not_done = match plan.tier {
+        Tier::Read => "Nothing was looked up.",
+        Tier::Draft => "No draft was created.",
+    };
+    let binding = if plan.args.is_some() {
+        quote!(__erp_tool_args)
+    } else {
+        quote!(_)
+    };
+    let decode = quote! {
+        let #binding: #args_ty = match #serde_json::from_value(__erp_tool_args) {
+            ::core::result::Result::Ok(__erp_tool_args) => __erp_tool_args,
+            ::core::result::Result::Err(__erp_tool_error) => {
+                return ::core::result::Result::Err(
+                    ::erp_tools_core::ToolError::invalid_arguments(::std::format!(
+                        "The arguments could not be read: {}.",
+                        __erp_tool_error
+                    ))
+                    .next_step("Send arguments that match the tool's input schema.")
+                    .not_done(#not_done),
+                );
+            }
+        };
+    };
+    let (db_param, tier_path, handler_variant) = match plan.tier {
+        Tier::Read => (
+            quote!(__erp_tool_db: &'__erp_tool ::erp_tools_core::ReadDb),
+            quote!(::erp_tools_core::Tier::Read),
+            quote!(::erp_tools_core::Handler::Read),
+        ),
+        Tier::Draft => (
+            quote!(__erp_tool_db: &'__erp_tool mut ::erp_tools_core::DraftTx),
+            quote!(::erp_tools_core::Tier::Draft),
+            quote!(::erp_tools_core::Handler::Draft),
+        ),
+    };
+    let mut call_args = vec![quote!(__erp_tool_ctx)];
+    if plan.takes_db {
+        call_args.push(quote!(__erp_tool_db));
+    }
+    if plan.args.is_some() {
+        call_args.push(quote!(__erp_tool_args));
+    }
+    let unused_db = (!plan.takes_db).then(|| quote!(let _ = __erp_tool_db;));
+    let future_span = ident.span();
+    let boxed = quote_spanned! {future_span=>
+        ::std::boxed::Box::pin(async move {
+            #unused_db
+            #decode
+            match #ident(#(#call_args),*).await {
+                ::core::result::Result::Ok(__erp_tool_output) => {
+                    #serde_json::to_value(&__erp_tool_output).map_err(::erp_tools_core::ToolError::internal)
+                }
+                ::core::result::Result::Err(__erp_tool_error) => ::core::result::Result::Err(__erp_tool_error),
+            }
+        })
+    };
+
+    let name = &plan.name;
+    let module = &plan.module;
+    let scopes = &plan.scopes;
+    let title = &plan.title;
+    let description = &plan.description;
+    let example = match &plan.example {
+        Some(e) => quote!(::core::option::Option::Some(#e)),
+        None => quote!(::core::option::Option::None),
+    };
+    let destructive = plan.destructive;
+    let limits = plan
+        .limits
+        .iter()
+        .map(|(path, max)| quote!(::erp_tools_core::Limit { path: #path, max: #max }));
+    let args_type = match plan.args {
+        Some(t) => valid::type_string(t),
+        None => "NoArgs".to_string(),
+    };
+    let out_span = out_ty.span();
+    let output_schema =
+        quote_spanned!(out_span=> ::erp_tools_core::schema::output_schema_for::<#out_ty>);
+
+    quote! {
+        #func
+
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #ident {}
+
+        #(#cfgs)*
+        #[doc(hidden)]
+        const _: () = {
+            #(#checks)*
+
+            fn __erp_tool_handler<'__erp_tool>(
+                __erp_tool_ctx: &'__erp_tool ::erp_tools_core::ToolContext,
+                #db_param,
+                __erp_tool_args: #serde_json::Value,
+            ) -> ::erp_tools_core::tool::HandlerFuture<'__erp_tool> {
+                #boxed
+            }
+
+            static __ERP_TOOL_DEF: ::erp_tools_core::ToolDef = ::erp_tools_core::ToolDef {
+                name: #name,
+                fn_name: #fn_name,
+                module: #module,
+                tier: #tier_path,
+                scopes: &[#(#scopes),*],
+                title: #title,
+                description: #description,
+                example: #example,
+                destructive: #destructive,
+                limits: &[#(#limits),*],
+                args_type: #args_type,
+                input_schema: #as_args::tool_schema,
+                output_schema: #output_schema,
+                handler: #handler_variant(__erp_tool_handler),
+            };
+
+            #[automatically_derived]
+            impl ::erp_tools_core::ErpTool for #ident {
+                fn definition() -> &'static ::erp_tools_core::ToolDef {
+                    &__ERP_TOOL_DEF
+                }
+            }
+        };
+    }
+}
