@@ -178,9 +178,14 @@ const SCOPE_WORDS: &[(&str, &str)] = &[
     ("companies", "company"),
 ];
 
-/// Words that, after a branch/user word, make the name an identifier of it.
+/// Words that, after a branch/tenant/company word, make the name an identifier of it.
 const ID_SUFFIXES: &[&str] = &[
-    "id", "ids", "code", "codes", "no", "nr", "number", "key", "uuid", "name", "email",
+    "id", "ids", "code", "codes", "no", "nr", "number", "key", "uuid",
+];
+
+/// Words that, after a user word, make the name an identifier of the person.
+const USER_SUFFIXES: &[&str] = &[
+    "id", "ids", "code", "codes", "no", "nr", "number", "key", "uuid", "name", "email", "login",
 ];
 
 const USER_WORDS: &[&str] = &["user", "users", "username", "usernames"];
@@ -230,15 +235,15 @@ pub fn classify(wire: &str) -> Option<Forbidden> {
         return None;
     }
     let joined = seg.join("_");
-    let followed_by_id = |i: usize| {
+    let followed_by = |i: usize, suffixes: &[&str]| {
         i + 1 == seg.len()
             || seg
                 .get(i + 1)
-                .is_some_and(|n| ID_SUFFIXES.contains(&n.as_str()))
+                .is_some_and(|n| suffixes.contains(&n.as_str()))
     };
     for (i, s) in seg.iter().enumerate() {
         if let Some((_, word)) = SCOPE_WORDS.iter().find(|(w, _)| w == s)
-            && followed_by_id(i)
+            && followed_by(i, ID_SUFFIXES)
         {
             return Some(Forbidden::Scope(word));
         }
@@ -247,7 +252,7 @@ pub fn classify(wire: &str) -> Option<Forbidden> {
         return Some(Forbidden::Authority);
     }
     for (i, s) in seg.iter().enumerate() {
-        if USER_WORDS.contains(&s.as_str()) && followed_by_id(i) {
+        if USER_WORDS.contains(&s.as_str()) && followed_by(i, USER_SUFFIXES) {
             return Some(Forbidden::Identity);
         }
         if s == "behalf" || s == "impersonate" || s == "impersonating" {
@@ -512,6 +517,7 @@ mod tests {
             ("user", Forbidden::Identity),
             ("username", Forbidden::Identity),
             ("userName", Forbidden::Identity),
+            ("user_email", Forbidden::Identity),
             ("on_behalf_of", Forbidden::Identity),
             ("onBehalfOf", Forbidden::Identity),
             ("created_by", Forbidden::Identity),
@@ -552,6 +558,7 @@ mod tests {
             "unit_price",
             "sales_agent_code",
             "principal_amount",
+            "company_name",
         ] {
             assert_eq!(classify(name), None, "{name}");
         }
