@@ -309,10 +309,8 @@ pub fn annotations_for(def: &ToolDef) -> ToolAnnotations {
 }
 
 /// The `rmcp` definition of a registered tool: name, title, description, the strict MCP
-/// input schema (rendered once by the registry), the output schema and the annotations.
-///
-/// A draft tool's output schema also declares the `replayed` flag the runtime adds to
-/// its results.
+/// input schema (rendered once by the registry), the output schema (for draft tools it
+/// declares the `replayed` flag) and the annotations.
 pub fn mcp_tool(tool: &RegisteredTool) -> Tool {
     let input = object_of(tool.input_schema(Target::Mcp));
     let mut out = Tool::new(tool.name(), tool.description.clone(), Arc::new(input))
@@ -322,35 +320,13 @@ pub fn mcp_tool(tool: &RegisteredTool) -> Tool {
         out = out.with_title(title);
     }
     if tool.output_schema.is_object() {
-        let mut output = object_of(&tool.output_schema);
-        if tool.def.tier == Tier::Draft {
-            declare_replayed(&mut output);
-        }
-        out = out.with_raw_output_schema(Arc::new(output));
+        out = out.with_raw_output_schema(Arc::new(object_of(&tool.output_schema)));
     }
     out
 }
 
 fn object_of(value: &Value) -> JsonObject {
     value.as_object().cloned().unwrap_or_default()
-}
-
-fn declare_replayed(schema: &mut JsonObject) {
-    if schema.get("type").and_then(Value::as_str) != Some("object") {
-        return;
-    }
-    let props = schema
-        .entry("properties")
-        .or_insert_with(|| Value::Object(Default::default()));
-    if let Some(props) = props.as_object_mut() {
-        props.entry("replayed").or_insert_with(|| {
-            json!({
-                "type": "boolean",
-                "description": "true when this is the stored result of an earlier call with the \
-                                same client_ref and arguments: nothing new was created"
-            })
-        });
-    }
 }
 
 /// The instructions sent in `initialize` / `server/discover`: what the server does, each
