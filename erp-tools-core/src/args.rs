@@ -41,16 +41,28 @@ pub trait ToolArgs {
     /// `#[serde(flatten)]`ed into another argument struct.
     #[doc(hidden)]
     const __ERP_IS_OBJECT: bool = false;
+
+    /// The value of the top-level `client_ref` field, if the type has one (directly or
+    /// through `#[serde(flatten)]`). Reading it here also keeps the compiler from calling
+    /// the field unused in handlers that leave it to the runtime.
+    #[doc(hidden)]
+    fn __erp_client_ref(&self) -> Option<&str> {
+        None
+    }
 }
 
-/// The draft-tier field check. Evaluating `<T as DraftCheck<()>>::CHECK` fails compilation,
-/// with an error on the offending field, when `T` (or any type it contains) has a field a
-/// draft tool may not take (`status`, `unit_price`, `posting_date`, ...).
-/// `#[erp_tool(tier = "draft")]` evaluates it for the tool's arguments; read tools never do,
-/// so a read tool may filter on `status`.
+/// The draft-tier field check. Evaluating `<T as DraftCheck<()>>::SLOT_n` fails
+/// compilation, with an error on the offending field, when `T` (or a type it contains) has a
+/// field a draft tool may not take (`status`, `unit_price`, `posting_date`, ...).
+/// `#[erp_tool(tier = "draft")]` evaluates every slot of its arguments type; read tools never
+/// do, so a read tool may filter on `status`.
 ///
-/// The parameter `M` is always `()`. It exists so that the check stays generic, and the
-/// compiler evaluates it only where a draft tool asks for it. Derived by `ToolArgs`.
+/// Each slot is evaluated on its own, so up to [`DRAFT_CHECK_SLOTS`] offending fields are
+/// reported at once. `CHECK` evaluates every slot; a containing type uses it for a nested
+/// field type.
+///
+/// The parameter `M` is always `()`: it keeps the derived impls generic, so the compiler
+/// evaluates the checks only where a draft tool asks for them. Derived by `ToolArgs`.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be used in tool arguments",
@@ -58,9 +70,29 @@ pub trait ToolArgs {
     note = "add `#[derive(Deserialize, ToolArgs)]` to your own argument types (structs and unit enums)"
 )]
 pub trait DraftCheck<M> {
-    /// Fails to evaluate when a field may not be an argument of a draft tool.
+    /// Evaluates every slot.
     const CHECK: ();
+    /// Check slot 0.
+    const SLOT_0: () = ();
+    /// Check slot 1.
+    const SLOT_1: () = ();
+    /// Check slot 2.
+    const SLOT_2: () = ();
+    /// Check slot 3.
+    const SLOT_3: () = ();
+    /// Check slot 4.
+    const SLOT_4: () = ();
+    /// Check slot 5.
+    const SLOT_5: () = ();
+    /// Check slot 6.
+    const SLOT_6: () = ();
+    /// Check slot 7 (also takes every check beyond the eighth).
+    const SLOT_7: () = ();
 }
+
+/// How many [`DraftCheck`] slots a type has.
+#[doc(hidden)]
+pub const DRAFT_CHECK_SLOTS: usize = 8;
 
 macro_rules! scalar {
     ($($ty:ty => $kind:expr),* $(,)?) => {$(
@@ -134,10 +166,21 @@ impl<T: ToolArgs> ToolArgs for Box<T> {
     const __ERP_HAS_CLIENT_REF: bool = T::__ERP_HAS_CLIENT_REF;
     const __ERP_DEPTH: usize = T::__ERP_DEPTH;
     const __ERP_IS_OBJECT: bool = T::__ERP_IS_OBJECT;
+    fn __erp_client_ref(&self) -> Option<&str> {
+        T::__erp_client_ref(self)
+    }
 }
 
 impl<M, T: DraftCheck<M>> DraftCheck<M> for Box<T> {
     const CHECK: () = T::CHECK;
+    const SLOT_0: () = T::SLOT_0;
+    const SLOT_1: () = T::SLOT_1;
+    const SLOT_2: () = T::SLOT_2;
+    const SLOT_3: () = T::SLOT_3;
+    const SLOT_4: () = T::SLOT_4;
+    const SLOT_5: () = T::SLOT_5;
+    const SLOT_6: () = T::SLOT_6;
+    const SLOT_7: () = T::SLOT_7;
 }
 
 /// The arguments of a tool that takes none: renders as a closed empty object.

@@ -114,6 +114,10 @@ pub struct AuditEntry {
     pub model: Option<String>,
     /// The prompt version of the run.
     pub prompt_version: Option<String>,
+    /// Agent-loop events: the step (model turn), from 1.
+    pub step: Option<i64>,
+    /// Agent-loop events: the action signature (tool name plus canonical arguments).
+    pub action_signature: Option<String>,
 }
 
 impl AuditEntry {
@@ -137,6 +141,8 @@ impl AuditEntry {
             document: None,
             model: principal.model().map(str::to_string),
             prompt_version: principal.prompt_version().map(str::to_string),
+            step: None,
+            action_signature: None,
         }
     }
 
@@ -182,6 +188,18 @@ impl AuditEntry {
         self.prompt_version = Some(version.into());
         self
     }
+
+    /// The agent-loop step the event belongs to.
+    pub fn step(mut self, step: i64) -> Self {
+        self.step = Some(step);
+        self
+    }
+
+    /// The action signature the event is about.
+    pub fn action_signature(mut self, signature: impl Into<String>) -> Self {
+        self.action_signature = Some(signature.into());
+        self
+    }
 }
 
 /// One row of the audit log, as read back by [`Database::audit_log`].
@@ -220,6 +238,10 @@ pub struct AuditRecord {
     pub model: Option<String>,
     /// The prompt version of the run.
     pub prompt_version: Option<String>,
+    /// Agent-loop events: the step (model turn).
+    pub step: Option<i64>,
+    /// Agent-loop events: the action signature.
+    pub action_signature: Option<String>,
 }
 
 impl AuditRecord {
@@ -233,8 +255,10 @@ impl AuditRecord {
 
 const INSERT_SQL: &str = "INSERT INTO erp_audit_log (at, finished_at, source, agent_run_id, \
      tool_call_id, tool_name, user_id, branch_id, branch_code, arguments, outcome, message, \
-     document_type, document_id, document_number, model, prompt_version) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
+     document_type, document_id, document_number, model, prompt_version, step, \
+     action_signature) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
+     $19) \
      RETURNING id";
 
 async fn insert<'c, E>(
@@ -266,6 +290,8 @@ where
         .bind(doc.map(|d| d.number.clone()))
         .bind(entry.model.clone())
         .bind(entry.prompt_version.clone())
+        .bind(entry.step)
+        .bind(entry.action_signature.clone())
         .fetch_one(executor)
         .await?;
     row.try_get::<i64, _>(0)
@@ -352,7 +378,8 @@ impl Database {
             () => {
                 "SELECT id, at, finished_at, source, agent_run_id, tool_call_id, tool_name, \
                  user_id, branch_id, branch_code, arguments, outcome, message, document_type, \
-                 document_id, document_number, model, prompt_version FROM erp_audit_log"
+                 document_id, document_number, model, prompt_version, step, action_signature \
+                 FROM erp_audit_log"
             };
         }
         let rows = match agent_run_id {
@@ -404,6 +431,8 @@ fn record_from_row(row: &sqlx::any::AnyRow) -> Result<AuditRecord, sqlx::Error> 
         document,
         model: row.try_get("model")?,
         prompt_version: row.try_get("prompt_version")?,
+        step: row.try_get("step")?,
+        action_signature: row.try_get("action_signature")?,
     })
 }
 

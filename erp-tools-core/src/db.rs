@@ -11,13 +11,25 @@
 //! - `drafted_by_agent_run` ← [`DraftTx::agent_run_id`]
 //! - `drafted_on_behalf_of` ← [`DraftTx::user_id`]
 //!
-//! ```ignore
-//! let p = tx.provenance();
-//! sqlx::query("INSERT INTO purchase_orders (number, branch_id, status, \
-//!              drafted_by_agent_run, drafted_on_behalf_of) VALUES ($1, $2, 'draft', $3, $4)")
-//!     .bind(&number).bind(ctx.branch_id())
-//!     .bind(p.drafted_by_agent_run).bind(p.drafted_on_behalf_of)
-//!     .execute(tx.conn()).await?;
+//! ```no_run
+//! use erp_tools_core::prelude::*;
+//!
+//! async fn insert_draft(ctx: &ToolContext, tx: &mut DraftTx, number: &str) -> Result<i64, ToolError> {
+//!     let p = tx.provenance();
+//!     let (run, user) = (p.drafted_by_agent_run.to_string(), p.drafted_on_behalf_of.to_string());
+//!     let (id,): (i64,) = sqlx::query_as(
+//!         "INSERT INTO purchase_orders (number, branch_id, status, drafted_by_agent_run, \
+//!          drafted_on_behalf_of) VALUES ($1, $2, 'draft', $3, $4) RETURNING id",
+//!     )
+//!     .bind(number.to_string())
+//!     .bind(ctx.branch_id())
+//!     .bind(run)
+//!     .bind(user)
+//!     .fetch_one(tx.conn())
+//!     .await?;
+//!     tx.record_document(DocumentRef { doc_type: "purchase_order".into(), id, number: number.into() });
+//!     Ok(id)
+//! }
 //! ```
 //!
 //! `?` works on `sqlx` errors inside handlers: they become

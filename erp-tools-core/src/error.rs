@@ -47,6 +47,12 @@ pub enum ToolErrorKind {
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolError {
+    // Boxed so `Result<T, ToolError>` stays one pointer wide on the error side.
+    inner: Box<Inner>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Inner {
     kind: ToolErrorKind,
     message: String,
     allowed: Vec<String>,
@@ -59,12 +65,14 @@ impl ToolError {
     /// An error of `kind` with the sentence that says what failed.
     pub fn new(kind: ToolErrorKind, message: impl Into<String>) -> Self {
         ToolError {
-            kind,
-            message: message.into(),
-            allowed: Vec::new(),
-            next_step: None,
-            not_done: None,
-            details: None,
+            inner: Box::new(Inner {
+                kind,
+                message: message.into(),
+                allowed: Vec::new(),
+                next_step: None,
+                not_done: None,
+                details: None,
+            }),
         }
     }
 
@@ -96,7 +104,7 @@ impl ToolError {
             "The server could not complete this call because of an internal error.",
         )
         .next_step("Try the same call again later; if it keeps failing, tell the user.");
-        e.details = Some(Value::String(detail.to_string()));
+        e.inner.details = Some(Value::String(detail.to_string()));
         e
     }
 
@@ -106,68 +114,68 @@ impl ToolError {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.allowed = values.into_iter().map(Into::into).collect();
+        self.inner.allowed = values.into_iter().map(Into::into).collect();
         self
     }
 
     /// What the model should do next.
     pub fn next_step(mut self, text: impl Into<String>) -> Self {
-        self.next_step = Some(text.into());
+        self.inner.next_step = Some(text.into());
         self
     }
 
     /// What did not happen because of the failure ("No draft was created.").
     pub fn not_done(mut self, text: impl Into<String>) -> Self {
-        self.not_done = Some(text.into());
+        self.inner.not_done = Some(text.into());
         self
     }
 
     /// Structured detail for the caller's program (internal ids and the like).
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.inner.details = Some(details);
         self
     }
 
     /// Sets the "what did not happen" sentence unless the handler already gave one.
     pub fn or_not_done(mut self, text: &str) -> Self {
-        if self.not_done.is_none() {
-            self.not_done = Some(text.to_string());
+        if self.inner.not_done.is_none() {
+            self.inner.not_done = Some(text.to_string());
         }
         self
     }
 
     /// The kind of failure.
     pub fn kind(&self) -> ToolErrorKind {
-        self.kind
+        self.inner.kind
     }
     /// The sentence saying what failed.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.inner.message
     }
     /// The allowed values, if any were given.
     pub fn allowed_values(&self) -> &[String] {
-        &self.allowed
+        &self.inner.allowed
     }
     /// What did not happen, if stated.
     pub fn not_done_text(&self) -> Option<&str> {
-        self.not_done.as_deref()
+        self.inner.not_done.as_deref()
     }
     /// Structured detail (not part of the model-facing text).
     pub fn details(&self) -> Option<&Value> {
-        self.details.as_ref()
+        self.inner.details.as_ref()
     }
 
     /// The structured form of the error, for `structuredContent` and audit rows.
     pub fn to_json(&self) -> Value {
         let mut v = serde_json::json!({
-            "error": self.kind,
+            "error": self.inner.kind,
             "message": self.to_string(),
         });
-        if !self.allowed.is_empty() {
-            v["allowed"] = Value::from(self.allowed.clone());
+        if !self.inner.allowed.is_empty() {
+            v["allowed"] = Value::from(self.inner.allowed.clone());
         }
-        if let Some(d) = &self.details
-            && self.kind != ToolErrorKind::Internal
+        if let Some(d) = &self.inner.details
+            && self.inner.kind != ToolErrorKind::Internal
         {
             v["details"] = d.clone();
         }
@@ -177,14 +185,14 @@ impl ToolError {
 
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message.trim_end())?;
-        if !self.allowed.is_empty() {
-            write!(f, " Allowed values: {}.", self.allowed.join(", "))?;
+        f.write_str(self.inner.message.trim_end())?;
+        if !self.inner.allowed.is_empty() {
+            write!(f, " Allowed values: {}.", self.inner.allowed.join(", "))?;
         }
-        if let Some(n) = &self.next_step {
+        if let Some(n) = &self.inner.next_step {
             write!(f, " {}", n.trim_end())?;
         }
-        if let Some(n) = &self.not_done {
+        if let Some(n) = &self.inner.not_done {
             write!(f, " {}", n.trim_end())?;
         }
         Ok(())

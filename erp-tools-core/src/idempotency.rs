@@ -29,7 +29,8 @@
 //!
 //! Keys are kept at least [`MIN_KEY_RETENTION`] (24 hours) and by default
 //! [`DEFAULT_KEY_RETENTION`] (7 days). Call [`Database::purge_idempotency_keys`]
-//! periodically (e.g. daily) with the retention you publish; after a key is purged, a
+//! periodically (e.g. daily) with the retention you publish, or start
+//! [`Database::spawn_idempotency_reaper`] once per process; after a key is purged, a
 //! retry with the same `client_ref` creates a new draft. Keys live in the database, so
 //! they survive restarts and are shared by every server process using it.
 //!
@@ -188,6 +189,32 @@ impl Database {
             .execute(self.pool())
             .await?;
         Ok(done.rows_affected())
+    }
+
+    /// Starts a background task that purges keys older than `retention` every `every`
+    /// (first run after one interval). A `retention` below [`MIN_KEY_RETENTION`] is raised
+    /// to it. Failures are logged and retried at the next interval; abort the returned
+    /// handle to stop. Needs a Tokio runtime.
+    pub fn spawn_idempotency_reaper(
+        &self,
+        retention: Duration,
+        every: Duration,
+    ) -> tokio::task::JoinHandle<()> {
+        let db = self.clone();
+        let retention = retention.max(MIN_KEY_RETENTION);
+        let every = every.max(Duration::from_secs(1));
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticker.tick().await;
+                match db.purge_idempotency_keys(retention).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(purged = n, "purged expired idempotency keys"),
+                    Err(e) => tracing::warn!(error = %e, "could not purge idempotency keys"),
+                }
+            }
+        })
     }
 
     /// How many idempotency keys are stored (for reports and tests).

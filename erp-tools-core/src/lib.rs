@@ -11,8 +11,9 @@
 //! - audits every call, including denied ones;
 //! - serves the tools over MCP with a per-caller tool list.
 //!
-//! ```ignore
+//! ```
 //! use erp_tools_core::prelude::*;
+//! use erp_tools_core::{Target, ToolRegistry};
 //!
 //! #[derive(Deserialize, ToolArgs)]
 //! struct PoDraftArgs {
@@ -24,10 +25,33 @@
 //!     note: Option<String>,
 //! }
 //!
+//! #[derive(Serialize, JsonSchema)]
+//! struct PoDraft {
+//!     number: String,
+//! }
+//!
 //! /// Create a DRAFT purchase order for the caller's branch.
 //! #[erp_tool(module = "purchasing", tier = "draft", scopes = ["purchasing:draft"])]
-//! async fn create_po_draft(ctx: &ToolContext, tx: &mut DraftTx, args: PoDraftArgs)
-//!     -> Result<PoDraft, ToolError> { /* ... */ }
+//! async fn create_po_draft(
+//!     ctx: &ToolContext,
+//!     tx: &mut DraftTx,
+//!     args: PoDraftArgs,
+//! ) -> Result<PoDraft, ToolError> {
+//!     // The branch and the user come from the token, never from the arguments.
+//!     let number = format!("PO-{}-{}", ctx.branch_code(), args.vendor_code);
+//!     // ... insert the draft through tx.conn(), then record it with the idempotency key:
+//!     tx.record_document(DocumentRef { doc_type: "purchase_order".into(), id: 1, number: number.clone() });
+//!     Ok(PoDraft { number })
+//! }
+//!
+//! let registry = ToolRegistry::builder()
+//!     .module("purchasing", "Purchase orders. Cannot approve, send or post orders.")
+//!     .tool::<create_po_draft>()
+//!     .build()?;
+//! let schema = registry.get("purchasing_create_po_draft").unwrap().input_schema(Target::OpenAi);
+//! assert_eq!(schema["required"], serde_json::json!(["vendor_code", "client_ref", "note"]));
+//! assert_eq!(schema["properties"]["note"]["type"], serde_json::json!(["string", "null"]));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 #![warn(missing_docs)]

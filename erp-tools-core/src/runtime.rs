@@ -168,18 +168,25 @@ impl ToolRuntime {
         principal: &Arc<Principal>,
         call: ToolCall,
     ) -> Result<CallOutcome, CallError> {
+        let run_id = match principal.agent_run_id() {
+            Some(bound) => bound.to_string(),
+            None => call.agent_run_id.clone(),
+        };
         let span = tracing::info_span!(
             "execute_tool",
             otel.name = %format_args!("execute_tool {}", call.name),
             gen_ai.operation.name = "execute_tool",
             gen_ai.tool.name = %call.name,
             gen_ai.tool.call.id = %call.tool_call_id,
-            erp_tools.agent_run_id = tracing::field::Empty,
+            erp_tools.agent_run_id = %run_id,
             erp_tools.on_behalf_of = %principal.user_id(),
             erp_tools.branch = %principal.branch_code(),
             erp_tools.outcome = tracing::field::Empty,
         );
-        let result = self.run(principal, call).instrument(span.clone()).await;
+        let result = self
+            .run(principal, run_id, call)
+            .instrument(span.clone())
+            .await;
         let outcome = match &result {
             Ok(o) => o.outcome.as_str(),
             Err(CallError::UnknownTool(_)) => Outcome::Denied.as_str(),
@@ -192,13 +199,9 @@ impl ToolRuntime {
     async fn run(
         &self,
         principal: &Arc<Principal>,
+        run_id: String,
         call: ToolCall,
     ) -> Result<CallOutcome, CallError> {
-        let run_id = match principal.agent_run_id() {
-            Some(bound) => bound.to_string(),
-            None => call.agent_run_id.clone(),
-        };
-        tracing::Span::current().record("erp_tools.agent_run_id", run_id.as_str());
         if run_id.trim().is_empty() {
             return Err(CallError::Internal(
                 "the call has no agent run id: set ToolCall::agent_run_id or bind the token to a run".into(),
@@ -360,7 +363,7 @@ impl ToolRuntime {
         args: Value,
         audit_id: AuditId,
     ) -> Finished {
-        let finished = match self
+        match self
             .draft_transaction(tool, handler, ctx, &key, args, audit_id)
             .await
         {
@@ -378,8 +381,20 @@ impl ToolRuntime {
                 self.finish_separately(audit_id, &finished).await;
                 finished
             }
-        };
-        finished
+            Err(Failure::Commit(e)) => {
+                // The commit may have reached the database before the error: do not claim
+                // that nothing was created; the idempotency key makes a retry safe.
+                let finished = error_finished(
+                    Outcome::ToolError,
+                    ToolError::internal(format!("commit of the draft failed: {e}")).not_done(
+                        "If the draft was created after all, resending the same call with the \
+                         same client_ref returns it instead of creating another.",
+                    ),
+                );
+                self.finish_separately(audit_id, &finished).await;
+                finished
+            }
+        }
     }
 
     /// The idempotent write transaction of one draft call. `Ok` means the transaction
@@ -456,7 +471,7 @@ impl ToolRuntime {
                 let mut tx = tx;
                 idempotency::complete(&mut tx, key, &document, &output).await?;
                 audit::finish(&mut *tx, audit_id, Outcome::Ok, None, Some(&document)).await?;
-                tx.commit().await?;
+                tx.commit().await.map_err(Failure::Commit)?;
                 return Ok(Finished {
                     outcome: success(def.tier, output, Some(document), false),
                     audit_message: None,
@@ -516,6 +531,8 @@ enum Failure {
     Tool(Finished),
     /// The database failed; rolled back.
     Db(sqlx::Error),
+    /// The commit of a new document failed: whether it took effect is unknown.
+    Commit(sqlx::Error),
 }
 
 impl From<sqlx::Error> for Failure {
@@ -672,8 +689,21 @@ fn invalid_arguments(tool: &str, problems: &validate::ArgumentErrors) -> ToolErr
         .iter()
         .map(|p| serde_json::json!({ "path": p.path, "message": p.message }))
         .collect();
+    let listed: Vec<String> = problems
+        .problems
+        .iter()
+        .map(|p| {
+            let message = p.message.trim_end_matches('.');
+            if p.path.is_empty() {
+                message.to_string()
+            } else {
+                format!("`{}`: {message}", p.path)
+            }
+        })
+        .collect();
     ToolError::invalid_arguments(format!(
-        "The arguments for `{tool}` are invalid: {problems}"
+        "The arguments for `{tool}` are invalid: {}.",
+        listed.join("; ")
     ))
     .next_step("Correct the fields named above and call the tool again.")
     .with_details(serde_json::json!({ "problems": details }))
@@ -768,8 +798,13 @@ fn check_limits(limits: &[Limit], args: &Value) -> Result<(), ToolError> {
                 format!("{subject}, above this tool's hard limit of {}.", limit.max),
             )
             .next_step(format!(
-                "Keep `{}` at or below {}, or tell the user that a larger amount must be entered by a person in the ERP.",
-                limit.path, limit.max
+                "Keep {} at or below {}, or tell the user that a larger amount must be entered by a person in the ERP.",
+                if limit.path.contains("[]") {
+                    format!("the total of `{}`", limit.path)
+                } else {
+                    format!("`{}`", limit.path)
+                },
+                limit.max
             ))
             .with_details(serde_json::json!({ "limit": limit.path, "max": limit.max, "value": shown })));
         }

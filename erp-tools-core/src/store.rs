@@ -34,14 +34,26 @@ use crate::db::{Backend, ReadDb};
 
 /// Framework migrations, applied by [`Database::open`]. Versions are prefixed
 /// `erp_tools/`; application versions must not use that prefix.
-const SQLITE_MIGRATIONS: &[(&str, &str)] = &[(
-    "erp_tools/0001_framework",
-    include_str!("../migrations/sqlite/0001_framework.sql"),
-)];
-const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[(
-    "erp_tools/0001_framework",
-    include_str!("../migrations/postgres/0001_framework.sql"),
-)];
+const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "erp_tools/0001_framework",
+        include_str!("../migrations/sqlite/0001_framework.sql"),
+    ),
+    (
+        "erp_tools/0002_audit_agent_columns",
+        include_str!("../migrations/sqlite/0002_audit_agent_columns.sql"),
+    ),
+];
+const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "erp_tools/0001_framework",
+        include_str!("../migrations/postgres/0001_framework.sql"),
+    ),
+    (
+        "erp_tools/0002_audit_agent_columns",
+        include_str!("../migrations/postgres/0002_audit_agent_columns.sql"),
+    ),
+];
 
 /// Prefix reserved for the framework's own migration versions.
 pub const FRAMEWORK_MIGRATION_PREFIX: &str = "erp_tools/";
@@ -239,6 +251,9 @@ impl Database {
 
     /// The write pool. Tool handlers never get it (draft handlers get a [`DraftTx`]
     /// instead); use it for set-up, seeding and reports.
+    ///
+    /// On SQLite it holds a single connection by default: do not keep a transaction of
+    /// your own open on it while calling tools, or the calls wait for it.
     ///
     /// [`DraftTx`]: crate::DraftTx
     pub fn pool(&self) -> &AnyPool {

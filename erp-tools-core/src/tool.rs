@@ -132,11 +132,33 @@ impl ToolDef {
 /// Implemented by `#[erp_tool]` on a marker type named after the handler function, so a
 /// tool is registered by naming its function:
 ///
-/// ```ignore
+/// ```
+/// use erp_tools_core::prelude::*;
+/// use erp_tools_core::ToolRegistry;
+///
+/// #[derive(Deserialize, ToolArgs)]
+/// struct GetPoArgs {
+///     /// Purchase order number, e.g. PO-2026-0042
+///     number: String,
+/// }
+///
+/// #[derive(Serialize, JsonSchema)]
+/// struct PoView {
+///     number: String,
+/// }
+///
+/// /// Get one purchase order of the caller's branch.
+/// #[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"])]
+/// async fn get_po(ctx: &ToolContext, args: GetPoArgs) -> Result<PoView, ToolError> {
+///     Err(ToolError::not_found("Purchase order", &args.number))
+/// }
+///
 /// let registry = ToolRegistry::builder()
 ///     .module("purchasing", "Purchase orders and vendors. Cannot approve, send or post.")
-///     .tool::<create_po_draft>()
+///     .tool::<get_po>()
 ///     .build()?;
+/// assert!(registry.get("purchasing_get_po").is_some());
+/// # Ok::<(), erp_tools_core::RegistryError>(())
 /// ```
 pub trait ErpTool {
     /// The tool's definition.

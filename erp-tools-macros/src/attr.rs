@@ -2,7 +2,7 @@
 //! that decide a field's wire name.
 //!
 //! This file only reads syntax. It reports malformed attributes (unknown or repeated keys,
-//! a value of the wrong kind) and leaves what the values mean to `valid.rs`.
+//! a value of the wrong kind) and leaves what the values mean to `valid/`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
@@ -47,6 +47,9 @@ pub struct ToolAttr {
     pub limits: Vec<LitStr>,
     /// Whether the key list could not be read at all (then missing keys are not reported).
     pub unreadable: bool,
+    /// Keys that were written, including misspelled ones (by the key they were taken
+    /// for) and ones with a malformed value, so none of them is also reported missing.
+    pub mentioned: Vec<&'static str>,
 }
 
 /// `scopes = [..]` with the list's own tokens kept for spans.
@@ -104,10 +107,12 @@ pub fn parse_tool_attr(tokens: TokenStream, errors: &mut Errors) -> ToolAttr {
     let mut seen: Vec<String> = Vec::new();
     for Entry { key, value } in entries {
         let name = key.unraw().to_string();
-        if !TOOL_KEYS.contains(&name.as_str()) {
+        let Some(known) = TOOL_KEYS.iter().copied().find(|k| *k == name) else {
             errors.spanned(&key, unknown_key_message(&name));
+            attr.mentioned.extend(suggestion(&name));
             continue;
-        }
+        };
+        attr.mentioned.push(known);
         if name != "limit" && seen.contains(&name) {
             errors.spanned(&key, format!("duplicate key `{name}`; give each key once"));
             continue;
@@ -184,6 +189,15 @@ fn example_of(key: &str) -> &'static str {
         "example" => "`example = r#\"{\"vendor_code\": \"V-00231\"}\"#`",
         "destructive" => "`destructive = true`",
         _ => "`limit = \"lines[].qty <= 1000\"`",
+    }
+}
+
+/// The key a misspelled one was probably meant to be.
+fn suggestion(key: &str) -> Option<&'static str> {
+    match key {
+        "description" | "desc" | "doc" | "docs" | "about" => None,
+        "namespace" | "ns" | "group" => Some("module"),
+        _ => closest(key, TOOL_KEYS),
     }
 }
 

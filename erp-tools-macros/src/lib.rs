@@ -2,8 +2,8 @@
 //!
 //! Use them through `erp_tools_core` (`use erp_tools_core::prelude::*;`), which documents
 //! them in full. The crate is laid out as parse → validate → expand:
-//! `attr.rs` (attribute grammars), `ast.rs` (models of the input), `valid.rs` (the safety
-//! rules), `expand.rs` (code generation), with the name rules in `names.rs`.
+//! `attr.rs` (attribute grammars), `ast.rs` (models of the input), `valid/` (the safety
+//! rules), `expand/` (code generation), with the name rules in `names.rs`.
 
 mod ast;
 mod attr;
@@ -17,7 +17,7 @@ use proc_macro::TokenStream;
 
 /// Declares a tool on an `async fn` handler.
 ///
-/// ```ignore
+/// ```text
 /// /// Create a DRAFT purchase order for the caller's branch.
 /// #[erp_tool(module = "purchasing", tier = "draft", scopes = ["purchasing:draft"])]
 /// async fn create_po_draft(ctx: &ToolContext, tx: &mut DraftTx, args: PoDraftArgs) -> Result<PoDraft, ToolError> {

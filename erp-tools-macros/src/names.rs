@@ -178,9 +178,14 @@ const SCOPE_WORDS: &[(&str, &str)] = &[
     ("companies", "company"),
 ];
 
-/// Words that, after a branch/user word, make the name an identifier of it.
+/// Words that, after a branch/tenant/company word, make the name an identifier of it.
 const ID_SUFFIXES: &[&str] = &[
-    "id", "ids", "code", "codes", "no", "nr", "number", "key", "uuid", "name", "email",
+    "id", "ids", "code", "codes", "no", "nr", "number", "key", "uuid",
+];
+
+/// Words that, after a user word, make the name an identifier of the person.
+const USER_SUFFIXES: &[&str] = &[
+    "id", "ids", "code", "codes", "no", "nr", "number", "key", "uuid", "name", "email", "login",
 ];
 
 const USER_WORDS: &[&str] = &["user", "users", "username", "usernames"];
@@ -230,15 +235,15 @@ pub fn classify(wire: &str) -> Option<Forbidden> {
         return None;
     }
     let joined = seg.join("_");
-    let followed_by_id = |i: usize| {
+    let followed_by = |i: usize, suffixes: &[&str]| {
         i + 1 == seg.len()
             || seg
                 .get(i + 1)
-                .is_some_and(|n| ID_SUFFIXES.contains(&n.as_str()))
+                .is_some_and(|n| suffixes.contains(&n.as_str()))
     };
     for (i, s) in seg.iter().enumerate() {
         if let Some((_, word)) = SCOPE_WORDS.iter().find(|(w, _)| w == s)
-            && followed_by_id(i)
+            && followed_by(i, ID_SUFFIXES)
         {
             return Some(Forbidden::Scope(word));
         }
@@ -247,7 +252,7 @@ pub fn classify(wire: &str) -> Option<Forbidden> {
         return Some(Forbidden::Authority);
     }
     for (i, s) in seg.iter().enumerate() {
-        if USER_WORDS.contains(&s.as_str()) && followed_by_id(i) {
+        if USER_WORDS.contains(&s.as_str()) && followed_by(i, USER_SUFFIXES) {
             return Some(Forbidden::Identity);
         }
         if s == "behalf" || s == "impersonate" || s == "impersonating" {
@@ -354,20 +359,31 @@ pub fn is_unit_like(wire: &str) -> bool {
     })
 }
 
-/// Edit distance between two short strings (for "did you mean" suggestions).
+/// Edit distance between two short strings, counting a swap of neighbours as one edit
+/// (for "did you mean" suggestions: `titel` is one edit from `title`).
 pub fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
     }
-    prev[b.len()]
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 /// The candidate closest to `word`, if it is close enough to be a likely typo.
@@ -501,6 +517,7 @@ mod tests {
             ("user", Forbidden::Identity),
             ("username", Forbidden::Identity),
             ("userName", Forbidden::Identity),
+            ("user_email", Forbidden::Identity),
             ("on_behalf_of", Forbidden::Identity),
             ("onBehalfOf", Forbidden::Identity),
             ("created_by", Forbidden::Identity),
@@ -541,6 +558,7 @@ mod tests {
             "unit_price",
             "sales_agent_code",
             "principal_amount",
+            "company_name",
         ] {
             assert_eq!(classify(name), None, "{name}");
         }
@@ -644,6 +662,8 @@ mod tests {
         assert_eq!(closest("scope", &keys), Some("scopes"));
         assert_eq!(closest("modul", &keys), Some("module"));
         assert_eq!(closest("teir", &keys), Some("tier"));
+        assert_eq!(closest("titel", &keys), Some("title"));
+        assert_eq!(edit_distance("titel", "title"), 1);
         assert_eq!(closest("limits", &keys), Some("limit"));
         assert_eq!(closest("zzzzzz", &keys), None);
         assert_eq!(humanise("create_po_draft"), "Create po draft");

@@ -8,6 +8,7 @@
 //! cargo run --example distributor -- report
 //! ```
 
+mod app;
 mod data;
 mod inventory;
 mod purchasing;
@@ -20,7 +21,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use erp_tools_core::auth::{self, TokenConfig};
 use erp_tools_core::mcp::HttpConfig;
-use erp_tools_core::{Database, Principal, Target, ToolRegistry, ToolRuntime};
+use erp_tools_core::{Principal, Target, ToolRuntime};
 
 #[derive(Parser)]
 #[command(
@@ -102,38 +103,12 @@ fn token_config(resource: &str) -> Result<TokenConfig, String> {
     }
 }
 
-/// Every tool of the example, grouped by module.
-fn registry() -> Result<ToolRegistry, erp_tools_core::RegistryError> {
-    ToolRegistry::builder()
-        .module("purchasing", purchasing::DESCRIPTION)
-        .module("inventory", inventory::DESCRIPTION)
-        .tools(erp_tools_core::tools![
-            purchasing::search_vendors,
-            purchasing::get_vendor_summary,
-            purchasing::search_pos,
-            purchasing::get_po,
-            purchasing::create_po_draft,
-            inventory::get_stock,
-            inventory::list_below_reorder,
-        ])
-        .build()
-}
-
-async fn open_db(url: &str) -> Result<Database, String> {
-    let db = Database::open(url)
-        .await
-        .map_err(|e| format!("cannot open database {url}: {e}"))?;
-    data::prepare(&db)
-        .await
-        .map_err(|e| format!("cannot prepare the example data in {url}: {e}"))?;
-    Ok(db)
-}
-
 #[tokio::main]
 async fn main() -> ExitCode {
     // Logs go to stderr: stdout carries the MCP stdio transport and command output.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
@@ -149,7 +124,7 @@ async fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
-    let registry = Arc::new(registry().map_err(|e| e.to_string())?);
+    let registry = Arc::new(app::registry().map_err(|e| e.to_string())?);
     let tokens = token_config(&cli.resource)?;
     match cli.command.unwrap_or(Command::Serve {
         stdio: false,
@@ -163,7 +138,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             })?;
             let principal =
                 auth::verify(&tokens, token.trim()).map_err(|e| format!("ERP_TOOLS_TOKEN: {e}"))?;
-            let db = open_db(&cli.db).await?;
+            let db = app::open_db(&cli.db).await?;
             let runtime = ToolRuntime::new(registry, db);
             erp_tools_core::mcp::serve_stdio(runtime, principal)
                 .await
@@ -171,7 +146,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .map_err(|e| e.to_string())
         }
         Command::Serve { stdio: false, addr } => {
-            let db = open_db(&cli.db).await?;
+            let db = app::open_db(&cli.db).await?;
             let runtime = ToolRuntime::new(registry, db);
             let config = HttpConfig::new(tokens);
             let cancellation = config.cancellation().clone();
@@ -195,7 +170,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             run,
             ttl_minutes,
         } => {
-            let db = open_db(&cli.db).await?;
+            let db = app::open_db(&cli.db).await?;
             let branch_id = data::branch_id(&db, &branch)
                 .await
                 .map_err(|e| e.to_string())?

@@ -46,6 +46,18 @@ pub enum Uom {
     LTR,
 }
 
+impl PoStatus {
+    fn as_str(self) -> &'static str {
+        match self {
+            PoStatus::Draft => "draft",
+            PoStatus::Submitted => "submitted",
+            PoStatus::Approved => "approved",
+            PoStatus::Posted => "posted",
+            PoStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
 impl Uom {
     fn as_str(self) -> &'static str {
         match self {
@@ -281,15 +293,7 @@ pub async fn search_pos(
     db: &ReadDb,
     args: SearchPosArgs,
 ) -> Result<PoList, ToolError> {
-    let status = args
-        .status
-        .map(|s| {
-            serde_json::to_value(s)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-        })
-        .flatten()
-        .unwrap_or_default();
+    let status = args.status.map(PoStatus::as_str).unwrap_or_default();
     let rows = sqlx::query(
         "SELECT po.number, v.code, po.status, po.needed_by, po.total FROM purchase_orders po
          JOIN vendors v ON v.id = po.vendor_id

@@ -1,1 +1,3 @@
+//! Fixtures shared by the integration tests and their helper binaries.
 
+pub mod mcp_fixture;

@@ -273,3 +273,18 @@ fn registry_renders_every_tool() {
         json!("string")
     );
 }
+
+#[test]
+fn client_ref_is_read_from_typed_arguments() {
+    let args: PoDraftArgs = serde_json::from_value(json!({
+        "vendor_code": "V-00231", "needed_by": "2026-12-01", "client_ref": "run-7/po-1",
+        "note": null, "lines": []
+    }))
+    .unwrap();
+    assert_eq!(
+        erp_tools_core::ToolArgs::__erp_client_ref(&args),
+        Some("run-7/po-1")
+    );
+    let search: SearchVendorsArgs = serde_json::from_value(json!({})).unwrap();
+    assert_eq!(erp_tools_core::ToolArgs::__erp_client_ref(&search), None);
+}

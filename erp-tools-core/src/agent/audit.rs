@@ -140,3 +140,36 @@ impl AuditSink for MemoryAuditSink {
         Box::pin(async move { result })
     }
 }
+
+/// The loop's events go into the same audit log as the tool calls, with
+/// `source = "agent"` and the event name as the outcome (`started`, `denied`, ...).
+impl AuditSink for crate::store::Database {
+    fn record<'a>(
+        &'a self,
+        principal: &'a Principal,
+        event: &'a AgentEvent,
+    ) -> BoxFuture<'a, Result<(), AuditError>> {
+        Box::pin(async move {
+            let mut entry =
+                crate::audit::AuditEntry::new(principal, event.run_id.clone(), event.kind.as_str())
+                    .step(i64::from(event.step));
+            entry.action_signature = event.signature.clone();
+            entry.tool_name = event.tool.clone();
+            entry.tool_call_id = event.call_id.clone();
+            let arguments = match (&event.tool, &event.signature) {
+                (Some(tool), Some(sig)) => sig
+                    .strip_prefix(tool.as_str())
+                    .and_then(|json| serde_json::from_str::<serde_json::Value>(json).ok()),
+                _ => None,
+            };
+            if let Some(args) = arguments {
+                entry = entry.arguments(&args);
+            }
+            entry.message = event.detail.clone();
+            self.record_event(entry)
+                .await
+                .map(|_| ())
+                .map_err(|e| AuditError(e.to_string()))
+        })
+    }
+}

@@ -28,6 +28,39 @@
 //! - [`Agent`] / [`RunOutcome`] / [`RunStatus`]: the loop and how it ended.
 //! - [`Clock`] / [`SystemClock`] / [`ManualClock`]: time, injectable for tests.
 //! - [`AuditSink`] / [`AgentEvent`]: the loop's audit events.
+//!
+//! ```no_run
+//! # async fn demo(registry: erp_tools_core::ToolRegistry) -> Result<(), Box<dyn std::error::Error>> {
+//! use std::{sync::Arc, time::Duration};
+//! use erp_tools_core::agent::{Agent, ModelAction, Policy, RunStatus, ScriptedModel};
+//! use erp_tools_core::{Database, Principal, ToolRuntime};
+//! use serde_json::json;
+//!
+//! let runtime = ToolRuntime::new(Arc::new(registry), Database::open("sqlite://erp.db").await?);
+//! // Policy in code, outside the model: nothing the model reads can change it.
+//! let policy = Policy::new()
+//!     .require_approval_above("finance_create_payment_request_draft", "amount", "50000")
+//!     .limit("finance_create_payment_request_draft", "amount", "1000000");
+//! let agent = Agent::new(runtime, policy).max_steps(8).max_repeats(2).timeout(Duration::from_secs(60));
+//!
+//! // A scripted model: a deterministic CI test for every brake and denial, no LLM.
+//! let mut model = ScriptedModel::new([
+//!     ModelAction::tool_call("purchasing_get_vendor_summary", json!({"vendor_code": "V-0001"})),
+//!     ModelAction::tool_call("finance_create_payment_request_draft",
+//!         json!({"vendor_code": "V-0001", "amount": "85000", "client_ref": "inv-7", "note": null})),
+//!     ModelAction::answer("Payment request drafted for review."),
+//! ]);
+//! let budi = Arc::new(Principal::builder("budi", 1, "SBY-01")
+//!     .scopes(["purchasing:read", "finance:draft"]).build());
+//! let outcome = agent.run(&budi, &mut model, "Pay V-0001's invoice 7").await;
+//! if let RunStatus::AwaitingApproval { action, .. } = &outcome.status {
+//!     let stored = serde_json::to_string(&outcome.paused().unwrap())?; // resume in any process
+//!     let approval = action.approve("siti.finance"); // binds to this exact action
+//!     let done = agent.resume(&budi, &mut model, serde_json::from_str(&stored)?, approval).await?;
+//!     assert_eq!(done.answer(), Some("Payment request drafted for review."));
+//! }
+//! # Ok(()) }
+//! ```
 
 mod approval;
 mod audit;

@@ -257,6 +257,16 @@ pub enum ResumeError {
         /// The run's branch id.
         expected_branch: i64,
     },
+    /// The resuming principal's token is bound to another agent run.
+    #[error(
+        "this run is {expected}, but the token is bound to run {bound}; resume it with a token for {expected}"
+    )]
+    WrongRun {
+        /// The paused run's id.
+        expected: String,
+        /// The run the token is bound to.
+        bound: String,
+    },
     /// The pending action does not match its own signature, or the run is malformed.
     #[error("the paused run is inconsistent: {0}; start a new run")]
     Inconsistent(String),
@@ -316,16 +326,27 @@ impl Executor for ToolRuntime {
     }
 }
 
-/// The agent loop around a model, with policy, brakes and audit.
+/// The agent loop around a model, with policy, brakes and audit. Build it once and share
+/// it; each [`run`](Agent::run) is independent. See the [module docs](super) for a
+/// complete example.
 ///
-/// ```ignore
-/// let agent = Agent::new(runtime, policy).max_steps(8).timeout(Duration::from_secs(60));
+/// ```no_run
+/// # async fn demo(
+/// #     runtime: erp_tools_core::ToolRuntime,
+/// #     principal: std::sync::Arc<erp_tools_core::Principal>,
+/// #     mut model: erp_tools_core::agent::ScriptedModel,
+/// # ) {
+/// use std::time::Duration;
+/// use erp_tools_core::agent::{Agent, Policy, RunStatus};
+///
+/// let agent = Agent::new(runtime, Policy::new()).max_steps(8).timeout(Duration::from_secs(60));
 /// let outcome = agent.run(&principal, &mut model, "Reorder what is below its reorder point").await;
 /// match &outcome.status {
 ///     RunStatus::Done { answer } => println!("{answer}"),
-///     RunStatus::AwaitingApproval { action, .. } => store(outcome.paused()),
+///     RunStatus::AwaitingApproval { action, .. } => println!("waiting for approval of {}", action.signature),
 ///     other => println!("stopped: {}", other.as_str()),
 /// }
+/// # }
 /// ```
 pub struct Agent {
     exec: Arc<dyn Executor>,
@@ -346,10 +367,14 @@ impl std::fmt::Debug for Agent {
 
 impl Agent {
     /// An agent calling tools through `runtime` (the same pipeline as MCP: validation,
-    /// scopes, idempotency, audit) under `policy`, with default settings, the system clock
-    /// and no extra audit sink.
+    /// scopes, idempotency, audit) under `policy`, with default settings and the system
+    /// clock. Loop events are written to the runtime's database, next to the rows of the
+    /// tool calls.
     pub fn new(runtime: ToolRuntime, policy: Policy) -> Self {
-        Self::with_executor(Arc::new(runtime), policy)
+        let db = runtime.database().clone();
+        let mut agent = Self::with_executor(Arc::new(runtime), policy);
+        agent.sinks.push(Arc::new(db));
+        agent
     }
 
     pub(crate) fn with_executor(exec: Arc<dyn Executor>, policy: Policy) -> Self {
@@ -489,6 +514,14 @@ impl Agent {
             return Err(ResumeError::WrongPrincipal {
                 expected_user: paused.on_behalf_of,
                 expected_branch: paused.branch_id,
+            });
+        }
+        if let Some(bound) = principal.agent_run_id()
+            && bound != paused.run_id
+        {
+            return Err(ResumeError::WrongRun {
+                expected: paused.run_id,
+                bound: bound.to_string(),
             });
         }
         let pending = paused.pending;

@@ -390,6 +390,19 @@ async fn approval_binds_to_the_signature_and_survives_json() {
         .unwrap_err();
     assert!(matches!(err, ResumeError::WrongPrincipal { .. }));
 
+    // Nor can a token bound to another run.
+    let bound = Arc::new(
+        Principal::builder("budi", 1, "SBY-01")
+            .scopes(["finance:draft"])
+            .agent_run_id("run-other")
+            .build(),
+    );
+    let err = agent
+        .resume(&bound, &mut model, paused.clone(), action.approve("siti"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ResumeError::WrongRun { .. }), "{err}");
+
     // The right approval runs exactly that action, then a changed amount needs a new one.
     let mut model = ScriptedModel::new([pay("500000", "r2")]);
     let out2 = agent

@@ -273,16 +273,28 @@ fn request_id_string(id: &NumberOrString) -> String {
     }
 }
 
-/// The MCP result of a call: `structuredContent` plus the text for the model, with
-/// `isError` for tool errors and denials.
+/// `_meta` key carrying the structured form of a tool error (kind, allowed values,
+/// missing scopes) on `isError` results.
+pub const ERROR_META_KEY: &str = "erp-tools/error";
+
+/// The MCP result of a call: `structuredContent` plus the text for the model on success;
+/// on tool errors and denials, `isError: true` with the model-facing text.
+///
+/// An error result carries no `structuredContent`: clients (the MCP Inspector among them)
+/// validate any `structuredContent` against the tool's `outputSchema`, which describes
+/// the successful result. The structured error goes in `_meta` under [`ERROR_META_KEY`].
 pub fn call_tool_result(outcome: CallOutcome) -> CallToolResult {
-    let mut result = if outcome.is_error() {
-        CallToolResult::error(vec![ContentBlock::text(outcome.text)])
+    if outcome.is_error() {
+        let mut result = CallToolResult::error(vec![ContentBlock::text(outcome.text)]);
+        let mut meta = rmcp::model::JsonObject::new();
+        meta.insert(ERROR_META_KEY.into(), outcome.structured);
+        result.meta = Some(rmcp::model::MetaObject(meta));
+        result
     } else {
-        CallToolResult::success(vec![ContentBlock::text(outcome.text)])
-    };
-    result.structured_content = Some(outcome.structured);
-    result
+        let mut result = CallToolResult::success(vec![ContentBlock::text(outcome.text)]);
+        result.structured_content = Some(outcome.structured);
+        result
+    }
 }
 
 /// The MCP annotations of a tool, all four hints set explicitly from the tier (the
@@ -309,10 +321,8 @@ pub fn annotations_for(def: &ToolDef) -> ToolAnnotations {
 }
 
 /// The `rmcp` definition of a registered tool: name, title, description, the strict MCP
-/// input schema (rendered once by the registry), the output schema and the annotations.
-///
-/// A draft tool's output schema also declares the `replayed` flag the runtime adds to
-/// its results.
+/// input schema (rendered once by the registry), the output schema (for draft tools it
+/// declares the `replayed` flag) and the annotations.
 pub fn mcp_tool(tool: &RegisteredTool) -> Tool {
     let input = object_of(tool.input_schema(Target::Mcp));
     let mut out = Tool::new(tool.name(), tool.description.clone(), Arc::new(input))
@@ -322,35 +332,13 @@ pub fn mcp_tool(tool: &RegisteredTool) -> Tool {
         out = out.with_title(title);
     }
     if tool.output_schema.is_object() {
-        let mut output = object_of(&tool.output_schema);
-        if tool.def.tier == Tier::Draft {
-            declare_replayed(&mut output);
-        }
-        out = out.with_raw_output_schema(Arc::new(output));
+        out = out.with_raw_output_schema(Arc::new(object_of(&tool.output_schema)));
     }
     out
 }
 
 fn object_of(value: &Value) -> JsonObject {
     value.as_object().cloned().unwrap_or_default()
-}
-
-fn declare_replayed(schema: &mut JsonObject) {
-    if schema.get("type").and_then(Value::as_str) != Some("object") {
-        return;
-    }
-    let props = schema
-        .entry("properties")
-        .or_insert_with(|| Value::Object(Default::default()));
-    if let Some(props) = props.as_object_mut() {
-        props.entry("replayed").or_insert_with(|| {
-            json!({
-                "type": "boolean",
-                "description": "true when this is the stored result of an earlier call with the \
-                                same client_ref and arguments: nothing new was created"
-            })
-        });
-    }
 }
 
 /// The instructions sent in `initialize` / `server/discover`: what the server does, each
@@ -455,7 +443,7 @@ mod tests {
     }
 
     #[test]
-    fn errors_keep_text_and_structured_content() {
+    fn errors_keep_text_and_move_structure_to_meta() {
         let r = call_tool_result(CallOutcome {
             outcome: Outcome::Denied,
             structured: json!({"error": "denied"}),
@@ -463,7 +451,11 @@ mod tests {
             document: None,
         });
         assert_eq!(r.is_error, Some(true));
-        assert_eq!(r.structured_content, Some(json!({"error": "denied"})));
+        assert_eq!(r.structured_content, None);
+        assert_eq!(
+            r.meta.as_ref().map(|m| m.0[ERROR_META_KEY].clone()),
+            Some(json!({"error": "denied"}))
+        );
         assert_eq!(
             r.content[0].as_text().map(|t| t.text.as_str()),
             Some("You lack purchasing:draft.")
@@ -475,5 +467,9 @@ mod tests {
             document: None,
         });
         assert_eq!(ok.is_error, Some(false));
+        assert_eq!(
+            ok.structured_content,
+            Some(json!({"number": "PO-1", "replayed": true}))
+        );
     }
 }

@@ -8,7 +8,8 @@
 //!   gets `401` with a `WWW-Authenticate: Bearer resource_metadata=".." scope=".."`
 //!   challenge (plus `error="invalid_token"` when a token was sent). A request whose
 //!   `Origin` header is not in the allowed list gets `403` (requests without `Origin`,
-//!   which browsers always send cross-site, are allowed).
+//!   which browsers always send cross-site, are allowed). Allowed origins get CORS
+//!   headers, and their preflight requests are answered without a token.
 //! - `/.well-known/oauth-protected-resource` (and `/.well-known/oauth-protected-resource/mcp`):
 //!   the RFC 9728 protected-resource metadata.
 //!
@@ -21,7 +22,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -264,27 +265,69 @@ async fn protected_resource_metadata(State(doc): State<Arc<Value>>) -> Response 
 
 async fn authenticate(
     State(state): State<Arc<GuardState>>,
-    mut request: Request,
+    request: Request,
     next: Next,
 ) -> Response {
-    if let Some(origin) = request.headers().get(header::ORIGIN) {
-        let allowed = origin
-            .to_str()
-            .map(|o| state.allowed_origins.contains(&normalise_origin(o)))
-            .unwrap_or(false);
-        if !allowed {
-            tracing::warn!(origin = ?origin, "refused a request from a browser origin that is not allowed");
-            return (
-                StatusCode::FORBIDDEN,
-                axum::Json(json!({
-                    "error": "forbidden_origin",
-                    "error_description": "This Origin is not allowed to call the MCP endpoint."
-                })),
-            )
-                .into_response();
+    let origin = match request.headers().get(header::ORIGIN) {
+        None => None,
+        Some(value) => {
+            let allowed = value
+                .to_str()
+                .ok()
+                .filter(|o| state.allowed_origins.contains(&normalise_origin(o)));
+            match allowed {
+                Some(_) => Some(value.clone()),
+                None => {
+                    tracing::warn!(origin = ?value, "refused a request from a browser origin that is not allowed");
+                    return (
+                        StatusCode::FORBIDDEN,
+                        axum::Json(json!({
+                            "error": "forbidden_origin",
+                            "error_description": "This Origin is not allowed to call the MCP endpoint."
+                        })),
+                    )
+                        .into_response();
+                }
+            }
         }
+    };
+    let mut response = if origin.is_some() && request.method() == Method::OPTIONS {
+        // CORS preflight from an allowed origin: carries no credentials by design.
+        let mut r = StatusCode::NO_CONTENT.into_response();
+        let h = r.headers_mut();
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static(CORS_ALLOW_HEADERS),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from_static("600"),
+        );
+        r
+    } else {
+        authenticated(&state, request, next).await
+    };
+    if let Some(origin) = origin {
+        let h = response.headers_mut();
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        h.insert(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static("mcp-session-id, mcp-protocol-version, www-authenticate"),
+        );
+        h.append(header::VARY, HeaderValue::from_static("origin"));
     }
+    response
+}
 
+/// Request headers a browser client may send (CORS preflight answer).
+const CORS_ALLOW_HEADERS: &str = "authorization, content-type, accept, last-event-id, \
+     mcp-session-id, mcp-protocol-version, mcp-method, mcp-name, x-agent-run-id";
+
+async fn authenticated(state: &GuardState, mut request: Request, next: Next) -> Response {
     let principal = match bearer_token(request.headers()) {
         Some(token) => verify(&state.tokens, token),
         None => Err(AuthError::Missing),
@@ -293,7 +336,7 @@ async fn authenticate(
         Ok(p) => p,
         Err(err) => {
             tracing::info!(reason = %err, "refused an MCP request without a valid token");
-            return unauthorized(&state, &err);
+            return unauthorized(state, &err);
         }
     };
 

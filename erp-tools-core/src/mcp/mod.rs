@@ -22,7 +22,7 @@ pub mod stdio;
 
 pub use self::http::{HttpConfig, MCP_PATH, METADATA_PATH, router, serve_http, serve_listener};
 pub use handler::{
-    AGENT_RUN_HEADER, Authenticated, ErpMcpServer, annotations_for, call_tool_result, instructions,
-    mcp_tool,
+    AGENT_RUN_HEADER, Authenticated, ERROR_META_KEY, ErpMcpServer, annotations_for,
+    call_tool_result, instructions, mcp_tool,
 };
 pub use stdio::{StdioError, serve_stdio};

@@ -233,24 +233,34 @@ pub fn new_run() -> String {
     format!("run-{}", unique_suffix())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToolArgs)]
 pub struct PoDraftArgs {
+    /// Vendor code, e.g. V-00231
     pub vendor_code: String,
+    /// Date the goods are needed by
     pub needed_by: NaiveDate,
+    /// Your own id for this order within the run; reuse it when retrying
     pub client_ref: String,
+    /// Why the order is needed
     pub note: Option<String>,
+    /// 1 = urgent
     pub priority: Option<u8>,
+    /// Order lines
     pub lines: Vec<PoLine>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToolArgs)]
 pub struct PoLine {
+    /// Item code, e.g. BRG-0042
     pub item_code: String,
+    /// Quantity in the given unit
     pub qty: Decimal,
+    /// Unit of measure
     pub uom: Uom,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
+/// A unit of measure.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, ToolArgs)]
 #[allow(clippy::upper_case_acronyms)]
 pub enum Uom {
     PCS,
@@ -270,8 +280,9 @@ pub struct PoDraft {
     pub line_count: usize,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, ToolArgs)]
 pub struct GetPoArgs {
+    /// Purchase order number, e.g. PO-2026-0042
     pub number: String,
 }
 
@@ -295,6 +306,12 @@ pub const VENDOR_HANG_AFTER_INSERT: &str = "V-HANG";
 pub const VENDOR_UNKNOWN: &str = "V-99999";
 
 /// Create a DRAFT purchase order for the caller's branch.
+#[erp_tool(
+    module = "purchasing",
+    tier = "draft",
+    scopes = ["purchasing:draft"],
+    limit = "lines[].qty <= 10000"
+)]
 pub async fn create_po_draft(
     ctx: &ToolContext,
     tx: &mut DraftTx,
@@ -370,6 +387,7 @@ pub async fn create_po_draft(
 }
 
 /// Show one purchase order of the caller's branch by its number.
+#[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"])]
 pub async fn get_po(ctx: &ToolContext, db: &ReadDb, args: GetPoArgs) -> Result<PoView, ToolError> {
     count_handler_call(ctx.agent_run_id());
     let row: Option<(String, String, String, String, String, String)> = sqlx::query_as(
@@ -399,10 +417,10 @@ pub struct Written {
 }
 
 /// Try to write through the read-only handle (it must fail).
+#[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"])]
 pub async fn write_through_read_handle(
     ctx: &ToolContext,
     db: &ReadDb,
-    _args: NoArgs,
 ) -> Result<Written, ToolError> {
     count_handler_call(ctx.agent_run_id());
     let done = sqlx::query(
@@ -417,172 +435,8 @@ pub async fn write_through_read_handle(
     })
 }
 
-// Argument schemas (what `#[derive(ToolArgs)]` generates).
-
-use erp_tools_core::schema::{Property, Schema, SchemaKind};
-
-fn prop(name: &'static str, schema: Schema) -> Property {
-    Property {
-        name: name.into(),
-        schema,
-    }
-}
-
-impl ToolArgs for Uom {
-    fn tool_schema() -> Schema {
-        Schema::new(SchemaKind::Enum(vec![
-            "PCS".into(),
-            "BOX".into(),
-            "KG".into(),
-        ]))
-    }
-}
-
-impl ToolArgs for PoLine {
-    fn tool_schema() -> Schema {
-        Schema::object(vec![
-            prop(
-                "item_code",
-                String::tool_schema().with_description("Item code"),
-            ),
-            prop("qty", Decimal::tool_schema().with_description("Quantity")),
-            prop(
-                "uom",
-                Uom::tool_schema().with_description("Unit of measure"),
-            ),
-        ])
-    }
-}
-
-impl ToolArgs for PoDraftArgs {
-    fn tool_schema() -> Schema {
-        Schema::object(vec![
-            prop(
-                "vendor_code",
-                String::tool_schema().with_description("Vendor code"),
-            ),
-            prop(
-                "needed_by",
-                NaiveDate::tool_schema().with_description("Needed by"),
-            ),
-            prop(
-                "client_ref",
-                String::tool_schema().with_description("Your id for this write"),
-            ),
-            prop(
-                "note",
-                Option::<String>::tool_schema().with_description("Why"),
-            ),
-            prop(
-                "priority",
-                Option::<u8>::tool_schema().with_description("1 = urgent"),
-            ),
-            prop(
-                "lines",
-                Vec::<PoLine>::tool_schema().with_description("Lines"),
-            ),
-        ])
-    }
-    const __ERP_HAS_CLIENT_REF: bool = true;
-}
-
-impl ToolArgs for GetPoArgs {
-    fn tool_schema() -> Schema {
-        Schema::object(vec![prop(
-            "number",
-            String::tool_schema().with_description("PO number"),
-        )])
-    }
-}
-
-/// Builds the `ToolDef` of a typed handler, as `#[erp_tool]` does.
-macro_rules! tool_def {
-    (draft $f:ident, $name:literal, $module:literal, [$($scope:literal),*], [$($limit:expr),*], $args:ty, $out:ty) => {
-        #[allow(non_camel_case_types)]
-        pub struct $f {}
-        impl erp_tools_core::ErpTool for $f {
-            fn definition() -> &'static erp_tools_core::ToolDef {
-                fn call<'a>(
-                    ctx: &'a ToolContext,
-                    tx: &'a mut DraftTx,
-                    args: Value,
-                ) -> erp_tools_core::tool::HandlerFuture<'a> {
-                    Box::pin(async move {
-                        let args: $args = serde_json::from_value(args)
-                            .map_err(|e| ToolError::invalid_arguments(e.to_string()))?;
-                        let out = $f(ctx, tx, args).await?;
-                        serde_json::to_value(out).map_err(ToolError::internal)
-                    })
-                }
-                static DEF: erp_tools_core::ToolDef = erp_tools_core::ToolDef {
-                    name: $name,
-                    fn_name: stringify!($f),
-                    module: $module,
-                    tier: erp_tools_core::Tier::Draft,
-                    scopes: &[$($scope),*],
-                    title: $name,
-                    description: "test tool",
-                    example: None,
-                    destructive: false,
-                    limits: &[$($limit),*],
-                    args_type: stringify!($args),
-                    input_schema: <$args as ToolArgs>::tool_schema,
-                    output_schema: erp_tools_core::schema::output_schema_for::<$out>,
-                    handler: erp_tools_core::Handler::Draft(call),
-                };
-                &DEF
-            }
-        }
-    };
-    (read $f:ident, $name:literal, $module:literal, [$($scope:literal),*], $args:ty, $out:ty) => {
-        #[allow(non_camel_case_types)]
-        pub struct $f {}
-        impl erp_tools_core::ErpTool for $f {
-            fn definition() -> &'static erp_tools_core::ToolDef {
-                fn call<'a>(
-                    ctx: &'a ToolContext,
-                    db: &'a ReadDb,
-                    args: Value,
-                ) -> erp_tools_core::tool::HandlerFuture<'a> {
-                    Box::pin(async move {
-                        let args: $args = serde_json::from_value(args)
-                            .map_err(|e| ToolError::invalid_arguments(e.to_string()))?;
-                        let out = $f(ctx, db, args).await?;
-                        serde_json::to_value(out).map_err(ToolError::internal)
-                    })
-                }
-                static DEF: erp_tools_core::ToolDef = erp_tools_core::ToolDef {
-                    name: $name,
-                    fn_name: stringify!($f),
-                    module: $module,
-                    tier: erp_tools_core::Tier::Read,
-                    scopes: &[$($scope),*],
-                    title: $name,
-                    description: "test tool",
-                    example: None,
-                    destructive: false,
-                    limits: &[],
-                    args_type: stringify!($args),
-                    input_schema: <$args as ToolArgs>::tool_schema,
-                    output_schema: erp_tools_core::schema::output_schema_for::<$out>,
-                    handler: erp_tools_core::Handler::Read(call),
-                };
-                &DEF
-            }
-        }
-    };
-}
-
-/// Hard limit on the total ordered quantity.
+/// Hard limit on the total ordered quantity, as declared on `create_po_draft`.
 pub const MAX_TOTAL_QTY: &str = "10000";
-
-tool_def!(draft create_po_draft, "purchasing_create_po_draft", "purchasing",
-    ["purchasing:draft"],
-    [erp_tools_core::Limit { path: "lines[].qty", max: MAX_TOTAL_QTY }],
-    PoDraftArgs, PoDraft);
-tool_def!(read get_po, "purchasing_get_po", "purchasing", ["purchasing:read"], GetPoArgs, PoView);
-tool_def!(read write_through_read_handle, "purchasing_write_through_read_handle", "purchasing",
-    ["purchasing:read"], NoArgs, Written);
 
 // ---------------------------------------------------------------------------------------
 // The application under test

@@ -1,213 +1,20 @@
-//! Code generation for `#[derive(ToolArgs)]` and `#[erp_tool]`.
-//!
-//! Generated code names the runtime only by absolute paths (`::erp_tools_core::..`,
-//! `::core::..`, `::std::..`), prefixes its own items `__erp_tool_` and hides them from docs,
-//! so it compiles next to any user code (see the hygiene test).
+//! `#[erp_tool]`: the user's function, its marker type, the compile-time checks on its
+//! arguments type, the type-erased handler entry and the `'static` `ToolDef`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{DeriveInput, ItemFn, Type};
+use syn::{ItemFn, Type};
 
-use crate::ast::{ArgsInput, Shape, ToolFn};
+use super::DRAFT_SLOTS;
+use crate::ast::ToolFn;
 use crate::attr::parse_tool_attr;
 use crate::errors::Errors;
-use crate::valid::{self, ArgsPlan, Tier, ToolPlan};
+use crate::valid::{self, Tier, ToolPlan};
 
 /// Deepest schema (the root object counts as 1) a tool's arguments may have: the root plus
 /// five levels.
 const MAX_SCHEMA_DEPTH: usize = 6;
-
-/// `#[derive(ToolArgs)]`.
-pub fn derive(input: &DeriveInput) -> TokenStream {
-    let mut errors = Errors::default();
-    let model = ArgsInput::from_syn(input, &mut errors);
-    let plan = valid::check_args(&model, &mut errors);
-    if !errors.is_empty() {
-        let fallback = derive_fallback(input);
-        let errors = errors.to_compile_errors();
-        return quote! { #errors #fallback };
-    }
-    match &model.shape {
-        Shape::Struct(_) => derive_struct(&model, &plan),
-        Shape::Enum(_) => derive_enum(&model),
-        Shape::Unsupported => derive_fallback(input),
-    }
-}
-
-fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
-    let Shape::Struct(fields) = &model.shape else {
-        unreachable!("derive_struct on a struct")
-    };
-    let ident = model.ident;
-    let mut props = Vec::new();
-    let mut depth = Vec::new();
-    let mut draft = Vec::new();
-    let mut client_ref = vec![if plan.own_client_ref {
-        quote!(true)
-    } else {
-        quote!(false)
-    }];
-    let mut object_asserts = Vec::new();
-    for field in fields.iter().filter(|f| !f.serde.skip) {
-        let ty = field.ty;
-        let span = ty.span();
-        let as_args = quote_spanned!(span=> <#ty as ::erp_tools_core::ToolArgs>);
-        draft.push(quote_spanned!(span=>
-            let () = <#ty as ::erp_tools_core::__private::DraftCheck<__ErpM>>::CHECK;
-        ));
-        if field.serde.flatten.is_some() {
-            props.push(quote! {
-                __erp_tool_props.extend(::core::iter::IntoIterator::into_iter(
-                    ::std::vec::Vec::from(#as_args::tool_schema().properties()),
-                ));
-            });
-            depth.push(quote! { #as_args::__ERP_DEPTH - 1 });
-            client_ref.push(quote! { #as_args::__ERP_HAS_CLIENT_REF });
-            let msg = format!(
-                "`{}` is flattened, so it must be a struct with named fields deriving ToolArgs; remove \
-                 `#[serde(flatten)]` or flatten a struct",
-                field.ident
-            );
-            object_asserts.push(quote_spanned!(span=>
-                const _: () = if !#as_args::__ERP_IS_OBJECT { ::core::panic!(#msg) };
-            ));
-        } else {
-            let wire = &field.wire;
-            let doc = (!field.doc.is_empty()).then(|| {
-                let doc = &field.doc;
-                quote!(.with_description(#doc))
-            });
-            props.push(quote! {
-                __erp_tool_props.push(::erp_tools_core::schema::Property {
-                    name: ::std::borrow::Cow::Borrowed(#wire),
-                    schema: #as_args::tool_schema() #doc,
-                });
-            });
-            depth.push(quote! { #as_args::__ERP_DEPTH });
-        }
-    }
-
-    let field_checks = if plan.draft_checks.is_empty() {
-        quote!()
-    } else {
-        let names: Vec<_> = (0..plan.draft_checks.len())
-            .map(|i| format_ident!("__ERP_TOOL_FIELD_{}", i))
-            .collect();
-        let consts = plan
-            .draft_checks
-            .iter()
-            .zip(&names)
-            .map(|((at, msg), name)| {
-                let span = first_span(at);
-                let msg = msg.replace('{', "{{").replace('}', "}}");
-                quote_spanned!(span=> const #name: () = ::core::panic!(#msg);)
-            });
-        draft.extend(
-            names
-                .iter()
-                .map(|n| quote!(let () = __ErpToolDraftFields::<__ErpM>::#n;)),
-        );
-        quote! {
-            #[allow(dead_code, non_camel_case_types)]
-            struct __ErpToolDraftFields<__ErpM>(::core::marker::PhantomData<__ErpM>);
-            impl<__ErpM> __ErpToolDraftFields<__ErpM> {
-                #(#consts)*
-            }
-        }
-    };
-
-    quote! {
-        #[automatically_derived]
-        impl ::erp_tools_core::ToolArgs for #ident {
-            fn tool_schema() -> ::erp_tools_core::schema::Schema {
-                #[allow(unused_mut)]
-                let mut __erp_tool_props: ::std::vec::Vec<::erp_tools_core::schema::Property> = ::std::vec::Vec::new();
-                #(#props)*
-                ::erp_tools_core::schema::Schema::object(__erp_tool_props)
-            }
-            const __ERP_HAS_CLIENT_REF: bool = #(#client_ref)||*;
-            const __ERP_DEPTH: usize = {
-                #[allow(unused_mut)]
-                let mut __erp_tool_depth: usize = 0;
-                #(
-                    let __erp_tool_d: usize = #depth;
-                    if __erp_tool_d > __erp_tool_depth {
-                        __erp_tool_depth = __erp_tool_d;
-                    }
-                )*
-                1 + __erp_tool_depth
-            };
-            const __ERP_IS_OBJECT: bool = true;
-        }
-
-        #[doc(hidden)]
-        const _: () = {
-            #field_checks
-            #(#object_asserts)*
-            #[automatically_derived]
-            impl<__ErpM> ::erp_tools_core::__private::DraftCheck<__ErpM> for #ident {
-                const CHECK: () = {
-                    #(#draft)*
-                };
-            }
-        };
-    }
-}
-
-fn first_span(tokens: &TokenStream) -> Span {
-    tokens
-        .clone()
-        .into_iter()
-        .next()
-        .map(|t| t.span())
-        .unwrap_or_else(Span::call_site)
-}
-
-fn derive_enum(model: &ArgsInput) -> TokenStream {
-    let Shape::Enum(variants) = &model.shape else {
-        unreachable!("derive_enum on an enum")
-    };
-    let ident = model.ident;
-    let values = variants.iter().filter(|v| !v.skip).map(|v| &v.wire);
-    quote! {
-        #[automatically_derived]
-        impl ::erp_tools_core::ToolArgs for #ident {
-            fn tool_schema() -> ::erp_tools_core::schema::Schema {
-                ::erp_tools_core::schema::Schema::new(::erp_tools_core::schema::SchemaKind::Enum(::std::vec![
-                    #(::std::borrow::Cow::Borrowed(#values)),*
-                ]))
-            }
-        }
-        #[doc(hidden)]
-        #[automatically_derived]
-        impl<__ErpM> ::erp_tools_core::__private::DraftCheck<__ErpM> for #ident {
-            const CHECK: () = ();
-        }
-    }
-}
-
-/// After an error: implement the traits anyway so that uses of the type do not add a
-/// second wave of errors. The impls are never run (the crate does not compile).
-fn derive_fallback(input: &DeriveInput) -> TokenStream {
-    let ident = &input.ident;
-    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let mut with_m = input.generics.clone();
-    with_m.params.push(syn::parse_quote!(__ErpM));
-    let (impl_m, _, _) = with_m.split_for_impl();
-    quote! {
-        impl #impl_generics ::erp_tools_core::ToolArgs for #ident #ty_generics #where_clause {
-            fn tool_schema() -> ::erp_tools_core::schema::Schema {
-                ::core::unreachable!()
-            }
-            const __ERP_HAS_CLIENT_REF: bool = true;
-            const __ERP_IS_OBJECT: bool = true;
-        }
-        impl #impl_m ::erp_tools_core::__private::DraftCheck<__ErpM> for #ident #ty_generics #where_clause {
-            const CHECK: () = ();
-        }
-    }
-}
 
 /// `#[erp_tool(..)]`.
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -236,6 +43,14 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 fn tool_fallback(func: &ItemFn, errors: TokenStream) -> TokenStream {
     let ident = &func.sig.ident;
     let vis = &func.vis;
+    if func.sig.receiver().is_some() {
+        // A method: the marker type cannot be declared inside an `impl` block.
+        return quote! {
+            #errors
+            #[allow(dead_code)]
+            #func
+        };
+    }
     quote! {
         #errors
         #[allow(dead_code)]
@@ -254,6 +69,12 @@ fn tool_fallback(func: &ItemFn, errors: TokenStream) -> TokenStream {
 fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
     let ident = &func.sig.ident;
     let vis = &func.vis;
+    // `#[cfg(..)]` on the handler applies to everything generated for it.
+    let cfgs: Vec<_> = func
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
     let fn_name = syn::ext::IdentExt::unraw(ident).to_string();
     let no_args: Type = syn::parse_quote!(::erp_tools_core::NoArgs);
     let args_ty = plan.args.unwrap_or(&no_args);
@@ -287,8 +108,13 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         );
         checks.push(quote_spanned!(args_span=>
             const _: () = if !#as_args::__ERP_HAS_CLIENT_REF { ::core::panic!(#msg) };
-            const _: () = <#args_ty as ::erp_tools_core::__private::DraftCheck<()>>::CHECK;
         ));
+        for i in 0..DRAFT_SLOTS {
+            let slot = format_ident!("SLOT_{}", i, span = args_span);
+            checks.push(quote_spanned!(args_span=>
+                const _: () = <#args_ty as ::erp_tools_core::__private::DraftCheck<()>>::#slot;
+            ));
+        }
     }
 
     let serde_json = quote!(::erp_tools_core::__private::serde_json);
@@ -375,10 +201,12 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
     quote! {
         #func
 
+        #(#cfgs)*
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
         #vis struct #ident {}
 
+        #(#cfgs)*
         #[doc(hidden)]
         const _: () = {
             #(#checks)*

@@ -1,0 +1,302 @@
+//! Rules on argument types, checked by `#[derive(ToolArgs)]` on every struct, so nested,
+//! listed, optional and flattened types are all covered by their own derive.
+
+use proc_macro2::TokenStream;
+use syn::Type;
+
+use super::{type_string, valid_key};
+use crate::ast::{ArgsInput, Field, Shape, last_ident, type_args};
+use crate::errors::Errors;
+use crate::names::{self, DraftForbidden};
+
+/// Wire name of the idempotency field every draft tool's arguments carry.
+pub const CLIENT_REF: &str = "client_ref";
+
+/// What the derive generates beyond the schema: the draft-only field checks.
+pub struct ArgsPlan {
+    /// For each field a draft tool may not take: where to report it and the message.
+    pub draft_checks: Vec<(TokenStream, String)>,
+    /// Whether the struct itself has a `client_ref` field.
+    pub own_client_ref: bool,
+}
+
+/// Checks a type deriving `ToolArgs`.
+pub fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
+    let mut plan = ArgsPlan {
+        draft_checks: Vec::new(),
+        own_client_ref: false,
+    };
+    let generics = &input.original.generics;
+    if !generics.params.is_empty() || generics.where_clause.is_some() {
+        errors.spanned(
+            generics,
+            format!(
+                "tool argument types cannot be generic; the schema is built once per type, \
+                 write `{}` with concrete field types",
+                input.ident
+            ),
+        );
+    }
+    if let Some(span) = input.container.transparent {
+        errors.at(
+            span,
+            "`#[serde(transparent)]` is not supported on tool argument types; use the inner type directly",
+        );
+    }
+    match &input.shape {
+        Shape::Struct(fields) => {
+            let mut seen: Vec<&str> = Vec::new();
+            for field in fields {
+                if field.serde.skip {
+                    continue;
+                }
+                check_self_reference(input, field, errors);
+                check_free_form(field.ty, errors);
+                if field.serde.flatten.is_some() {
+                    if last_ident(field.ty).as_deref() == Some("Option") {
+                        errors.spanned(
+                            field.ty,
+                            "a flattened field cannot be an `Option`; flatten a struct whose own fields are \
+                             `Option<T>` instead",
+                        );
+                    }
+                    continue;
+                }
+                if seen.contains(&field.wire.as_str()) {
+                    errors.spanned(
+                        field.name_tokens(),
+                        format!(
+                            "two fields are sent as `{}`; give each field its own wire name",
+                            field.wire
+                        ),
+                    );
+                }
+                seen.push(&field.wire);
+                check_field_name(field, errors, &mut plan);
+            }
+        }
+        Shape::Enum(variants) => {
+            if !variants.is_empty() && variants.iter().all(|v| v.skip) {
+                errors.spanned(
+                    input.ident,
+                    "every variant is skipped, so no value is accepted; keep at least one",
+                );
+            }
+            for v in variants.iter().filter(|v| !v.skip) {
+                if v.wire.is_empty() || v.wire.chars().count() > 200 {
+                    errors.spanned(
+                        &v.original.ident,
+                        "an enum value must be a non-empty name of at most 200 characters",
+                    );
+                }
+            }
+        }
+        Shape::Unsupported => {}
+    }
+    plan
+}
+
+fn check_field_name(field: &Field, errors: &mut Errors, plan: &mut ArgsPlan) {
+    let wire = field.wire.as_str();
+    if !valid_key(wire) {
+        errors.spanned(
+            field.name_tokens(),
+            format!(
+                "`{wire}` is not a valid property key; keys must match ^[a-zA-Z0-9_-]{{1,64}}$ on every provider, \
+                 rename the field"
+            ),
+        );
+    }
+    if let Some(why) = names::classify(wire) {
+        let mut msg = names::forbidden_message(wire, why);
+        if field.renamed() {
+            msg = msg.replacen(&format!("`{wire}`"), &field.describe(), 1);
+        }
+        errors.spanned(field.name_tokens(), msg);
+    }
+    for alias in &field.serde.aliases {
+        if let Some(why) = names::classify(&alias.value()) {
+            errors.spanned(alias, names::forbidden_message(&alias.value(), why));
+        }
+    }
+    if let Some(why) = names::classify_draft(wire) {
+        plan.draft_checks
+            .push((field.name_tokens(), draft_message(field, why)));
+    }
+    if wire == CLIENT_REF {
+        plan.own_client_ref = true;
+        if !is_plain_string(field.ty) {
+            errors.spanned(
+                field.ty,
+                "`client_ref` must be typed `String`: it is the model's own id for this write, required and reused \
+                 on retry, write `client_ref: String`",
+            );
+        }
+    }
+    if names::is_unit_like(wire) && is_text(field.ty) {
+        let last = names::segments(wire).pop().unwrap_or_default();
+        let (ty, values) = match last.trim_end_matches('s') {
+            "currencie" | "currency" => ("Currency", "IDR, USD, EUR"),
+            "unit" => ("Unit", "PCS, BOX, KG"),
+            _ => ("Uom", "PCS, BOX, KG"),
+        };
+        errors.spanned(
+            field.ty,
+            format!(
+                "{} is free text; units and currencies must be an enum of the allowed values so the model cannot \
+                 invent one, declare `#[derive(Deserialize, ToolArgs)] enum {ty} {{ {values} }}` and use `{ty}`",
+                field.describe()
+            ),
+        );
+    }
+}
+
+fn draft_message(field: &Field, why: DraftForbidden) -> String {
+    let msg = names::draft_message(&field.wire, why);
+    if !field.renamed() {
+        msg
+    } else {
+        msg.replacen(&format!("`{}`", field.wire), &field.describe(), 1)
+    }
+}
+
+fn is_plain_string(ty: &Type) -> bool {
+    last_ident(ty).as_deref() == Some("String") && type_args(ty).is_empty()
+}
+
+/// `String`, `&str`, `str`, `Box<str>`, `Cow<str>`, or an `Option`/`Vec` of one.
+fn is_text(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(r) => is_text(&r.elem),
+        Type::Group(g) => is_text(&g.elem),
+        Type::Paren(p) => is_text(&p.elem),
+        _ => match last_ident(ty).as_deref() {
+            Some("String" | "str") => true,
+            Some("Option" | "Vec" | "Box" | "Cow") => {
+                type_args(ty).first().is_some_and(|t| is_text(t))
+            }
+            _ => false,
+        },
+    }
+}
+
+fn check_self_reference(input: &ArgsInput, field: &Field, errors: &mut Errors) {
+    fn mentions(ty: &Type, name: &syn::Ident) -> bool {
+        struct Finder<'n> {
+            name: &'n syn::Ident,
+            found: bool,
+        }
+        impl<'ast> syn::visit::Visit<'ast> for Finder<'_> {
+            fn visit_path_segment(&mut self, seg: &'ast syn::PathSegment) {
+                if seg.ident == *self.name || seg.ident == "Self" {
+                    self.found = true;
+                }
+                syn::visit::visit_path_segment(self, seg);
+            }
+        }
+        let mut f = Finder { name, found: false };
+        syn::visit::Visit::visit_type(&mut f, ty);
+        f.found
+    }
+    if mentions(field.ty, input.ident) {
+        errors.spanned(
+            field.ty,
+            format!(
+                "`{}` contains itself through field `{}`; tool arguments cannot be recursive (strict schemas have \
+                 no `$ref`), give each level its own type",
+                input.ident, field.ident
+            ),
+        );
+    }
+}
+
+/// Reports free-form JSON, maps and floats anywhere inside a field's type.
+fn check_free_form(ty: &Type, errors: &mut Errors) {
+    match ty {
+        Type::Path(p) => {
+            let Some(last) = p.path.segments.last() else {
+                return;
+            };
+            let name = last.ident.to_string();
+            let segs: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let from_serde_json = segs.len() >= 2 && segs[segs.len() - 2] == "serde_json";
+            let shown = type_string(ty);
+            let args = type_args(ty);
+            if name == "Vec" && args.first().is_some_and(|t| is_json_value(t)) {
+                errors.spanned(
+                    ty,
+                    format!(
+                        "`{shown}` cannot be a tool argument type; a list of free-form json has no strict schema, \
+                         declare the item as a struct deriving ToolArgs and write `Vec<YourItem>`"
+                    ),
+                );
+                return;
+            }
+            if is_json_value(ty) {
+                errors.spanned(
+                    ty,
+                    format!(
+                        "`{shown}` cannot be a tool argument type; free-form json has no strict schema, declare a \
+                         struct with typed fields (`#[derive(Deserialize, ToolArgs)]`) or an enum of the allowed values"
+                    ),
+                );
+                return;
+            }
+            let is_map = matches!(
+                name.as_str(),
+                "HashMap" | "BTreeMap" | "IndexMap" | "HashTrieMap" | "FxHashMap"
+            ) || (name == "Map" && (from_serde_json || segs.len() == 1));
+            if is_map {
+                errors.spanned(
+                    ty,
+                    format!(
+                        "`{shown}` cannot be a tool argument type; a map has open keys, which strict schemas cannot \
+                         describe, use a struct with named fields or `Vec<Entry>` with an entry struct deriving ToolArgs"
+                    ),
+                );
+                return;
+            }
+            if (name == "f32" || name == "f64") && segs.len() == 1 {
+                errors.spanned(
+                    ty,
+                    format!(
+                        "`{shown}` cannot be a tool argument type; binary floats lose exact amounts and hash \
+                         differently across formatters, use `rust_decimal::Decimal` (sent as a decimal string) or an \
+                         integer of minor units"
+                    ),
+                );
+                return;
+            }
+            for arg in args {
+                check_free_form(arg, errors);
+            }
+        }
+        Type::Reference(r) => check_free_form(&r.elem, errors),
+        Type::Group(g) => check_free_form(&g.elem, errors),
+        Type::Paren(p) => check_free_form(&p.elem, errors),
+        Type::Slice(s) => check_free_form(&s.elem, errors),
+        Type::Array(a) => check_free_form(&a.elem, errors),
+        Type::Tuple(t) => t.elems.iter().for_each(|e| check_free_form(e, errors)),
+        _ => {}
+    }
+}
+
+fn is_json_value(ty: &Type) -> bool {
+    let Type::Path(p) = ty else { return false };
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    match segs.as_slice() {
+        [only] => only == "Value" && type_args(ty).is_empty(),
+        [.., module, last] => last == "Value" && module == "serde_json",
+        [] => false,
+    }
+}

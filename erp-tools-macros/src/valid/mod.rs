@@ -1,0 +1,43 @@
+//! The safety rules. Every rule reports through [`Errors`](crate::errors::Errors), spanned
+//! on the offending key, field or type, so one pass reports every mistake in a declaration.
+//!
+//! `args.rs` holds the rules `#[derive(ToolArgs)]` enforces on each argument type (wire
+//! names, free-form types, units, `client_ref`, shapes); `tool.rs` the rules of
+//! `#[erp_tool]` (keys, tier, scopes, names, doc comment); `signature.rs` the rules of the
+//! handler's signature.
+
+mod args;
+mod signature;
+mod tool;
+
+use quote::ToTokens;
+use syn::Type;
+
+pub use args::{ArgsPlan, CLIENT_REF, check_args};
+pub use tool::{Tier, ToolPlan, check_tool};
+
+/// Whether a property key is safe on every provider: `^[a-zA-Z0-9_-]{1,64}$`.
+pub fn valid_key(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// A type as the user wrote it, for messages.
+pub fn type_string(ty: &Type) -> String {
+    let mut s = ty.to_token_stream().to_string();
+    for (from, to) in [
+        (" :: ", "::"),
+        (":: ", "::"),
+        (" < ", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ,", ","),
+        ("& ", "&"),
+    ] {
+        s = s.replace(from, to);
+    }
+    s
+}

@@ -1,0 +1,222 @@
+//! Rules on the handler's signature: `async fn`, not generic, no `self`; parameters
+//! `&ToolContext`, then `&ReadDb` (read) or `&mut DraftTx` (draft), then the arguments by
+//! value; returns `Result<T, ToolError>`.
+
+use syn::{ReturnType, Type};
+
+use super::Tier;
+use super::type_string;
+use crate::ast::{Param, ParamKind, RuntimeType, ToolFn, last_ident, type_args};
+use crate::errors::Errors;
+
+/// Checks the signature; returns whether the handler takes the database handle, its
+/// arguments type and its output type (the `T` of `Result<T, ToolError>`).
+pub fn check_signature<'a>(
+    f: &ToolFn<'a>,
+    tier: Option<Tier>,
+    errors: &mut Errors,
+) -> (bool, Option<&'a Type>, Option<&'a Type>) {
+    let sig = &f.original.sig;
+    let fn_name = f.ident;
+    if sig.asyncness.is_none() {
+        errors.spanned(
+            sig.fn_token,
+            format!("a tool handler must be an `async fn`; write `async fn {fn_name}(..)`"),
+        );
+    }
+    if let Some(u) = &sig.unsafety {
+        errors.spanned(u, "a tool handler cannot be `unsafe`; remove `unsafe`");
+    }
+    if let Some(abi) = &sig.abi {
+        errors.spanned(abi, "a tool handler cannot declare an ABI; remove it");
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        errors.spanned(
+            &sig.generics,
+            "a tool handler cannot be generic or name lifetimes; the framework calls it with concrete types, \
+             remove `<..>` and leave lifetimes elided (`ctx: &ToolContext`)",
+        );
+    }
+    if let Some(v) = &sig.variadic {
+        errors.spanned(v, "a tool handler cannot be variadic");
+    }
+
+    const SHAPE: &str = "a tool handler takes `ctx: &ToolContext`, then `db: &ReadDb` (read tier) or \
+                         `tx: &mut DraftTx` (draft tier), then one arguments type";
+    let db_fix = |t: Option<Tier>| match t {
+        Some(Tier::Draft) => "`tx: &mut DraftTx`",
+        _ => "`db: &ReadDb`",
+    };
+
+    let mut takes_db = false;
+    let mut args: Option<&'a Type> = None;
+    for p in f
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, ParamKind::Receiver))
+    {
+        errors.spanned(
+            p.original,
+            "a tool handler cannot take `self`; write a free `async fn` at module level with \
+             `ctx: &ToolContext` first",
+        );
+    }
+    let rest: Vec<&Param> = f
+        .params
+        .iter()
+        .filter(|p| !matches!(p.kind, ParamKind::Receiver))
+        .collect();
+    let is_ctx = |p: &Param| {
+        matches!(
+            p.kind,
+            ParamKind::Runtime {
+                which: RuntimeType::Context,
+                ..
+            }
+        )
+    };
+    match rest.iter().position(|p| is_ctx(p)) {
+        None => match rest.first() {
+            None => errors.spanned(
+                &sig.ident,
+                format!(
+                    "`{fn_name}` takes no parameters; the first parameter must be `ctx: &ToolContext` (the \
+                     caller, from the token)"
+                ),
+            ),
+            Some(p) => errors.spanned(
+                p.original,
+                format!("the first parameter of a tool handler must be `ctx: &ToolContext` (the caller, from the token); {SHAPE}"),
+            ),
+        },
+        Some(i) => {
+            if let ParamKind::Runtime { reference, ty, .. } = &rest[i].kind {
+                if i != 0 {
+                    errors.spanned(ty, format!("`ToolContext` must be the first parameter; {SHAPE}"));
+                } else if *reference != Some(false) {
+                    errors.spanned(ty, "write `ctx: &ToolContext`: the context is borrowed");
+                }
+            }
+        }
+    }
+    let mut seen_ctx = false;
+    for p in rest {
+        if is_ctx(p) && !seen_ctx {
+            seen_ctx = true;
+            continue;
+        }
+        match &p.kind {
+            ParamKind::Receiver => {}
+            ParamKind::Runtime {
+                which: RuntimeType::Context,
+                ty,
+                ..
+            } => errors.spanned(ty, format!("only one parameter is the context; {SHAPE}")),
+            ParamKind::Runtime {
+                which,
+                reference,
+                ty,
+            } => {
+                let wanted = match tier {
+                    Some(Tier::Draft) => RuntimeType::DraftTx,
+                    _ => RuntimeType::ReadDb,
+                };
+                if takes_db {
+                    errors.spanned(ty, format!("too many parameters; {SHAPE}"));
+                } else if args.is_some() {
+                    errors.spanned(
+                        ty,
+                        format!("the database handle comes before the arguments; {SHAPE}"),
+                    );
+                } else if tier.is_some() && *which != wanted {
+                    let msg = match which {
+                        RuntimeType::DraftTx => {
+                            "read tools get `&ReadDb`, never a write handle; write `db: &ReadDb` \
+                                                  or make it a draft tool with `tier = \"draft\"`"
+                        }
+                        _ => {
+                            "draft tools write through the transaction that claims the idempotency key; write \
+                              `tx: &mut DraftTx` instead of `&ReadDb`"
+                        }
+                    };
+                    errors.spanned(ty, msg);
+                } else if tier.is_some() && *reference != Some(*which == RuntimeType::DraftTx) {
+                    errors.spanned(
+                        ty,
+                        format!("write {} for the database handle", db_fix(tier)),
+                    );
+                }
+                takes_db = true;
+            }
+            ParamKind::Value(ty) => {
+                if args.is_some() {
+                    errors.spanned(p.original, format!("too many parameters; {SHAPE}"));
+                } else if let Type::Reference(r) = ty {
+                    errors.spanned(
+                        ty,
+                        format!(
+                            "the arguments are taken by value; write `args: {}`",
+                            type_string(&r.elem)
+                        ),
+                    );
+                } else if let Type::ImplTrait(_) = ty {
+                    errors.spanned(
+                        ty,
+                        "the arguments type must be a concrete struct deriving ToolArgs",
+                    );
+                }
+                args = Some(ty);
+            }
+        }
+    }
+    if tier == Some(Tier::Draft) {
+        if !takes_db {
+            errors.spanned(
+                &sig.ident,
+                format!(
+                    "a draft tool takes `tx: &mut DraftTx` after the context: the draft is written in the transaction \
+                     that claims the idempotency key; write `async fn {fn_name}(ctx: &ToolContext, tx: &mut DraftTx, args: ..)`"
+                ),
+            );
+        }
+        if args.is_none() {
+            errors.spanned(
+                &sig.ident,
+                "a draft tool needs an arguments struct with `client_ref: String` (the model's own id for this write, \
+                 reused on retry); add `args: YourArgs`",
+            );
+        }
+    }
+
+    let output = match &sig.output {
+        ReturnType::Type(_, ty) => match result_ok_type(ty) {
+            Some(t) => Some(t),
+            None => {
+                errors.spanned(
+                    ty,
+                    "a tool handler returns `Result<T, ToolError>` where `T` is the output (Serialize + JsonSchema); \
+                     write `-> Result<YourOutput, ToolError>`",
+                );
+                None
+            }
+        },
+        ReturnType::Default => {
+            errors.spanned(
+                &sig.ident,
+                format!("`{fn_name}` returns nothing; a tool handler returns `Result<T, ToolError>`, write `-> Result<YourOutput, ToolError>`"),
+            );
+            None
+        }
+    };
+    (takes_db, args, output)
+}
+
+fn result_ok_type(ty: &Type) -> Option<&Type> {
+    if last_ident(ty).as_deref() != Some("Result") {
+        return None;
+    }
+    match type_args(ty).as_slice() {
+        [ok, err] if last_ident(err).as_deref() == Some("ToolError") => Some(ok),
+        _ => None,
+    }
+}

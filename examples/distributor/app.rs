@@ -1,0 +1,38 @@
+//! The example's registry and database set-up, shared by the binary and its tests.
+
+use erp_tools_core::{Database, RegistryError, ToolRegistry};
+
+use crate::{data, inventory, purchasing};
+
+/// Every tool of the example, grouped by module.
+pub fn registry() -> Result<ToolRegistry, RegistryError> {
+    ToolRegistry::builder()
+        .module("purchasing", purchasing::DESCRIPTION)
+        .module("inventory", inventory::DESCRIPTION)
+        .tools(erp_tools_core::tools![
+            purchasing::search_vendors,
+            purchasing::get_vendor_summary,
+            purchasing::search_pos,
+            purchasing::get_po,
+            purchasing::create_po_draft,
+            inventory::get_stock,
+            inventory::list_below_reorder,
+        ])
+        .build()
+}
+
+/// Opens (creating and seeding on first start) the example database at `url`.
+pub async fn open_db(url: &str) -> Result<Database, String> {
+    let db = Database::open(url)
+        .await
+        .map_err(|e| format!("cannot open database {url}: {e}"))?;
+    prepare(&db).await?;
+    Ok(db)
+}
+
+/// Creates the example's tables in an open database and seeds them if empty.
+pub async fn prepare(db: &Database) -> Result<(), String> {
+    data::prepare(db)
+        .await
+        .map_err(|e| format!("cannot prepare the example data: {e}"))
+}

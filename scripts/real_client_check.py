@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Drive the distributor example with the official Python MCP client (PyPI `mcp`).
+
+Usage: python3 scripts/real_client_check.py [path/to/distributor-binary]
+
+Starts the example on a fresh SQLite file, then, as a buyer and as a warehouse user,
+over streamable HTTP and over stdio: lists tools, calls the draft tool, repeats it, and
+sends a unit the item is not stocked in. Prints what the client saw and exits non-zero
+when the server does not behave as documented.
+"""
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import httpx2
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+BIN = sys.argv[1] if len(sys.argv) > 1 else "target/debug/examples/distributor"
+BUYER = "purchasing:read,purchasing:draft,inventory:read"
+WAREHOUSE = "inventory:read"
+failures = []
+
+
+def check(cond, what):
+    print(("  ok   " if cond else "  FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def token(env, scopes, user="7", branch="SBY-01"):
+    out = subprocess.run(
+        [BIN, "token", "--user", user, "--branch", branch, "--scopes", scopes],
+        env=env, check=True, capture_output=True, text=True,
+    )
+    return out.stdout.strip()
+
+
+DRAFT = {
+    "vendor_code": "V-00231",
+    "needed_by": "2030-01-15",
+    "client_ref": "py-1",
+    "note": "Below reorder point",
+    "lines": [{"item_code": "BRG-0042", "qty": "20", "uom": "BOX"}],
+}
+
+
+async def exercise(session, role, label):
+    listed = await session.list_tools()
+    names = [t.name for t in listed.tools]
+    print(f"[{label}] {role} tools/list: {names}")
+    again = [t.name for t in (await session.list_tools()).tools]
+    check(names == again, f"{label} {role}: list stable across calls")
+    if role == "buyer":
+        check("purchasing_create_po_draft" in names, f"{label} buyer sees the draft tool")
+        draft = next(t for t in listed.tools if t.name == "purchasing_create_po_draft")
+        check(draft.annotations.read_only_hint is False and draft.annotations.idempotent_hint is True
+              and draft.annotations.destructive_hint is False and draft.annotations.open_world_hint is False,
+              f"{label} draft annotations")
+        first = await session.call_tool("purchasing_create_po_draft", DRAFT)
+        second = await session.call_tool("purchasing_create_po_draft", DRAFT)
+        s1, s2 = first.structured_content, second.structured_content
+        print(f"[{label}] first call: number={s1.get('number')} replayed={s1.get('replayed')}")
+        print(f"[{label}] retry:      number={s2.get('number')} replayed={s2.get('replayed')}")
+        check(not first.is_error and s1["replayed"] is False, f"{label} draft created")
+        check(s2["replayed"] is True and s2["number"] == s1["number"], f"{label} retry replayed")
+        bad = dict(DRAFT, client_ref="py-2", lines=[{"item_code": "BRG-0042", "qty": "10", "uom": "KG"}])
+        res = await session.call_tool("purchasing_create_po_draft", bad)
+        text = res.content[0].text
+        print(f"[{label}] KG line: isError={res.is_error} text={text!r}")
+        check(res.is_error and "No draft was created." in text and "1 BOX = 24 PCS" in text,
+              f"{label} unit error is actionable")
+        check(res.structured_content is None,
+              f"{label} error result carries no structuredContent (clients check it against outputSchema)")
+    else:
+        check(names == ["inventory_get_stock", "inventory_list_below_reorder"],
+              f"{label} warehouse sees only inventory tools")
+        res = await session.call_tool("purchasing_create_po_draft", DRAFT)
+        text = res.content[0].text
+        print(f"[{label}] warehouse draft call: isError={res.is_error} text={text!r}")
+        check(res.is_error and "purchasing:draft" in text, f"{label} warehouse call refused naming the scope")
+
+
+async def over_http(env, url):
+    for role, scopes in (("buyer", BUYER), ("warehouse", WAREHOUSE)):
+        tok = token(env, scopes)
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {tok}"}, timeout=30) as http:
+            async with streamable_http_client(url, http_client=http) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    init = await session.initialize()
+                    print(f"[http] negotiated protocol {init.protocol_version}")
+                    await exercise(session, role, "http")
+
+
+async def over_stdio(env):
+    for role, scopes in (("buyer", BUYER), ("warehouse", WAREHOUSE)):
+        e = dict(env, ERP_TOOLS_TOKEN=token(env, scopes))
+        params = StdioServerParameters(command=BIN, args=["serve", "--stdio"], env=e)
+        async with stdio_client(params) as (r, w):
+            async with ClientSession(r, w) as session:
+                init = await session.initialize()
+                print(f"[stdio] negotiated protocol {init.protocol_version}")
+                await exercise(session, role, "stdio")
+
+
+async def main():
+    tmp = tempfile.mkdtemp()
+    port = free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    env = dict(os.environ, ERP_TOOLS_DB=f"sqlite://{tmp}/distributor.db",
+               ERP_TOOLS_RESOURCE=resource, RUST_LOG="warn")
+    server = subprocess.Popen([BIN, "serve", "--addr", f"127.0.0.1:{port}"], env=env)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        await over_http(env, resource)
+        await over_stdio(dict(env, ERP_TOOLS_DB=f"sqlite://{tmp}/stdio.db"))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    print(f"\n{len(failures)} failure(s)")
+    sys.exit(1 if failures else 0)
+
+
+asyncio.run(main())

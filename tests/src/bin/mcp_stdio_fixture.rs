@@ -1,0 +1,32 @@
+//! The MCP fixture served over stdio, for the stdio transport test.
+//!
+//! Environment: `ERP_TOOLS_DB_URL` (the fixture database) and `ERP_TOOLS_TOKEN` (a
+//! development token naming the caller). The caller is fixed at start-up from the token;
+//! an invalid token stops the process before anything is served.
+
+use erp_tools_core::auth::{TokenConfig, verify};
+use erp_tools_core::mcp::serve_stdio;
+use erp_tools_tests::mcp_fixture;
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let (Ok(url), Ok(token)) = (
+        std::env::var("ERP_TOOLS_DB_URL"),
+        std::env::var("ERP_TOOLS_TOKEN"),
+    ) else {
+        eprintln!("set ERP_TOOLS_DB_URL and ERP_TOOLS_TOKEN");
+        std::process::exit(2);
+    };
+    let principal = match verify(&TokenConfig::development(), &token) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("refusing to serve: {e}");
+            std::process::exit(3);
+        }
+    };
+    let runtime = mcp_fixture::runtime(&url).await;
+    if let Err(e) = serve_stdio(runtime, principal).await {
+        eprintln!("{e}");
+        std::process::exit(1);
+    }
+}

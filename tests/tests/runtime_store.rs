@@ -1,0 +1,289 @@
+//! The store (SPEC R7, R8): framework migrations, application migrations, key retention,
+//! the shared audit sink for agent-loop events, and durable keys across reopen. Each
+//! scenario runs on SQLite and, with `ERP_TOOLS_PG_URL`, on PostgreSQL.
+
+mod runtime_support;
+
+use std::time::Duration;
+
+use erp_tools_core::agent::{AgentEvent, AgentEventKind, AuditSink};
+use erp_tools_core::audit::AuditEntry;
+use erp_tools_core::idempotency::{DEFAULT_KEY_RETENTION, MIN_KEY_RETENTION};
+use erp_tools_core::{Database, Outcome, StoreError};
+use runtime_support::*;
+
+async fn migrations(t: &TestDb) {
+    let applied = t.db.applied_migrations().await.unwrap();
+    assert_eq!(
+        applied,
+        [
+            "erp_tools/0001_framework",
+            "erp_tools/0002_audit_agent_columns"
+        ]
+    );
+
+    migrate(&t.db).await;
+    // Applying again, and opening again, changes nothing.
+    migrate(&t.db).await;
+    let again = t.open_again().await;
+    migrate(&again).await;
+    assert_eq!(
+        again.applied_migrations().await.unwrap(),
+        [
+            "erp_tools/0001_framework",
+            "erp_tools/0002_audit_agent_columns",
+            "0001_purchase_orders"
+        ]
+    );
+
+    // An applied migration whose SQL changed is refused, and nothing of it runs.
+    let err =
+        t.db.apply_migrations(&[("0001_purchase_orders", "DROP TABLE purchase_orders")])
+            .await
+            .unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Migration { version, .. } if version == "0001_purchase_orders"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("add a new migration"), "{err}");
+    assert_eq!(count(&t.db, "purchase_orders").await, 0);
+
+    // A failing migration is rolled back and not recorded.
+    let err =
+        t.db.apply_migrations(&[(
+            "0002_broken",
+            "CREATE TABLE vendors (code TEXT PRIMARY KEY); THIS IS NOT SQL",
+        )])
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("0002_broken"), "{err}");
+    assert!(
+        !t.db
+            .applied_migrations()
+            .await
+            .unwrap()
+            .contains(&"0002_broken".to_string())
+    );
+    let vendors_exists = sqlx::query("SELECT 1 FROM vendors")
+        .fetch_optional(t.db.pool())
+        .await
+        .is_ok();
+    assert!(!vendors_exists, "the failed migration left no table behind");
+
+    // The framework prefix is reserved; versions are unique.
+    for bad in [
+        &[("erp_tools/0009_mine", "SELECT 1")][..],
+        &[("0003_a", "SELECT 1"), ("0003_a", "SELECT 2")][..],
+    ] {
+        assert!(t.db.apply_migrations(bad).await.is_err());
+    }
+}
+on_both_backends!(migrations_apply_once_and_refuse_edits, crate::migrations);
+
+async fn keys_are_durable_and_purged(t: &TestDb) {
+    let app = App::new(&t.db).await;
+    let who = buyer();
+    let run = new_run();
+    let first = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
+
+    // A restarted server (a new `Database` on the same store) still replays.
+    let restarted = App::new(&t.open_again().await).await;
+    let again = restarted.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    assert_eq!(again.outcome, Outcome::Replayed, "{}", again.text);
+    assert_eq!(again.document, first.document);
+
+    // Retention below the published minimum is refused.
+    let err =
+        t.db.purge_idempotency_keys(Duration::from_secs(3600))
+            .await
+            .unwrap_err();
+    assert!(
+        matches!(err, StoreError::RetentionTooShort { min_hours: 24, .. }),
+        "{err}"
+    );
+    // Young keys survive a purge.
+    assert_eq!(
+        t.db.purge_idempotency_keys(MIN_KEY_RETENTION)
+            .await
+            .unwrap(),
+        0
+    );
+    // Age the key past the default retention: it is purged, and the client_ref is free.
+    sqlx::query("UPDATE erp_idempotency_keys SET created_at = '2020-01-01T00:00:00.000000Z'")
+        .execute(t.db.pool())
+        .await
+        .unwrap();
+    assert_eq!(
+        t.db.purge_idempotency_keys(DEFAULT_KEY_RETENTION)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(t.db.idempotency_key_count().await.unwrap(), 0);
+    let after = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    assert_eq!(after.outcome, Outcome::Ok, "{}", after.text);
+    assert_eq!(app.count("purchase_orders").await, 2);
+
+    // The background reaper does the same on a schedule.
+    sqlx::query("UPDATE erp_idempotency_keys SET created_at = '2020-01-01T00:00:00.000000Z'")
+        .execute(t.db.pool())
+        .await
+        .unwrap();
+    let reaper =
+        t.db.spawn_idempotency_reaper(DEFAULT_KEY_RETENTION, Duration::from_millis(200));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while t.db.idempotency_key_count().await.unwrap() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the reaper purged nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    reaper.abort();
+}
+on_both_backends!(
+    keys_survive_restarts_and_are_purged_after_retention,
+    crate::keys_are_durable_and_purged
+);
+
+async fn shared_audit_sink(t: &TestDb) {
+    let app = App::new(&t.db).await;
+    let who = buyer();
+    let run = new_run();
+    // The agent loop's events and the pipeline's rows land in one log, in order.
+    app.db()
+        .record_event(AuditEntry::new(&who, run.clone(), "started").tool(DRAFT_TOOL, "call-1"))
+        .await
+        .unwrap();
+    let out = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    assert_eq!(out.outcome, Outcome::Ok, "{}", out.text);
+    app.db()
+        .record_event(
+            AuditEntry::new(&who, run.clone(), "denied")
+                .tool("finance_create_refund_draft", "call-2")
+                .arguments(&serde_json::json!({"amount": "5000000"}))
+                .message("amount 5000000 is above the limit of 1000000"),
+        )
+        .await
+        .unwrap();
+    app.db()
+        .record_event(
+            AuditEntry::new(&who, run.clone(), "answered")
+                .message("Created PO")
+                .model("other-model"),
+        )
+        .await
+        .unwrap();
+
+    let log = app.db().audit_log(Some(&run)).await.unwrap();
+    let summary: Vec<(&str, &str)> = log
+        .iter()
+        .map(|r| (r.source.as_str(), r.outcome.as_str()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("agent", "started"),
+            ("runtime", "ok"),
+            ("agent", "denied"),
+            ("agent", "answered")
+        ]
+    );
+    assert!(
+        log.windows(2)
+            .all(|w| w[0].id < w[1].id && w[0].at <= w[1].at)
+    );
+    assert_eq!(
+        log[2].message.as_deref(),
+        Some("amount 5000000 is above the limit of 1000000")
+    );
+    assert_eq!(
+        log[2].arguments_json(),
+        Some(serde_json::json!({"amount": "5000000"}))
+    );
+    assert_eq!(log[3].tool_name, None);
+    assert_eq!(log[3].model.as_deref(), Some("other-model"));
+    assert_eq!(log[3].prompt_version.as_deref(), Some("p-3"));
+
+    // The agent loop writes through the same sink with its `AuditSink` implementation.
+    let event = AgentEvent {
+        run_id: run.clone(),
+        step: 3,
+        kind: AgentEventKind::Stopped,
+        tool: Some(DRAFT_TOOL.into()),
+        call_id: Some("call-9".into()),
+        signature: Some("purchasing_create_po_draft{\"client_ref\":\"R-1\"}".into()),
+        detail: Some("no_progress".into()),
+        on_behalf_of: "u-17".into(),
+        branch_code: "SBY-01".into(),
+        at: chrono::Utc::now(),
+    };
+    AuditSink::record(app.db(), &who, &event).await.unwrap();
+    let log = app.db().audit_log(Some(&run)).await.unwrap();
+    let last = log.last().unwrap();
+    assert_eq!(
+        (last.source.as_str(), last.outcome.as_str()),
+        ("agent", "stopped")
+    );
+    assert_eq!(last.step, Some(3));
+    assert_eq!(last.action_signature, event.signature);
+    assert_eq!(last.tool_call_id.as_deref(), Some("call-9"));
+    assert_eq!(last.message.as_deref(), Some("no_progress"));
+    assert_eq!(last.user_id, "u-17");
+    assert_eq!(last.branch_code.as_deref(), Some("SBY-01"));
+
+    // Other runs are filtered out; the unfiltered log has everything.
+    let other = new_run();
+    app.db()
+        .record_event(AuditEntry::new(&who, other.clone(), "started"))
+        .await
+        .unwrap();
+    assert_eq!(app.db().audit_log(Some(&run)).await.unwrap().len(), 5);
+    assert_eq!(app.db().audit_log(None).await.unwrap().len(), 6);
+}
+on_both_backends!(agent_events_share_the_audit_log, crate::shared_audit_sink);
+
+#[tokio::test]
+async fn unsupported_urls_are_explained() {
+    for url in [
+        "sqlite::memory:",
+        "sqlite://?mode=memory",
+        "mysql://root@localhost/test",
+        "erp.db",
+    ] {
+        let err = Database::open(url).await.unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("sqlite://") && matches!(err, StoreError::UnsupportedUrl(_)),
+            "{url}: {text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn sqlite_file_is_created_in_wal_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.db");
+    assert!(!path.exists());
+    let db = Database::open(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    assert!(path.exists());
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let fk: i64 = sqlx::query_scalar("PRAGMA foreign_keys")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(fk, 1);
+    let busy: i64 = sqlx::query_scalar("PRAGMA busy_timeout")
+        .fetch_one(db.pool())
+        .await
+        .unwrap();
+    assert_eq!(busy, 10_000);
+    db.close().await;
+}

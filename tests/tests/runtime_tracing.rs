@@ -1,0 +1,115 @@
+//! Every call runs in an `execute_tool` span carrying the OpenTelemetry GenAI attributes
+//! and the outcome. A minimal subscriber records span fields; spans are told apart by
+//! their agent run id, so the two backends' tests can share it.
+
+mod runtime_support;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use erp_tools_core::Outcome;
+use runtime_support::*;
+use serde_json::json;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Metadata, Subscriber};
+
+type Fields = BTreeMap<String, String>;
+
+#[derive(Default)]
+struct Capture {
+    next: AtomicU64,
+    spans: Mutex<BTreeMap<u64, (String, Fields)>>,
+}
+
+struct Collect<'a>(&'a mut Fields);
+
+impl Visit for Collect<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_string(), value.to_string());
+    }
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0
+            .insert(field.name().to_string(), format!("{value:?}"));
+    }
+}
+
+impl Subscriber for &'static Capture {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &Attributes<'_>) -> Id {
+        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut fields = Fields::new();
+        span.record(&mut Collect(&mut fields));
+        self.spans
+            .lock()
+            .unwrap()
+            .insert(id, (span.metadata().name().to_string(), fields));
+        Id::from_u64(id)
+    }
+    fn record(&self, span: &Id, values: &Record<'_>) {
+        if let Some((_, fields)) = self.spans.lock().unwrap().get_mut(&span.into_u64()) {
+            values.record(&mut Collect(fields));
+        }
+    }
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, _: &Event<'_>) {}
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+fn capture() -> &'static Capture {
+    static CAPTURE: OnceLock<&'static Capture> = OnceLock::new();
+    CAPTURE.get_or_init(|| {
+        let capture: &'static Capture = Box::leak(Box::default());
+        tracing::subscriber::set_global_default(capture).expect("one global subscriber");
+        capture
+    })
+}
+
+fn spans_of_run(run: &str) -> Vec<(String, Fields)> {
+    capture()
+        .spans
+        .lock()
+        .unwrap()
+        .values()
+        .filter(|(_, f)| f.get("erp_tools.agent_run_id").map(String::as_str) == Some(run))
+        .cloned()
+        .collect()
+}
+
+async fn spans(t: &TestDb) {
+    capture();
+    let app = App::new(&t.db).await;
+    let run = new_run();
+    let ok = app.call(&buyer(), &run, DRAFT_TOOL, po_args("R-1")).await;
+    assert_eq!(ok.outcome, Outcome::Ok, "{}", ok.text);
+    let replay = app.call(&buyer(), &run, DRAFT_TOOL, po_args("R-1")).await;
+    assert_eq!(replay.outcome, Outcome::Replayed);
+    let denied = app.call(&viewer(), &run, DRAFT_TOOL, po_args("R-2")).await;
+    assert_eq!(denied.outcome, Outcome::Denied);
+    let bad = app.call(&buyer(), &run, GET_TOOL, json!({})).await;
+    assert_eq!(bad.outcome, Outcome::ToolError);
+
+    let spans = spans_of_run(&run);
+    assert_eq!(spans.len(), 4, "{spans:?}");
+    let outcomes: Vec<&str> = spans
+        .iter()
+        .map(|(_, f)| f["erp_tools.outcome"].as_str())
+        .collect();
+    assert_eq!(outcomes, ["ok", "replayed", "denied", "tool_error"]);
+    for (name, fields) in &spans {
+        assert_eq!(name, "execute_tool");
+        assert_eq!(fields["gen_ai.operation.name"], "execute_tool");
+        let tool = &fields["gen_ai.tool.name"];
+        assert_eq!(fields["otel.name"], format!("execute_tool {tool}"));
+        assert!(fields["gen_ai.tool.call.id"].starts_with("call-"));
+    }
+    assert_eq!(spans[0].1["gen_ai.tool.name"], DRAFT_TOOL);
+    assert_eq!(spans[0].1["erp_tools.on_behalf_of"], "u-17");
+    assert_eq!(spans[0].1["erp_tools.branch"], "SBY-01");
+    assert_eq!(spans[3].1["gen_ai.tool.name"], GET_TOOL);
+}
+on_both_backends!(calls_run_in_execute_tool_spans, crate::spans);

@@ -1,0 +1,8 @@
+use erp_tools_core::prelude::*;
+
+#[erp_tool(module = "inventory", tier = "read", scopes = ["inventory:read"])]
+async fn get_stock(_ctx: &ToolContext, _db: &ReadDb) -> Result<u32, ToolError> {
+    Ok(0)
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use erp_tools_core::prelude::*;
+
+/// Look up the stock of an item.
+#[erp_tool(module = "inventory", tier = "read", scopes = ["inventory:read"])]
+async fn get_stock(_db: &ReadDb, _ctx: &ToolContext) -> Result<u32, ToolError> {
+    Ok(0)
+}
+
+fn main() {}
