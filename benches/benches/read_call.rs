@@ -93,8 +93,8 @@ fn read_call(c: &mut Criterion) {
                     item_code: "BRG-0042".into(),
                 };
                 let out = match body {
-                    "memory" => tools::describe_item(&ctx, args).await,
-                    _ => tools::get_item(&ctx, &read, args).await,
+                    "memory" => tools::describe_item(ctx, args).await,
+                    _ => tools::get_item(ctx, read, args).await,
                 };
                 black_box(out.expect("direct call"))
             })
@@ -103,7 +103,7 @@ fn read_call(c: &mut Criterion) {
             b.to_async(&rt).iter(|| async move {
                 let out = runtime
                     .call(
-                        &who_arc,
+                        who_arc,
                         ToolCall {
                             agent_run_id: "bench-run".into(),
                             tool_call_id: "call-1".into(),
