@@ -51,6 +51,8 @@ if [[ $mode == smoke ]]; then
   "$bin/concurrency" --agents 4 --calls 20 --reps 1 --json "$out/concurrency.json"
   "$bin/memory" --binary "$bin/examples/distributor" --calls 200 --clients 4 --reps 1 \
     --json "$out/memory.json"
+  "$bin/interleaved" --read-rounds 5 --sqlite-draft-rounds 3 --pg-draft-rounds 3 \
+    --json "$out/interleaved.json"
   "$bin/compile_time" --tools 3 --reps 1 --check --json "$out/compile_time.json"
   "$bin/report" "$out" > /dev/null
 else
@@ -58,6 +60,7 @@ else
   cargo build --release -p erp-tools-core --example distributor
   rm -rf "$target/criterion"
   cargo bench -p erp-tools-benches --benches
+  "$bin/interleaved" --json "$out/interleaved.json"
   "$bin/concurrency" --json "$out/concurrency.json"
   "$bin/memory" --binary "$bin/examples/distributor" --json "$out/memory.json"
   "$bin/compile_time" --json "$out/compile_time.json"

@@ -6,6 +6,8 @@
 //!   `attempt` row committed on its own first; key claimed first, completed after the
 //!   handler; audit row updated in the transaction), to separate the cost of that shape
 //!   from the framework's own CPU work;
+//! - `floor_pipeline_shape_async_attempt` (PostgreSQL only): the same, with the `attempt`
+//!   row committed without waiting for the WAL flush, to measure that possible fix;
 //! - `erp_tools`: `ToolRuntime::call` (scopes, strict validation, canonical hash,
 //!   claim, handler, audit, commit).
 //!
@@ -61,7 +63,11 @@ fn draft_call(c: &mut Criterion) {
                 .await
                 .expect("pipeline call");
             assert_eq!(out.outcome, Outcome::Ok, "{}", out.text);
-            for shape in [FloorShape::OneCommit, FloorShape::PipelineShape] {
+            for shape in [
+                FloorShape::OneCommit,
+                FloorShape::PipelineShape,
+                FloorShape::PipelineShapeAsyncAttempt,
+            ] {
                 floor_draft(
                     &db.db,
                     shape,
@@ -74,7 +80,7 @@ fn draft_call(c: &mut Criterion) {
                 .expect("floor transaction");
             }
             let (orders, _, keys) = db.counts().await;
-            assert_eq!((orders, keys), (3, 3));
+            assert_eq!((orders, keys), (4, 4));
         });
 
         let (runtime, who, who_arc, run, db, next_ref) =
@@ -105,6 +111,25 @@ fn draft_call(c: &mut Criterion) {
                 )
             })
         });
+        if name == "postgres" {
+            group.bench_function("floor_pipeline_shape_async_attempt", |b| {
+                b.to_async(&rt).iter(|| async move {
+                    let args = order_arguments(&next_ref(), LINES);
+                    black_box(
+                        floor_draft(
+                            &db.db,
+                            FloorShape::PipelineShapeAsyncAttempt,
+                            who,
+                            run,
+                            "call-1",
+                            &args,
+                        )
+                        .await
+                        .expect("floor"),
+                    )
+                })
+            });
+        }
         group.bench_function("erp_tools", |b| {
             b.to_async(&rt).iter(|| async move {
                 let out = runtime

@@ -213,6 +213,12 @@ pub enum FloorShape {
     /// committed first; then one transaction claiming the key row, inserting the
     /// document and lines, completing the key row and updating the audit row.
     PipelineShape,
+    /// [`FloorShape::PipelineShape`] with the `attempt` row committed asynchronously on
+    /// PostgreSQL (`SET LOCAL synchronous_commit = off`): its WAL record is flushed by the
+    /// draft's own commit right after, and it survives a crash of the application (only a
+    /// crash of the database server within ~200 ms could lose it). On SQLite it is the
+    /// same as `PipelineShape`. Measures a possible fix of the pipeline's second commit.
+    PipelineShapeAsyncAttempt,
 }
 
 /// One draft written by hand on `db` (no validation, no scope check, no replay logic):
@@ -233,15 +239,25 @@ pub async fn floor_draft(
     let now = audit::now_text();
     let attempt_id = match shape {
         FloorShape::OneCommit => None,
-        FloorShape::PipelineShape => {
+        FloorShape::PipelineShape | FloorShape::PipelineShapeAsyncAttempt => {
             let entry = AuditEntry::new(principal, agent_run_id, audit::ATTEMPT)
                 .tool(tool, tool_call_id)
                 .arguments(arguments);
-            Some(audit_insert(db.pool(), &entry, &now, None, None).await?)
+            if shape == FloorShape::PipelineShapeAsyncAttempt && db.backend() == Backend::Postgres {
+                let mut tx = db.pool().begin().await?;
+                sqlx::query("SET LOCAL synchronous_commit = off")
+                    .execute(&mut *tx)
+                    .await?;
+                let id = audit_insert(&mut *tx, &entry, &now, None, None).await?;
+                tx.commit().await?;
+                Some(id)
+            } else {
+                Some(audit_insert(db.pool(), &entry, &now, None, None).await?)
+            }
         }
     };
     let mut tx = begin(db).await?;
-    if shape == FloorShape::PipelineShape {
+    if attempt_id.is_some() {
         sqlx::query(
             "INSERT INTO erp_idempotency_keys (agent_run_id, client_ref, request_hash, tool_name, \
              user_id, branch_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
@@ -319,7 +335,9 @@ pub async fn floor_draft(
     Ok(id)
 }
 
-async fn audit_insert<'c, E>(
+/// Inserts one audit row on `executor`: finished (outcome as in `entry`, with the
+/// document) when `document_id` is given, otherwise an `attempt`-style open row.
+pub async fn audit_insert<'c, E>(
     executor: E,
     entry: &AuditEntry,
     now: &str,

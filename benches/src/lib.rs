@@ -2,6 +2,7 @@
 //! root): the tools measured, the plain `rmcp` baseline server, throw-away databases,
 //! the hand-written "floor" transaction, and small statistics helpers.
 
+pub mod batch_audit;
 pub mod fixtures;
 pub mod plain;
 pub mod stats;

@@ -326,6 +326,11 @@ fn main() {
         None => writeln!(md, "not run").unwrap(),
     }
 
+    // Interleaved rerun of the key ratios.
+    if let Some(v) = read_json(&results.join("interleaved.json")) {
+        interleaved(&mut md, &v);
+    }
+
     writeln!(
         md,
         "\n## Targets\n\n| target | measured | verdict |\n|---|---|---|"
@@ -340,4 +345,74 @@ fn main() {
     let path = results.join("summary.md");
     std::fs::write(&path, &md).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
     eprintln!("written to {}", path.display());
+}
+
+fn cell(x: &Value) -> String {
+    match (x["median"].as_f64(), x["p25"].as_f64(), x["p75"].as_f64()) {
+        (Some(m), Some(a), Some(b)) => {
+            let d = if m < 10.0 {
+                2
+            } else if m < 1000.0 {
+                1
+            } else {
+                0
+            };
+            format!("{m:.d$} [{a:.d$}–{b:.d$}]")
+        }
+        _ => "n/a".into(),
+    }
+}
+
+fn interleaved(md: &mut String, v: &Value) {
+    writeln!(
+        md,
+        "\n## Key ratios, interleaved rerun (µs per call, median [IQR])\n"
+    )
+    .unwrap();
+    writeln!(
+        md,
+        "| body | rounds | (a) direct | (b) pipeline | (c) MCP erp-tools | (d) MCP rmcp | (b)−(a) | (c)/(d) |\n|---|---|---|---|---|---|---|---|"
+    )
+    .unwrap();
+    for body in ["memory", "sqlite"] {
+        let r = &v["read"][body];
+        if r.is_null() {
+            continue;
+        }
+        writeln!(
+            md,
+            "| {body} | {} | {} | {} | {} | {} | {:.1} | {:.2} |",
+            r["rounds"],
+            cell(&r["us"]["a_direct"]),
+            cell(&r["us"]["b_pipeline"]),
+            cell(&r["us"]["c_mcp_erp"]),
+            cell(&r["us"]["d_mcp_rmcp"]),
+            r["b_minus_a_us"].as_f64().unwrap_or(f64::NAN),
+            r["c_over_d"].as_f64().unwrap_or(f64::NAN)
+        )
+        .unwrap();
+    }
+    writeln!(
+        md,
+        "\n| backend | rounds | floor | pipeline's statements | same, async attempt commit | erp-tools | erp-tools / floor |\n|---|---|---|---|---|---|---|"
+    )
+    .unwrap();
+    for backend in ["sqlite", "postgres"] {
+        let r = &v["draft"][backend];
+        if r.get("rounds").is_none() {
+            writeln!(md, "| {backend} | not run | | | | | |").unwrap();
+            continue;
+        }
+        writeln!(
+            md,
+            "| {backend} | {} | {} | {} | {} | {} | {:.2} |",
+            r["rounds"],
+            cell(&r["us"]["floor"]),
+            cell(&r["us"]["floor_pipeline_shape"]),
+            cell(&r["us"]["floor_pipeline_shape_async_attempt"]),
+            cell(&r["us"]["erp_tools"]),
+            r["erp_over_floor"].as_f64().unwrap_or(f64::NAN)
+        )
+        .unwrap();
+    }
 }
