@@ -7,7 +7,8 @@
 //! Read variants (memory and SQLite bodies): direct, pipeline, MCP erp-tools, MCP rmcp.
 //! Draft variants (SQLite, and PostgreSQL with `ERP_TOOLS_PG_URL`): floor (one commit),
 //! the pipeline's statements by hand, the same with the attempt row committed
-//! asynchronously (PostgreSQL), and erp-tools.
+//! asynchronously or with the two final updates merged into one statement (PostgreSQL
+//! only: two candidate fixes), and erp-tools.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -26,13 +27,13 @@ use serde_json::{Value, json};
 #[command(about = "Key ratios of benchmarks 1 and 2, measured interleaved")]
 struct Args {
     /// Rounds of the read variants.
-    #[arg(long, default_value_t = 4000)]
+    #[arg(long, default_value_t = 10000)]
     read_rounds: usize,
     /// Rounds of the SQLite draft variants.
-    #[arg(long, default_value_t = 1500)]
+    #[arg(long, default_value_t = 4000)]
     sqlite_draft_rounds: usize,
     /// Rounds of the PostgreSQL draft variants.
-    #[arg(long, default_value_t = 600)]
+    #[arg(long, default_value_t = 2000)]
     pg_draft_rounds: usize,
     /// Also write the JSON result to this file.
     #[arg(long)]
@@ -167,6 +168,8 @@ async fn draft_rounds(db: &BenchDb, rounds: usize) -> Value {
             "floor",
             "floor_pipeline_shape",
             "floor_pipeline_shape_async_attempt",
+            "floor_pipeline_shape_merged_updates",
+            "floor_overlapped_attempt_merged_updates",
             "erp_tools",
         ]
     } else {
@@ -200,6 +203,10 @@ async fn draft_rounds(db: &BenchDb, rounds: usize) -> Value {
                     let shape = match other {
                         "floor" => FloorShape::OneCommit,
                         "floor_pipeline_shape" => FloorShape::PipelineShape,
+                        "floor_pipeline_shape_merged_updates" => {
+                            FloorShape::PipelineShapeMergedUpdates
+                        }
+                        "floor_overlapped_attempt_merged_updates" => FloorShape::Overlapped,
                         _ => FloorShape::PipelineShapeAsyncAttempt,
                     };
                     floor_draft(&db.db, shape, &who, &run, "call-1", &args)
@@ -230,6 +237,10 @@ async fn draft_rounds(db: &BenchDb, rounds: usize) -> Value {
     if pg {
         out["async_attempt_over_floor"] =
             json!(s.median("floor_pipeline_shape_async_attempt") / floor);
+        out["merged_updates_over_floor"] =
+            json!(s.median("floor_pipeline_shape_merged_updates") / floor);
+        out["overlapped_over_floor"] =
+            json!(s.median("floor_overlapped_attempt_merged_updates") / floor);
     }
     out
 }

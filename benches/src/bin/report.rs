@@ -394,22 +394,24 @@ fn interleaved(md: &mut String, v: &Value) {
     }
     writeln!(
         md,
-        "\n| backend | rounds | floor | pipeline's statements | same, async attempt commit | erp-tools | erp-tools / floor |\n|---|---|---|---|---|---|---|"
+        "\n| backend | rounds | floor | pipeline's statements | same, async attempt commit | same, final updates merged | merged + attempt overlapped | erp-tools | erp-tools / floor |\n|---|---|---|---|---|---|---|---|---|"
     )
     .unwrap();
     for backend in ["sqlite", "postgres"] {
         let r = &v["draft"][backend];
         if r.get("rounds").is_none() {
-            writeln!(md, "| {backend} | not run | | | | | |").unwrap();
+            writeln!(md, "| {backend} | not run | | | | | | | |").unwrap();
             continue;
         }
         writeln!(
             md,
-            "| {backend} | {} | {} | {} | {} | {} | {:.2} |",
+            "| {backend} | {} | {} | {} | {} | {} | {} | {} | {:.2} |",
             r["rounds"],
             cell(&r["us"]["floor"]),
             cell(&r["us"]["floor_pipeline_shape"]),
             cell(&r["us"]["floor_pipeline_shape_async_attempt"]),
+            cell(&r["us"]["floor_pipeline_shape_merged_updates"]),
+            cell(&r["us"]["floor_overlapped_attempt_merged_updates"]),
             cell(&r["us"]["erp_tools"]),
             r["erp_over_floor"].as_f64().unwrap_or(f64::NAN)
         )
