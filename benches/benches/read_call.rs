@@ -205,6 +205,25 @@ fn read_call(c: &mut Criterion) {
             black_box(out)
         })
     });
+    // The call-path part of that fix alone: build the row and hand it over (the
+    // receiving task drops it), i.e. the cost while the writer keeps up.
+    let (queue, mut drain) = tokio::sync::mpsc::channel::<AuditEntry>(4096);
+    rt.spawn(async move { while drain.recv().await.is_some() {} });
+    let queue = &queue;
+    group.bench_function("body_with_audit_row_enqueued", |b| {
+        b.to_async(&rt).iter(|| async move {
+            let out = tools::memory_body("BRG-0042").await.expect("body");
+            queue
+                .send(
+                    AuditEntry::new(who, "bench-run", "ok")
+                        .tool("catalog_describe_item", "call-1")
+                        .arguments(&arguments()),
+                )
+                .await
+                .expect("queue open");
+            black_box(out)
+        })
+    });
     group.bench_function("result_to_json_and_text", |b| {
         b.iter(|| {
             let structured = serde_json::to_value(&view).expect("json");

@@ -1,7 +1,8 @@
 //! A sketch of the fix measured for the read-call overhead: audit rows handed to a
-//! background writer over a bounded channel and written in batches, one transaction per
-//! batch, instead of two committed statements on the call path. Used only to measure what
-//! such a writer would cost per call; the framework does not use it.
+//! background writer over a bounded channel and written in batches (multi-row `INSERT`s,
+//! one transaction per batch), instead of two committed statements on the call path.
+//! Used only to measure what such a writer would cost per call; the framework does not
+//! use it.
 
 use erp_tools_core::Database;
 use erp_tools_core::audit::{self, AuditEntry};
@@ -9,6 +10,57 @@ use tokio::sync::mpsc;
 
 /// Largest batch written in one transaction.
 pub const MAX_BATCH: usize = 256;
+/// Rows per multi-row `INSERT` (17 parameters each).
+const ROWS_PER_STATEMENT: usize = 64;
+
+/// Inserts `rows` as finished `ok` rows of the runtime with one multi-row `INSERT`.
+async fn insert_rows(
+    conn: &mut sqlx::AnyConnection,
+    rows: &[AuditEntry],
+    now: &str,
+) -> Result<(), sqlx::Error> {
+    let mut sql = String::from(
+        "INSERT INTO erp_audit_log (at, finished_at, source, agent_run_id, tool_call_id, \
+         tool_name, user_id, branch_id, branch_code, arguments, outcome, message, \
+         document_type, document_id, document_number, model, prompt_version) VALUES ",
+    );
+    for r in 0..rows.len() {
+        if r > 0 {
+            sql.push_str(", ");
+        }
+        sql.push('(');
+        for c in 0..17 {
+            if c > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!("${}", r * 17 + c + 1));
+        }
+        sql.push(')');
+    }
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for e in rows {
+        query = query
+            .bind(now.to_string())
+            .bind(Some(now.to_string()))
+            .bind(audit::SOURCE_RUNTIME)
+            .bind(e.agent_run_id.clone())
+            .bind(e.tool_call_id.clone())
+            .bind(e.tool_name.clone())
+            .bind(e.user_id.clone())
+            .bind(e.branch_id)
+            .bind(e.branch_code.clone())
+            .bind(e.arguments.clone())
+            .bind(e.outcome.clone())
+            .bind(e.message.clone())
+            .bind(None::<String>)
+            .bind(None::<i64>)
+            .bind(None::<String>)
+            .bind(e.model.clone())
+            .bind(e.prompt_version.clone());
+    }
+    query.execute(conn).await?;
+    Ok(())
+}
 
 /// The sending side of the background audit writer.
 #[derive(Clone)]
@@ -27,13 +79,14 @@ impl AuditBatcher {
             while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
                 let now = audit::now_text();
                 let mut txn = db.pool().begin().await.expect("begin audit batch");
-                for entry in batch.drain(..) {
-                    crate::fixtures::audit_insert(&mut *txn, &entry, &now, None, None)
+                for chunk in batch.chunks(ROWS_PER_STATEMENT) {
+                    insert_rows(&mut txn, chunk, &now)
                         .await
-                        .expect("insert audit row");
-                    written += 1;
+                        .expect("insert audit rows");
+                    written += chunk.len() as u64;
                 }
                 txn.commit().await.expect("commit audit batch");
+                batch.clear();
             }
             written
         });
