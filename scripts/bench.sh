@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Runs every erp-tools benchmark (see BENCHMARKS.md) and writes the results to
+# target/bench-results/ (summary.md, one JSON per benchmark binary, machine.txt).
+#
+#   scripts/bench.sh           the full run: release builds, criterion benchmarks 1-3,
+#                              the concurrency storm, compile time and memory binaries
+#   scripts/bench.sh --smoke   compile every benchmark and execute it once with tiny sizes,
+#                              on debug builds (for CI); results in target/bench-results/smoke/
+#
+# PostgreSQL benchmarks (2 on PostgreSQL, 4) need ERP_TOOLS_PG_URL, e.g.
+#   ERP_TOOLS_PG_URL=postgres://root@127.0.0.1:5432/test scripts/bench.sh
+# Without it they print "skipped: ERP_TOOLS_PG_URL not set" and the rest still runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=full
+case "${1:-}" in
+  "") ;;
+  --smoke) mode=smoke ;;
+  *) echo "usage: scripts/bench.sh [--smoke]" >&2; exit 2 ;;
+esac
+
+target=${CARGO_TARGET_DIR:-target}
+if [[ $mode == smoke ]]; then
+  out=$target/bench-results/smoke
+  bin=$target/debug
+else
+  out=$target/bench-results
+  bin=$target/release
+fi
+mkdir -p "$out"
+
+machine() {
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "cores (nproc): $(nproc)"
+  lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|L3 cache)' || true
+  free -g | sed -n 1,2p
+  echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+  rustc --version
+  echo "ERP_TOOLS_PG_URL: ${ERP_TOOLS_PG_URL:-(not set)}"
+}
+machine | tee "$out/machine.txt"
+start=$(date +%s)
+
+if [[ $mode == smoke ]]; then
+  # Criterion benchmarks in test mode: each benchmark function runs once.
+  cargo test -p erp-tools-benches --lib --benches
+  cargo build -p erp-tools-benches --bins
+  cargo build -p erp-tools-core --example distributor
+  "$bin/concurrency" --agents 4 --calls 20 --reps 1 --json "$out/concurrency.json"
+  "$bin/memory" --binary "$bin/examples/distributor" --calls 200 --clients 4 --reps 1 \
+    --json "$out/memory.json"
+  "$bin/interleaved" --read-rounds 5 --sqlite-draft-rounds 3 --pg-draft-rounds 3 \
+    --json "$out/interleaved.json"
+  "$bin/compile_time" --tools 3 --reps 1 --check --json "$out/compile_time.json"
+  "$bin/report" "$out" > /dev/null
+else
+  cargo build --release -p erp-tools-benches --bins --benches
+  cargo build --release -p erp-tools-core --example distributor
+  rm -rf "$target/criterion"
+  cargo bench -p erp-tools-benches --benches
+  "$bin/interleaved" --json "$out/interleaved.json"
+  "$bin/concurrency" --json "$out/concurrency.json"
+  "$bin/memory" --binary "$bin/examples/distributor" --json "$out/memory.json"
+  "$bin/compile_time" --json "$out/compile_time.json"
+  "$bin/report" "$out"
+fi
+echo "bench.sh $mode: done in $(( $(date +%s) - start )) s; results in $out"
