@@ -259,6 +259,42 @@ async fn without_a_named_run_the_session_is_the_run() {
     );
 }
 
+#[tokio::test]
+async fn without_a_named_run_stateless_retries_with_one_token_replay() {
+    let server = Server::start().await;
+    let token = server.token(&buyer(None));
+    let arguments = valid_arguments("purchasing_create_po_draft", "r-stateless");
+    // Two separate stateless connections, as a client retrying after a timeout would open.
+    for expected in [false, true] {
+        let client = server
+            .client(&token, &ProtocolVersion::V_2026_07_28, None)
+            .await;
+        let result = client
+            .call_tool(call("purchasing_create_po_draft", arguments.clone()))
+            .await
+            .unwrap();
+        assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+        assert_eq!(
+            result.structured_content.unwrap()["replayed"],
+            json!(expected)
+        );
+        client.cancel().await.unwrap();
+    }
+    assert_eq!(
+        mcp_fixture::purchase_order_count(server.runtime.database()).await,
+        1
+    );
+    let log = server.runtime.database().audit_log(None).await.unwrap();
+    let runs: Vec<&str> = log.iter().map(|r| r.agent_run_id.as_str()).collect();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0], runs[1]);
+    assert_eq!(runs[0], erp_tools_core::mcp::token_run_id(&token));
+    assert!(
+        !runs[0].contains(&token[..20]),
+        "the token itself is not stored"
+    );
+}
+
 fn initialize_body() -> Value {
     json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",

@@ -80,10 +80,10 @@ struct Shared {
 ///
 /// The agent run a call belongs to (idempotency keys are scoped to it) is, in order: the
 /// token's `run` claim; the [`AGENT_RUN_HEADER`] request header; the `Mcp-Session-Id` of a
-/// 2025-11-25 HTTP session; otherwise an id generated for this connection (a stdio
-/// process, an in-process client, or one stateless HTTP request). Agents that retry over
-/// stateless HTTP should therefore name their run in the token or the header. The tool
-/// call id is the JSON-RPC request id.
+/// 2025-11-25 HTTP session; for a stateless (2026-07-28) HTTP request, a digest of the
+/// bearer token ([`token_run_id`](super::http::token_run_id)), so retries with the same
+/// token replay; otherwise an id generated for this connection (a stdio process or an
+/// in-process client). The tool call id is the JSON-RPC request id.
 #[derive(Clone)]
 pub struct ErpMcpServer {
     shared: Arc<Shared>,

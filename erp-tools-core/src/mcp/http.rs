@@ -360,7 +360,13 @@ async fn authenticated(state: &GuardState, mut request: Request, next: Next) -> 
             ));
         }
         (Some(claim), _) => Some(claim.to_string()),
-        (None, header) => header,
+        (None, Some(header)) => Some(header),
+        // A stateless request (no session) that names no run: the token is the run, so a
+        // retry with the same token replays instead of drafting twice.
+        (None, None) if !request.headers().contains_key("mcp-session-id") => {
+            bearer_token(request.headers()).map(token_run_id)
+        }
+        (None, None) => None,
     };
 
     request.headers_mut().remove(header::AUTHORIZATION);
@@ -369,6 +375,14 @@ async fn authenticated(state: &GuardState, mut request: Request, next: Next) -> 
         agent_run_id,
     });
     next.run(request).await
+}
+
+/// The run of a stateless request that names none: derived from the token (a digest, never
+/// the token itself), so every request made with one token shares one idempotency scope.
+pub fn token_run_id(token: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = hex::encode(Sha256::digest(token.as_bytes()));
+    format!("token-{}", &digest[..24])
 }
 
 fn bearer_token(headers: &HeaderMap) -> Option<&str> {

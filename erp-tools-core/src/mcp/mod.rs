@@ -20,7 +20,9 @@ pub mod handler;
 pub mod http;
 pub mod stdio;
 
-pub use self::http::{HttpConfig, MCP_PATH, METADATA_PATH, router, serve_http, serve_listener};
+pub use self::http::{
+    HttpConfig, MCP_PATH, METADATA_PATH, router, serve_http, serve_listener, token_run_id,
+};
 pub use handler::{
     AGENT_RUN_HEADER, Authenticated, ERROR_META_KEY, ErpMcpServer, annotations_for,
     call_tool_result, instructions, mcp_tool,
