@@ -27,6 +27,11 @@ pub fn words(name: &str) -> Vec<String> {
     names::segments(name)
 }
 
+/// Whether a tool name or property key matches `^[a-zA-Z0-9_-]{1,64}$`.
+pub(crate) fn valid_key(name: &str) -> bool {
+    names::valid_key(name)
+}
+
 /// Classifies a wire name for a tool of `tier`; `None` means the name is allowed.
 pub fn forbidden_field(name: &str, tier: Tier) -> Option<ForbiddenField> {
     match names::classify(name) {

@@ -286,18 +286,7 @@ impl ToolRuntime {
             (Handler::Read(handler), _) => {
                 let read = self.db.read_db();
                 let finished = run_read(handler, &ctx, &read, args).await;
-                if let Err(e) = self
-                    .db
-                    .record_outcome(
-                        audit_id,
-                        finished.outcome.outcome,
-                        finished.audit_message.as_deref(),
-                        None,
-                    )
-                    .await
-                {
-                    tracing::error!(error = %e, audit_id, "could not record the outcome of a read call");
-                }
+                self.finish_separately(audit_id, &finished).await;
                 finished
             }
             (Handler::Draft(handler), Some(key)) => {

@@ -533,12 +533,9 @@ fn is_nullable(node: &Value) -> bool {
 }
 
 /// Whether a tool name or property key is safe on every provider: `^[a-zA-Z0-9_-]{1,64}$`.
+/// The same rule `#[erp_tool]` and `#[derive(ToolArgs)]` apply at compile time.
 pub fn valid_key(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    crate::rules::valid_key(name)
 }
 
 /// Deepest nesting a tool's arguments may have.

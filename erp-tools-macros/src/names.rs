@@ -143,6 +143,15 @@ pub fn segments(name: &str) -> Vec<String> {
     out
 }
 
+/// Whether a tool name or property key is safe on every provider: `^[a-zA-Z0-9_-]{1,64}$`.
+pub fn valid_key(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 /// Why a wire name may not be an argument of any tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Forbidden {

@@ -132,3 +132,9 @@ pub async fn branch_id(db: &Database, code: &str) -> Result<Option<i64>, sqlx::E
         .fetch_optional(db.pool())
         .await
 }
+
+/// Reads a decimal stored as TEXT (amounts and quantities are kept as decimal strings on
+/// both backends).
+pub fn dec(s: &str) -> rust_decimal::Decimal {
+    s.parse().unwrap_or_default()
+}

@@ -7,9 +7,7 @@ use sqlx::Row;
 pub const DESCRIPTION: &str = "Inventory for the caller's branch: stock on hand, allowed units \
     and reorder points per warehouse. Read only: cannot move, adjust or reserve stock.";
 
-fn dec(s: &str) -> Decimal {
-    s.parse().unwrap_or_default()
-}
+use crate::data::dec;
 
 /// Arguments of `inventory_get_stock`.
 #[derive(Deserialize, ToolArgs)]

@@ -8,13 +8,7 @@ pub const DESCRIPTION: &str = "Purchasing for the caller's branch: search vendor
     summaries and purchase orders, create purchase-order DRAFTS. Cannot approve, submit, send, \
     post or cancel orders, and cannot set prices: a person does that in the ERP.";
 
-fn db_error(e: sqlx::Error) -> ToolError {
-    ToolError::internal(e)
-}
-
-fn dec(s: &str) -> Decimal {
-    s.parse().unwrap_or_default()
-}
+use crate::data::dec;
 
 /// Status of a purchase order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema, ToolArgs)]
@@ -123,7 +117,7 @@ pub async fn search_vendors(
     .bind(args.item_code.unwrap_or_default())
     .fetch_all(db.pool())
     .await
-    .map_err(db_error)?;
+    .map_err(ToolError::internal)?;
     let vendors = rows
         .iter()
         .map(|r| VendorHit {
@@ -203,7 +197,7 @@ pub async fn get_vendor_summary(
     .bind(&args.vendor_code)
     .fetch_optional(pool)
     .await
-    .map_err(db_error)?
+    .map_err(ToolError::internal)?
     .ok_or_else(|| {
         ToolError::not_found("Vendor", &args.vendor_code)
             .next_step("Use purchasing_search_vendors to find the vendor code.")
@@ -216,7 +210,7 @@ pub async fn get_vendor_summary(
     .bind(vendor_id)
     .fetch_all(pool)
     .await
-    .map_err(db_error)?;
+    .map_err(ToolError::internal)?;
     let orders = sqlx::query(
         "SELECT po.number, po.status, po.needed_by, po.total FROM purchase_orders po
          WHERE po.vendor_id = $1 AND po.branch_id = $2 ORDER BY po.number DESC",
@@ -225,7 +219,7 @@ pub async fn get_vendor_summary(
     .bind(ctx.branch_id())
     .fetch_all(pool)
     .await
-    .map_err(db_error)?;
+    .map_err(ToolError::internal)?;
     let row = |r: &sqlx::any::AnyRow| PoRow {
         number: r.get(0),
         vendor_code: args.vendor_code.clone(),
@@ -311,7 +305,7 @@ pub async fn search_pos(
     )
     .fetch_all(db.pool())
     .await
-    .map_err(db_error)?;
+    .map_err(ToolError::internal)?;
     Ok(PoList {
         orders: rows
             .iter()
@@ -439,10 +433,10 @@ async fn load_po(
 /// Get one purchase order of the caller's branch with its lines, status and totals.
 #[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"])]
 pub async fn get_po(ctx: &ToolContext, db: &ReadDb, args: GetPoArgs) -> Result<PoView, ToolError> {
-    let mut conn = db.pool().acquire().await.map_err(db_error)?;
+    let mut conn = db.pool().acquire().await.map_err(ToolError::internal)?;
     load_po(&mut conn, ctx.branch_id(), ctx.branch_code(), &args.number)
         .await
-        .map_err(db_error)?
+        .map_err(ToolError::internal)?
         .ok_or_else(|| {
             ToolError::not_found("Purchase order", &args.number)
                 .next_step("Use purchasing_search_pos to find the right number.")
@@ -518,7 +512,7 @@ pub async fn create_po_draft(
         .bind(&args.vendor_code)
         .fetch_optional(&mut *conn)
         .await
-        .map_err(db_error)?
+        .map_err(ToolError::internal)?
         .ok_or_else(|| {
             ToolError::not_found("Vendor", &args.vendor_code)
                 .next_step("Use purchasing_search_vendors to find the vendor code.")
@@ -548,7 +542,7 @@ pub async fn create_po_draft(
             .bind(&line.item_code)
             .fetch_optional(&mut *conn)
             .await
-            .map_err(db_error)?
+            .map_err(ToolError::internal)?
             .ok_or_else(|| {
                 ToolError::rejected(format!("Line {n}: item {} does not exist.", line.item_code))
                     .next_step("Use inventory_list_below_reorder or inventory_get_stock to find item codes.")
@@ -560,7 +554,7 @@ pub async fn create_po_draft(
                 .bind(item_id)
                 .fetch_all(&mut *conn)
                 .await
-                .map_err(db_error)?;
+                .map_err(ToolError::internal)?;
         let units: Vec<(String, String)> = units.iter().map(|u| (u.get(0), u.get(1))).collect();
         if !units.iter().any(|(u, _)| u == line.uom.as_str()) {
             let names: Vec<&str> = units.iter().map(|(u, _)| u.as_str()).collect();
@@ -592,7 +586,7 @@ pub async fn create_po_draft(
         .bind(line.uom.as_str())
         .fetch_optional(&mut *conn)
         .await
-        .map_err(db_error)?;
+        .map_err(ToolError::internal)?;
         let Some(price) = price else {
             return Err(ToolError::rejected(format!(
                 "Vendor {} has no price for item {} in {}.",
@@ -621,7 +615,7 @@ pub async fn create_po_draft(
     )
     .fetch_one(&mut *conn)
     .await
-    .map_err(db_error)?;
+    .map_err(ToolError::internal)?;
     let number = format!("PO-2026-{seq:04}");
     // Status is always 'draft': the arguments cannot carry one.
     let po_id: i64 = sqlx::query_scalar(
@@ -640,7 +634,7 @@ pub async fn create_po_draft(
     .bind(ctx.user_id())
     .fetch_one(&mut *conn)
     .await
-    .map_err(db_error)?;
+    .map_err(ToolError::internal)?;
     for (i, (item_id, line, unit_price, line_total)) in priced.iter().enumerate() {
         sqlx::query(
             "INSERT INTO purchase_order_lines (po_id, line_no, item_id, qty, uom, unit_price, line_total)
@@ -655,11 +649,11 @@ pub async fn create_po_draft(
         .bind(line_total.to_string())
         .execute(&mut *conn)
         .await
-        .map_err(db_error)?;
+        .map_err(ToolError::internal)?;
     }
     let order = load_po(conn, ctx.branch_id(), ctx.branch_code(), &number)
         .await
-        .map_err(db_error)?
+        .map_err(ToolError::internal)?
         .ok_or_else(|| ToolError::internal("draft vanished inside its own transaction"))?;
     tx.record_document(DocumentRef {
         doc_type: "purchase_order".into(),

@@ -16,14 +16,7 @@ use syn::Type;
 pub use args::{ArgsPlan, CLIENT_REF, check_args};
 pub use tool::{Tier, ToolPlan, check_tool};
 
-/// Whether a property key is safe on every provider: `^[a-zA-Z0-9_-]{1,64}$`.
-pub fn valid_key(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
+pub use crate::names::valid_key;
 
 /// A type as the user wrote it, for messages.
 pub fn type_string(ty: &Type) -> String {
