@@ -1,33 +1,10 @@
-//! The audit log: one row per tool call and one per agent-loop event, written by the
-//! framework, never by the model (SPEC R7, A7).
-//!
-//! A tool call's row is written *before* the handler runs, with outcome `attempt`, as its
-//! own committed statement, so a crash mid-call still leaves a trace. When the call ends
-//! the same row gets its final outcome (`ok`, `tool_error`, `denied`, `replayed`), the
-//! document it created and the time it finished. For a draft call that succeeds, that
-//! update runs inside the write transaction, so it commits together with the document
-//! and the idempotency key; a failed draft call is rolled back first and its row updated
-//! afterwards in a separate statement.
-//!
-//! Calls refused before execution (unknown tool, missing scope, invalid arguments, a hard
-//! limit) get a single row with their final outcome.
-//!
-//! The agent loop writes its own events (`started`, `denied`, `failed`, `answered`, ...)
-//! with [`Database::record_event`], into the same table, with `source = "agent"`. Rows
-//! written by the call pipeline have `source = "runtime"`.
-//!
-//! Arguments are stored as JSON text as the model sent them. Payloads larger than
-//! [`MAX_AUDIT_ARGUMENT_BYTES`] are replaced by a summary (size, sha256, the first
-//! characters), so an oversized call cannot bloat the log.
+//! The audit row types (see [`AuditEntry`]); their SQL is in `store/audit.rs`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sqlx::Row;
 
-use crate::context::Principal;
-use crate::db::DocumentRef;
-use crate::runtime::Outcome;
-use crate::store::{Database, StoreError};
+use crate::tool::context::Principal;
+use crate::tool::handles::DocumentRef;
 
 /// Largest argument payload stored verbatim in an audit row, in bytes of JSON text.
 pub const MAX_AUDIT_ARGUMENT_BYTES: usize = 64 * 1024;
@@ -46,6 +23,37 @@ pub const SOURCE_AGENT: &str = "agent";
 
 /// The identifier of an audit row.
 pub type AuditId = i64;
+
+/// How a tool call ended, as recorded in the audit log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The handler ran and succeeded.
+    Ok,
+    /// Invalid arguments, a business rule, an idempotency mismatch or a handler failure.
+    ToolError,
+    /// The caller may not use the tool (missing scope, unknown tool, policy).
+    Denied,
+    /// A retry of an earlier successful call: the original result was returned.
+    Replayed,
+}
+
+impl Outcome {
+    /// `ok`, `tool_error`, `denied` or `replayed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::ToolError => "tool_error",
+            Outcome::Denied => "denied",
+            Outcome::Replayed => "replayed",
+        }
+    }
+
+    /// Whether the call failed (`isError: true` in MCP).
+    pub fn is_error(self) -> bool {
+        matches!(self, Outcome::ToolError | Outcome::Denied)
+    }
+}
 
 /// The current time as stored in the database: UTC RFC 3339 with microseconds and a `Z`,
 /// so text order is time order.
@@ -76,6 +84,28 @@ pub fn arguments_text(arguments: &Value) -> String {
 /// One audit row to write: built from the authenticated principal, never from tool
 /// arguments.
 ///
+/// The audit log holds one row per tool call and one per agent-loop event, written by the
+/// framework, never by the model (SPEC R7, A7).
+///
+/// A tool call's row is written *before* the handler runs, with outcome `attempt`, as its
+/// own committed statement, so a crash mid-call still leaves a trace. When the call ends
+/// the same row gets its final outcome (`ok`, `tool_error`, `denied`, `replayed`), the
+/// document it created and the time it finished. For a draft call that succeeds, that
+/// update runs inside the write transaction, so it commits together with the document
+/// and the idempotency key; a failed draft call is rolled back first and its row updated
+/// afterwards in a separate statement.
+///
+/// Calls refused before execution (unknown tool, missing scope, invalid arguments, a hard
+/// limit) get a single row with their final outcome.
+///
+/// The agent loop writes its own events (`started`, `denied`, `failed`, `answered`, ...)
+/// with [`Database::record_event`](crate::Database::record_event), into the same table, with `source = "agent"`. Rows
+/// written by the call pipeline have `source = "runtime"`.
+///
+/// Arguments are stored as JSON text as the model sent them. Payloads larger than
+/// [`AuditEntry::MAX_ARGUMENT_BYTES`] are replaced by a summary (size, sha256, the first
+/// characters), so an oversized call cannot bloat the log.
+///
 /// ```
 /// use erp_tools_core::{Principal, audit::AuditEntry};
 ///
@@ -100,7 +130,7 @@ pub struct AuditEntry {
     pub branch_id: Option<i64>,
     /// Business code of the caller's branch.
     pub branch_code: Option<String>,
-    /// Arguments as JSON text (see [`arguments_text`]).
+    /// Arguments as JSON text (summarised when larger than [`AuditEntry::MAX_ARGUMENT_BYTES`]).
     pub arguments: Option<String>,
     /// The outcome or event: `attempt`, `ok`, `tool_error`, `denied`, `replayed` for tool
     /// calls; `started`, `denied`, `failed`, `answered` (or another loop status) for
@@ -121,6 +151,10 @@ pub struct AuditEntry {
 }
 
 impl AuditEntry {
+    /// Largest argument payload stored verbatim, in bytes of JSON text; larger ones are
+    /// replaced by a summary (size, sha256, the first characters).
+    pub const MAX_ARGUMENT_BYTES: usize = MAX_AUDIT_ARGUMENT_BYTES;
+
     /// A row for `principal` in `agent_run_id` with `outcome` (an outcome or event name).
     /// User, branch, model and prompt version come from the principal.
     pub fn new(
@@ -202,7 +236,7 @@ impl AuditEntry {
     }
 }
 
-/// One row of the audit log, as read back by [`Database::audit_log`].
+/// One row of the audit log, as read back by [`Database::audit_log`](crate::Database::audit_log).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AuditRecord {
     /// Row id; increases with time.
@@ -211,7 +245,7 @@ pub struct AuditRecord {
     pub at: String,
     /// When the call ended (tool calls only; `None` while running or after a crash).
     pub finished_at: Option<String>,
-    /// `runtime` (the call pipeline) or `agent` ([`Database::record_event`]).
+    /// `runtime` (the call pipeline) or `agent` ([`Database::record_event`](crate::Database::record_event)).
     pub source: String,
     /// The agent run.
     pub agent_run_id: String,
@@ -251,189 +285,6 @@ impl AuditRecord {
             .as_deref()
             .and_then(|a| serde_json::from_str(a).ok())
     }
-}
-
-const INSERT_SQL: &str = "INSERT INTO erp_audit_log (at, finished_at, source, agent_run_id, \
-     tool_call_id, tool_name, user_id, branch_id, branch_code, arguments, outcome, message, \
-     document_type, document_id, document_number, model, prompt_version, step, \
-     action_signature) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
-     $19) \
-     RETURNING id";
-
-async fn insert<'c, E>(
-    executor: E,
-    entry: &AuditEntry,
-    source: &str,
-    finished: bool,
-) -> Result<AuditId, sqlx::Error>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
-    let now = now_text();
-    let doc = entry.document.as_ref();
-    let row = sqlx::query(INSERT_SQL)
-        .bind(now.clone())
-        .bind(finished.then_some(now))
-        .bind(source.to_string())
-        .bind(entry.agent_run_id.clone())
-        .bind(entry.tool_call_id.clone())
-        .bind(entry.tool_name.clone())
-        .bind(entry.user_id.clone())
-        .bind(entry.branch_id)
-        .bind(entry.branch_code.clone())
-        .bind(entry.arguments.clone())
-        .bind(entry.outcome.clone())
-        .bind(entry.message.clone())
-        .bind(doc.map(|d| d.doc_type.clone()))
-        .bind(doc.map(|d| d.id))
-        .bind(doc.map(|d| d.number.clone()))
-        .bind(entry.model.clone())
-        .bind(entry.prompt_version.clone())
-        .bind(entry.step)
-        .bind(entry.action_signature.clone())
-        .fetch_one(executor)
-        .await?;
-    row.try_get::<i64, _>(0)
-}
-
-/// Sets the final outcome of a tool call's row. Runs on any executor, so a draft call
-/// can do it inside its write transaction.
-pub(crate) async fn finish<'c, E>(
-    executor: E,
-    id: AuditId,
-    outcome: Outcome,
-    message: Option<&str>,
-    document: Option<&DocumentRef>,
-) -> Result<(), sqlx::Error>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
-    sqlx::query(
-        "UPDATE erp_audit_log SET outcome = $1, message = $2, document_type = $3, \
-         document_id = $4, document_number = $5, finished_at = $6 WHERE id = $7",
-    )
-    .bind(outcome.as_str())
-    .bind(message.map(str::to_string))
-    .bind(document.map(|d| d.doc_type.clone()))
-    .bind(document.map(|d| d.id))
-    .bind(document.map(|d| d.number.clone()))
-    .bind(now_text())
-    .bind(id)
-    .execute(executor)
-    .await?;
-    Ok(())
-}
-
-impl Database {
-    /// Records that a tool call is about to run (outcome `attempt`), as its own committed
-    /// statement, and returns the row's id for [`Database::record_outcome`].
-    pub async fn record_attempt(&self, entry: &AuditEntry) -> Result<AuditId, StoreError> {
-        let entry = entry.clone().outcome(ATTEMPT);
-        Ok(insert(self.pool(), &entry, SOURCE_RUNTIME, false).await?)
-    }
-
-    /// Records how a call whose attempt was recorded ended.
-    pub async fn record_outcome(
-        &self,
-        id: AuditId,
-        outcome: Outcome,
-        message: Option<&str>,
-        document: Option<&DocumentRef>,
-    ) -> Result<(), StoreError> {
-        Ok(finish(self.pool(), id, outcome, message, document).await?)
-    }
-
-    /// Records a finished tool call in one row (calls refused before execution).
-    pub(crate) async fn record_call(&self, entry: &AuditEntry) -> Result<AuditId, StoreError> {
-        Ok(insert(self.pool(), entry, SOURCE_RUNTIME, true).await?)
-    }
-
-    /// Records an agent-loop event (`started`, `denied`, `failed`, `answered`, or a final
-    /// status such as `step_limit`) in the shared audit log, with `source = "agent"`.
-    ///
-    /// ```no_run
-    /// # async fn demo(db: erp_tools_core::Database, principal: erp_tools_core::Principal)
-    /// #     -> Result<(), erp_tools_core::store::StoreError> {
-    /// use erp_tools_core::audit::AuditEntry;
-    ///
-    /// db.record_event(
-    ///     AuditEntry::new(&principal, "run-42", "denied")
-    ///         .tool("finance_create_refund_draft", "call_7")
-    ///         .message("amount 5000000 is above the limit of 1000000"),
-    /// )
-    /// .await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn record_event(&self, entry: AuditEntry) -> Result<AuditId, StoreError> {
-        Ok(insert(self.pool(), &entry, SOURCE_AGENT, true).await?)
-    }
-
-    /// The audit log, oldest first: every row, or only those of one agent run.
-    pub async fn audit_log(
-        &self,
-        agent_run_id: Option<&str>,
-    ) -> Result<Vec<AuditRecord>, StoreError> {
-        macro_rules! select {
-            () => {
-                "SELECT id, at, finished_at, source, agent_run_id, tool_call_id, tool_name, \
-                 user_id, branch_id, branch_code, arguments, outcome, message, document_type, \
-                 document_id, document_number, model, prompt_version, step, action_signature \
-                 FROM erp_audit_log"
-            };
-        }
-        let rows = match agent_run_id {
-            Some(run) => {
-                sqlx::query(concat!(select!(), " WHERE agent_run_id = $1 ORDER BY id"))
-                    .bind(run.to_string())
-                    .fetch_all(self.pool())
-                    .await?
-            }
-            None => {
-                sqlx::query(concat!(select!(), " ORDER BY id"))
-                    .fetch_all(self.pool())
-                    .await?
-            }
-        };
-        rows.iter()
-            .map(record_from_row)
-            .collect::<Result<_, _>>()
-            .map_err(StoreError::from)
-    }
-}
-
-fn record_from_row(row: &sqlx::any::AnyRow) -> Result<AuditRecord, sqlx::Error> {
-    let doc_type: Option<String> = row.try_get("document_type")?;
-    let doc_id: Option<i64> = row.try_get("document_id")?;
-    let doc_number: Option<String> = row.try_get("document_number")?;
-    let document = match (doc_type, doc_id, doc_number) {
-        (Some(doc_type), Some(id), Some(number)) => Some(DocumentRef {
-            doc_type,
-            id,
-            number,
-        }),
-        _ => None,
-    };
-    Ok(AuditRecord {
-        id: row.try_get("id")?,
-        at: row.try_get("at")?,
-        finished_at: row.try_get("finished_at")?,
-        source: row.try_get("source")?,
-        agent_run_id: row.try_get("agent_run_id")?,
-        tool_call_id: row.try_get("tool_call_id")?,
-        tool_name: row.try_get("tool_name")?,
-        user_id: row.try_get("user_id")?,
-        branch_id: row.try_get("branch_id")?,
-        branch_code: row.try_get("branch_code")?,
-        arguments: row.try_get("arguments")?,
-        outcome: row.try_get("outcome")?,
-        message: row.try_get("message")?,
-        document,
-        model: row.try_get("model")?,
-        prompt_version: row.try_get("prompt_version")?,
-        step: row.try_get("step")?,
-        action_signature: row.try_get("action_signature")?,
-    })
 }
 
 #[cfg(test)]

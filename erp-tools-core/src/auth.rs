@@ -33,7 +33,7 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 
-use crate::context::Principal;
+use crate::tool::context::Principal;
 
 /// The signing key of [`TokenConfig::development`].
 ///

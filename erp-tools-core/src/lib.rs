@@ -13,7 +13,6 @@
 //!
 //! ```
 //! use erp_tools_core::prelude::*;
-//! use erp_tools_core::{Target, ToolRegistry};
 //!
 //! #[derive(Deserialize, ToolArgs)]
 //! struct PoDraftArgs {
@@ -53,68 +52,135 @@
 //! assert_eq!(schema["properties"]["note"]["type"], serde_json::json!(["string", "null"]));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! ## Cargo features
+//!
+//! Declaring tools, the registry, schemas, provider exports and the surface report need
+//! no feature. The rest is opt-in:
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `sqlite` (default) | the call pipeline on embedded SQLite |
+//! | `postgres` | the call pipeline on PostgreSQL |
+//! | `runtime` | [`ToolRuntime`] and [`Database`] without a backend (implied by both above) |
+//! | `mcp-http` (default) | [`mcp::router`]: MCP over streamable HTTP behind bearer tokens (axum) |
+//! | `mcp-stdio` (default) | [`mcp::serve_stdio`]: MCP over stdio |
+//! | `auth` | [`auth`]: JWT verification and development tokens (implied by `mcp-http`) |
+//! | `agent` (default) | [`agent`]: the agent loop, its policy, brakes and approvals |
+//!
+//! ## Where things are
+//!
+//! One path per item: everyday types at the crate root, and one module per optional
+//! surface ([`agent`], [`mcp`], [`auth`]). A call's path through the code is described
+//! in the README's ARCHITECTURE section.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate self as erp_tools_core;
 
+mod registry;
+mod schema;
+mod text;
+mod tool;
+mod validate;
+
+#[cfg(feature = "runtime")]
+mod audit;
+#[cfg(feature = "runtime")]
+mod idempotency;
+#[cfg(feature = "runtime")]
+mod runtime;
+#[cfg(feature = "runtime")]
+mod store;
+
+#[cfg(feature = "agent")]
 pub mod agent;
-pub mod args;
-pub mod audit;
+#[cfg(feature = "auth")]
 pub mod auth;
-pub mod context;
-pub mod db;
-pub mod error;
-pub mod export;
-pub mod idempotency;
+#[cfg(feature = "mcp")]
 pub mod mcp;
-pub mod registry;
-pub mod report;
-pub mod rules;
-pub mod runtime;
-pub mod schema;
-pub mod store;
-pub mod tool;
-pub mod validate;
 
-pub use agent::{
-    Agent, Approval, Model, ModelAction, PausedRun, Policy, RunOutcome, RunStatus, ScriptedModel,
-    action_signature,
-};
-pub use args::{NoArgs, ToolArgs};
-pub use audit::{AuditEntry, AuditRecord};
-pub use auth::{TokenConfig, mint, verify};
-pub use context::{Principal, PrincipalBuilder, ToolContext};
-pub use db::{Backend, DocumentRef, DraftTx, Provenance, ReadDb};
 pub use erp_tools_macros::{ToolArgs, erp_tool};
-pub use error::{ToolError, ToolErrorKind};
-pub use export::{anthropic_tools, check_export, openai_tools};
-pub use mcp::ErpMcpServer;
-pub use registry::{Namespace, RegisteredTool, RegistryError, ToolRegistry, ToolRegistryBuilder};
-pub use runtime::{CallError, CallOutcome, Outcome, ToolCall, ToolRuntime};
-pub use schema::{Schema, SchemaKind, Target};
-pub use store::{Database, DatabaseOptions, StoreError};
-pub use tool::{ErpTool, Handler, Limit, Tier, ToolDef};
+pub use registry::export::{
+    ANTHROPIC_MAX_UNION_PARAMETERS, anthropic_tools, anthropic_tools_for, check_export, mcp_tools,
+    mcp_tools_for, openai_tools, openai_tools_for,
+};
+pub use registry::report::{Answer, SurfaceReport, ToolReport};
+pub use registry::{
+    MAX_TOOLS_PER_MODULE, Namespace, RegisteredTool, RegistryError, ToolRegistry,
+    ToolRegistryBuilder, WARN_TOOLS_LOADED,
+};
+pub use schema::{
+    MAX_DEPTH, MAX_ENUM_VALUES, Property, Schema, SchemaKind, StrictViolation, StringFormat,
+    Target, check_strict,
+};
+pub use tool::args::{NoArgs, ToolArgs};
+pub use tool::context::{Principal, PrincipalBuilder, ToolContext};
+pub use tool::error::{ToolError, ToolErrorKind};
+pub use tool::handles::{Backend, DocumentRef, DraftTx, Provenance, ReadDb};
+pub use tool::{ErpTool, Limit, Tier, ToolDef};
+pub use validate::{ArgumentErrors, ArgumentProblem, canonical_hash, canonical_json};
 
-/// Everything a module declaring tools needs: `use erp_tools_core::prelude::*;`.
+#[cfg(feature = "runtime")]
+pub use audit::{AuditEntry, AuditId, AuditRecord, Outcome};
+#[cfg(feature = "runtime")]
+pub use runtime::{CallError, CallOutcome, ToolCall, ToolRuntime};
+/// The `sqlx` this crate is built with: handlers reach the database through it
+/// (`sqlx::query(..).fetch_one(tx.conn())`), without a dependency of their own.
+#[cfg(feature = "runtime")]
+pub use sqlx;
+#[cfg(feature = "runtime")]
+pub use store::{Database, DatabaseOptions, StoreError};
+
+/// Everything a module declaring and registering tools needs:
+/// `use erp_tools_core::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        DocumentRef, DraftTx, NoArgs, ReadDb, ToolArgs, ToolContext, ToolError, erp_tool,
+        DocumentRef, DraftTx, ErpTool, NoArgs, ReadDb, Target, ToolArgs, ToolContext, ToolError,
+        ToolRegistry, erp_tool, tools,
     };
     pub use chrono::NaiveDate;
     pub use rust_decimal::Decimal;
     pub use schemars::{self, JsonSchema};
-    pub use serde::{Deserialize, Serialize};
+    pub use serde::{self, Deserialize, Serialize};
+    #[cfg(feature = "runtime")]
+    pub use sqlx;
 }
 
-/// Paths used by generated code. Not public API.
+/// Paths used by generated code. Not public API: its name carries this crate's version,
+/// so a macro crate of another version fails to compile against it instead of
+/// misbehaving.
 #[doc(hidden)]
-pub mod __private {
-    pub use crate::args::DraftCheck;
+pub mod __private_0_1_0 {
+    pub use crate::schema::output_schema_for;
+    pub use crate::text::undecodable_arguments;
+    pub use crate::tool::args::DRAFT_CHECK_SLOTS;
+    pub use crate::tool::args::DraftCheck;
+    pub use crate::tool::handler::{Handler, HandlerFuture};
+    pub use crate::tool::{ErpTool, ToolDef, ToolDefParts};
+    pub use crate::{
+        DraftTx, Limit, NoArgs, Property, ReadDb, Schema, SchemaKind, StringFormat, Tier, ToolArgs,
+        ToolContext, ToolError,
+    };
     pub use ::core;
     pub use ::futures;
     pub use ::schemars;
     pub use ::serde;
     pub use ::serde_json;
     pub use ::std;
+}
+
+#[cfg(test)]
+mod private_module_tests {
+    /// The hidden module's name must follow the crate version (the macro crate computes
+    /// the same name from its own version).
+    #[test]
+    fn private_module_is_named_after_the_version() {
+        let expected = format!(
+            "__private_{}",
+            env!("CARGO_PKG_VERSION").replace(['.', '-', '+'], "_")
+        );
+        assert_eq!(expected, "__private_0_1_0", "rename the module in lib.rs");
+    }
 }

@@ -1,6 +1,7 @@
 //! Typed models of the macros' input: the argument type of `#[derive(ToolArgs)]` and the
 //! handler function of `#[erp_tool]`. Each keeps the original syntax for spans.
 
+use erp_tools_internals::names::join_doc;
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::ext::IdentExt;
@@ -8,7 +9,6 @@ use syn::{Data, DeriveInput, Fields, FnArg, Ident, ItemFn, Type};
 
 use crate::attr::{SerdeContainer, SerdeField, doc_lines};
 use crate::errors::Errors;
-use crate::names::join_doc;
 
 /// A type deriving `ToolArgs`.
 pub struct ArgsInput<'a> {

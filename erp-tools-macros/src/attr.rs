@@ -4,6 +4,7 @@
 //! This file only reads syntax. It reports malformed attributes (unknown or repeated keys,
 //! a value of the wrong kind) and leaves what the values mean to `valid/`.
 
+use erp_tools_internals::names::{RenameRule, closest};
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use syn::ext::IdentExt;
@@ -12,7 +13,6 @@ use syn::punctuated::Punctuated;
 use syn::{Attribute, Expr, ExprArray, ExprLit, Ident, Lit, LitBool, LitStr, Token};
 
 use crate::errors::Errors;
-use crate::names::{RenameRule, closest};
 
 /// Every key `#[erp_tool]` accepts.
 pub const TOOL_KEYS: &[&str] = &[

@@ -3,14 +3,14 @@
 //! Use them through `erp_tools_core` (`use erp_tools_core::prelude::*;`), which documents
 //! them in full. The crate is laid out as parse → validate → expand:
 //! `attr.rs` (attribute grammars), `ast.rs` (models of the input), `valid/` (the safety
-//! rules), `expand/` (code generation), with the name rules in `names.rs`.
+//! rules), `expand/` (code generation), with the name rules in the `erp-tools-internals`
+//! crate (shared with the runtime's surface report).
 
 mod ast;
 mod attr;
 mod errors;
 mod expand;
 mod json;
-mod names;
 mod valid;
 
 use proc_macro::TokenStream;

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 
-use crate::context::Principal;
+use crate::tool::context::Principal;
 use serde::{Deserialize, Serialize};
 
 /// What happened.
@@ -65,6 +65,10 @@ pub struct AgentEvent {
     pub call_id: Option<String>,
     /// The action signature, if a tool call is involved.
     pub signature: Option<String>,
+    /// The call's arguments as the runtime executes them (normalised), if a tool call is
+    /// involved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<serde_json::Value>,
     /// Why (denial reason, failure text, approver, brake).
     pub detail: Option<String>,
     /// The person on whose behalf the agent acts.
@@ -143,7 +147,7 @@ impl AuditSink for MemoryAuditSink {
 
 /// The loop's events go into the same audit log as the tool calls, with
 /// `source = "agent"` and the event name as the outcome (`started`, `denied`, ...).
-impl AuditSink for crate::store::Database {
+impl AuditSink for crate::Database {
     fn record<'a>(
         &'a self,
         principal: &'a Principal,
@@ -156,14 +160,8 @@ impl AuditSink for crate::store::Database {
             entry.action_signature = event.signature.clone();
             entry.tool_name = event.tool.clone();
             entry.tool_call_id = event.call_id.clone();
-            let arguments = match (&event.tool, &event.signature) {
-                (Some(tool), Some(sig)) => sig
-                    .strip_prefix(tool.as_str())
-                    .and_then(|json| serde_json::from_str::<serde_json::Value>(json).ok()),
-                _ => None,
-            };
-            if let Some(args) = arguments {
-                entry = entry.arguments(&args);
+            if let Some(args) = &event.arguments {
+                entry = entry.arguments(args);
             }
             entry.message = event.detail.clone();
             self.record_event(entry)

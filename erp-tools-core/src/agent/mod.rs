@@ -8,12 +8,13 @@
 //!  Agent::run ◀── brakes: step budget · repeated action · timeout (injectable Clock)
 //!        │ model proposes an action (ModelAction)
 //!        ▼
-//!  Policy::evaluate  (pure, synchronous; reads code, config and the principal only)
-//!    1. tool known?  2. scopes held?  3. under the hard limits?  4. approved if needed?
+//!  admission (the pipeline's, as for MCP; pure: code, config and the principal only)
+//!    1. tool known?  2. scopes held?  3. arguments valid?  4. under the hard limits
+//!       (the tool's and the policy's)?  then the policy: 5. approved if needed?
 //!        │ denied → told to the model, loop continues
 //!        │ approval needed → run stops: AwaitingApproval (PausedRun, resumable)
 //!        ▼ allowed
-//!  ToolRuntime::call  (the MCP pipeline: validation, idempotency, per-call audit)
+//!  ToolRuntime        (the MCP pipeline, past admission: idempotency, per-call audit)
 //!        │ result wrapped as <tool_result ... trust="untrusted-data"> and fed back
 //!        ▼
 //!  audit: started · denied · failed · answered
@@ -65,24 +66,28 @@
 mod approval;
 mod audit;
 mod clock;
+mod config;
 mod model;
+mod outcome;
 mod policy;
 mod run;
 mod signature;
+mod state;
+mod step;
 
 #[cfg(test)]
 mod tests;
 
+pub use crate::runtime::limits::value_at;
 pub use approval::{Approval, PendingAction};
 pub use audit::{AgentEvent, AgentEventKind, AuditError, AuditSink, MemoryAuditSink};
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use config::{AgentConfig, DEFAULT_SYSTEM_PROMPT};
 pub use model::{
     Message, Model, ModelAction, ModelError, ResultSource, ResultStatus, ScriptedModel,
     ToolResultMessage, ToolSpec, last_tool_result, wrap_tool_result,
 };
-pub use policy::{Decision, Denial, DenialReason, Policy, value_at};
-pub use run::{
-    Agent, AgentConfig, DEFAULT_SYSTEM_PROMPT, PausedRun, ResumeError, RunOutcome, RunRequest,
-    RunStatus,
-};
+pub use outcome::{PausedRun, ResumeError, RunOutcome, RunRequest, RunStatus};
+pub use policy::{Decision, Denial, DenialReason, Policy};
+pub use run::Agent;
 pub use signature::{action_digest, action_signature};

@@ -13,10 +13,10 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::context::Principal;
 use crate::registry::ToolRegistry;
 use crate::schema::Target;
 use crate::tool::Tier;
+use crate::tool::context::Principal;
 
 /// What the model wants to do next.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -274,11 +274,11 @@ impl ToolSpec {
         registry
             .list_for(principal)
             .map(|t| ToolSpec {
-                name: t.def.name.to_string(),
-                title: t.def.title.to_string(),
+                name: t.def.name().to_string(),
+                title: t.def.title().to_string(),
                 description: t.description.clone(),
                 input_schema: t.input_schema(target).clone(),
-                tier: t.def.tier,
+                tier: t.def.tier(),
             })
             .collect()
     }

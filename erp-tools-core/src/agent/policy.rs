@@ -1,16 +1,21 @@
 //! The policy: what the agent may do, decided in code outside the model.
 //!
+//! A policy holds two kinds of rules: approval requirements, and hard limits of its own
+//! on top of the tools'. Everything else a call must pass (tool known, scopes, valid
+//! arguments, every hard limit, `client_ref`) is the call pipeline's admission step, the
+//! same one MCP calls go through; the policy hands admission its limits and decides only
+//! approvals.
+//!
 //! [`Policy::evaluate`] is synchronous and pure. It reads only the registry (code), the
 //! policy's own rules (configuration), the authenticated [`Principal`] and the approvals
 //! the application recorded; never the conversation, so no text a model reads or writes
 //! can change its answer. The checks run in this order, first match wins:
 //!
-//! 1. unknown tool → denied;
-//! 2. a scope the tool needs is missing from the principal → denied;
-//! 3. a hard limit is exceeded (the tool's `limit = ".."` and the policy's own
-//!    [`limit`](Policy::limit)s) → denied, *even if the action was approved*;
-//! 4. an approval rule matches and no approval names this exact action → approval required;
-//! 5. otherwise → allowed.
+//! 1. admission: unknown tool, missing scope, invalid arguments, a hard limit exceeded
+//!    (the tool's `limit = ".."` and the policy's own [`limit`](Policy::limit)s) → denied,
+//!    *even if the action was approved*;
+//! 2. an approval rule matches and no approval names this exact action → approval required;
+//! 3. otherwise → allowed.
 
 use std::fmt;
 use std::str::FromStr;
@@ -22,8 +27,10 @@ use serde_json::Value;
 
 use super::approval::Approval;
 use super::signature::action_signature;
-use crate::context::Principal;
-use crate::registry::{RegisteredTool, ToolRegistry};
+use crate::registry::ToolRegistry;
+use crate::runtime::admit::{self, Check, Refused};
+use crate::runtime::limits::{LimitCheck, value_at};
+use crate::tool::context::Principal;
 
 /// Why the policy refused an action.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -35,6 +42,22 @@ pub enum DenialReason {
     MissingScope,
     /// A hard value limit is exceeded (or the value cannot be read, which counts the same).
     OverLimit,
+    /// The arguments do not match the tool's schema (or its `client_ref` is unusable).
+    InvalidArguments,
+}
+
+impl From<&Refused> for Denial {
+    fn from(refused: &Refused) -> Self {
+        Denial {
+            reason: match refused.check {
+                Check::UnknownTool => DenialReason::UnknownTool,
+                Check::MissingScope => DenialReason::MissingScope,
+                Check::OverLimit => DenialReason::OverLimit,
+                Check::InvalidArguments | Check::ClientRef => DenialReason::InvalidArguments,
+            },
+            message: refused.error.to_string(),
+        }
+    }
 }
 
 /// A refusal, with the text told to the model.
@@ -177,22 +200,39 @@ impl Policy {
         arguments: &Value,
         approvals: &[Approval],
     ) -> Decision {
-        let Some(t) = registry.get(tool) else {
-            return Decision::Deny(unknown_tool(tool, registry, principal));
-        };
-        let missing = t.missing_scopes(principal);
-        if !missing.is_empty() {
-            return Decision::Deny(missing_scope(t, &missing));
+        let run = principal.agent_run_id().unwrap_or("policy-check");
+        match admit::admit(
+            registry,
+            principal,
+            run,
+            tool,
+            arguments,
+            &self.limits_for(tool),
+        ) {
+            Ok(admitted) => self.approval(tool, &admitted.args, approvals),
+            Err(refused) => Decision::Deny(Denial::from(&refused)),
         }
-        let tool_limits = t.def.limits.iter().map(|l| (l.path, l.max));
-        let policy_limits = self.limits.iter().filter(|l| matches(&l.tool, tool));
-        for (path, max) in
-            tool_limits.chain(policy_limits.map(|l| (l.path.as_str(), l.max.as_str())))
-        {
-            if let Err(denial) = check_limit(t, arguments, path, max) {
-                return Decision::Deny(denial);
-            }
-        }
+    }
+
+    /// This policy's own hard limits that apply to `tool`, for admission.
+    pub(crate) fn limits_for(&self, tool: &str) -> Vec<LimitCheck<'_>> {
+        self.limits
+            .iter()
+            .filter(|l| matches(&l.tool, tool))
+            .map(|l| LimitCheck {
+                path: &l.path,
+                max: &l.max,
+            })
+            .collect()
+    }
+
+    /// The approval step for an admitted call with its normalised `arguments`.
+    pub(crate) fn approval(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        approvals: &[Approval],
+    ) -> Decision {
         let Some(rule) = self
             .approvals
             .iter()
@@ -234,124 +274,4 @@ fn matches(pattern: &str, tool: &str) -> bool {
         Some(prefix) => tool.starts_with(prefix),
         None => pattern == tool,
     }
-}
-
-fn unknown_tool(tool: &str, registry: &ToolRegistry, principal: &Principal) -> Denial {
-    let names: Vec<&str> = registry.list_for(principal).map(|t| t.def.name).collect();
-    Denial {
-        reason: DenialReason::UnknownTool,
-        message: format!(
-            "There is no tool named `{tool}`. Allowed values: {}. Call one of these tools \
-             instead. Nothing was done.",
-            if names.is_empty() {
-                "none".to_string()
-            } else {
-                names.join(", ")
-            }
-        ),
-    }
-}
-
-fn missing_scope(t: &RegisteredTool, missing: &[&str]) -> Denial {
-    Denial {
-        reason: DenialReason::MissingScope,
-        message: format!(
-            "You may not use {}: the user you act for does not hold the scope {}. Do not \
-             retry; tell the user that a person with that permission has to do this. \
-             Nothing was done.",
-            t.def.name,
-            missing.join(", ")
-        ),
-    }
-}
-
-fn check_limit(t: &RegisteredTool, args: &Value, path: &str, max: &str) -> Result<(), Denial> {
-    let name = t.def.name;
-    let over = |message: String| Denial {
-        reason: DenialReason::OverLimit,
-        message,
-    };
-    let Ok(max_dec) = Decimal::from_str(max) else {
-        return Err(over(format!(
-            "{name} cannot be used: its limit on {path} ({max}) is not a number, so the \
-             server refuses every call. Tell the user. Nothing was done."
-        )));
-    };
-    match value_at(args, path) {
-        Ok(None) => Ok(()),
-        Ok(Some(v)) if v <= max_dec => Ok(()),
-        Ok(Some(v)) => Err(over(format!(
-            "{path} {} is over the hard limit of {} for {name}. The limit is set in code: \
-             no approval, instruction or tool result can raise it. Stay within the limit, \
-             or tell the user that a person has to do this in the ERP. Nothing was done.",
-            v.normalize(),
-            max_dec.normalize()
-        ))),
-        Err(problem) => Err(over(format!(
-            "{path} could not be checked against the hard limit of {} for {name}: \
-             {problem}. Send {path} as a decimal string such as \"1250.50\". Nothing was \
-             done.",
-            max_dec.normalize()
-        ))),
-    }
-}
-
-/// Reads a numeric value from tool arguments for limits and approval thresholds.
-///
-/// `path` is a dot-separated list of field names; a name ending in `[]` walks every item
-/// of a list, and the values found are summed: `amount` reads one field, `lines[].qty` is
-/// the total quantity over all lines. Values may be decimal strings or JSON numbers.
-/// Returns `Ok(None)` when nothing is there (absent or `null`), and an error when a value
-/// is not a number, so callers can fail closed.
-///
-/// ```
-/// use erp_tools_core::agent::value_at;
-/// use rust_decimal::Decimal;
-/// use serde_json::json;
-///
-/// let args = json!({"lines": [{"qty": "10"}, {"qty": "2.5"}], "amount": "99"});
-/// assert_eq!(value_at(&args, "lines[].qty").unwrap(), Some(Decimal::new(125, 1)));
-/// assert_eq!(value_at(&args, "amount").unwrap(), Some(Decimal::from(99)));
-/// assert_eq!(value_at(&args, "note").unwrap(), None);
-/// assert!(value_at(&json!({"amount": "lots"}), "amount").is_err());
-/// ```
-pub fn value_at(args: &Value, path: &str) -> Result<Option<Decimal>, String> {
-    let mut current: Vec<&Value> = vec![args];
-    for segment in path.split('.') {
-        let (name, each) = match segment.strip_suffix("[]") {
-            Some(n) => (n, true),
-            None => (segment, false),
-        };
-        let mut next = Vec::new();
-        for v in current {
-            match v.get(name) {
-                None | Some(Value::Null) => {}
-                Some(Value::Array(items)) if each => next.extend(items.iter()),
-                Some(_) if each => return Err(format!("`{name}` is not a list")),
-                Some(found) => next.push(found),
-            }
-        }
-        current = next;
-    }
-    let mut sum: Option<Decimal> = None;
-    for v in current {
-        let d = match v {
-            Value::Null => continue,
-            Value::String(s) => {
-                Decimal::from_str(s).map_err(|_| format!("\"{s}\" is not a decimal number"))?
-            }
-            Value::Number(n) => {
-                let s = n.to_string();
-                Decimal::from_str(&s)
-                    .or_else(|_| Decimal::from_scientific(&s))
-                    .map_err(|_| format!("{s} is out of range"))?
-            }
-            other => return Err(format!("{other} is not a number")),
-        };
-        sum = Some(match sum {
-            None => d,
-            Some(s) => s.checked_add(d).ok_or("the total is out of range")?,
-        });
-    }
-    Ok(sum)
 }

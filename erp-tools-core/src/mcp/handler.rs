@@ -1,23 +1,21 @@
 //! [`ErpMcpServer`]: the `rmcp` server handler over a [`ToolRuntime`].
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, JsonObject, ListToolsResult, NumberOrString, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations, ToolsCapability,
+    Implementation, ListToolsResult, NumberOrString, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool, ToolsCapability,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use crate::context::Principal;
 use crate::registry::{RegisteredTool, ToolRegistry};
-use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime};
-use crate::schema::Target;
-use crate::tool::{Tier, ToolDef};
+use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime, run_id};
+use crate::text;
+use crate::tool::context::Principal;
 
 /// Name announced in `serverInfo`.
 pub const SERVER_NAME: &str = "erp-tools";
@@ -81,7 +79,7 @@ struct Shared {
 /// The agent run a call belongs to (idempotency keys are scoped to it) is, in order: the
 /// token's `run` claim; the [`AGENT_RUN_HEADER`] request header; the `Mcp-Session-Id` of a
 /// 2025-11-25 HTTP session; for a stateless (2026-07-28) HTTP request, a digest of the
-/// bearer token ([`token_run_id`](super::http::token_run_id)), so retries with the same
+/// bearer token ([`token_run_id`](super::token_run_id)), so retries with the same
 /// token replay; otherwise an id generated for this connection (a stdio process or an
 /// in-process client). The tool call id is the JSON-RPC request id.
 #[derive(Clone)]
@@ -116,7 +114,7 @@ impl ErpMcpServer {
                 info,
             }),
             identity: Identity::FromRequest,
-            connection_run_id: new_connection_run_id().into(),
+            connection_run_id: run_id::fresh("conn").into(),
             list_ttl_ms: 0,
         }
     }
@@ -144,7 +142,7 @@ impl ErpMcpServer {
     /// fresh fallback run id.
     pub fn new_connection(&self) -> Self {
         ErpMcpServer {
-            connection_run_id: new_connection_run_id().into(),
+            connection_run_id: run_id::fresh("conn").into(),
             ..self.clone()
         }
     }
@@ -187,17 +185,22 @@ impl ErpMcpServer {
     }
 
     fn run_id(&self, caller: &Authenticated, context: &RequestContext<RoleServer>) -> String {
-        if let Some(run) = &caller.agent_run_id {
-            return run.clone();
-        }
-        context
+        let session = context
             .extensions
             .get::<::http::request::Parts>()
             .and_then(|parts| parts.headers.get("mcp-session-id"))
             .and_then(|v| v.to_str().ok())
             .filter(|s| !s.is_empty())
-            .map(|s| format!("mcp-session-{s}"))
-            .unwrap_or_else(|| self.connection_run_id.to_string())
+            .map(|s| format!("mcp-session-{s}"));
+        run_id::first_of(
+            &caller.principal,
+            [
+                caller.agent_run_id.as_deref(),
+                session.as_deref(),
+                Some(&*self.connection_run_id),
+            ],
+        )
+        .unwrap_or_else(|| self.connection_run_id.to_string())
     }
 }
 
@@ -226,15 +229,9 @@ impl ServerHandler for ErpMcpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(caller) = self.caller(&context) else {
-            return Err(ErrorData::invalid_request(
-                "not authenticated: this connection has no verified caller; send a bearer token",
-                None,
-            ));
+            return Err(ErrorData::invalid_request(text::NOT_AUTHENTICATED, None));
         };
         let name = request.name.to_string();
-        if self.registry().get(&name).is_none() {
-            return Err(unknown_tool(&name));
-        }
         let call = ToolCall {
             agent_run_id: self.run_id(&caller, &context),
             tool_call_id: request_id_string(&context.id),
@@ -243,13 +240,13 @@ impl ServerHandler for ErpMcpServer {
         };
         match self.runtime().call(&caller.principal, call).await {
             Ok(outcome) => Ok(call_tool_result(outcome).into()),
-            Err(CallError::UnknownTool(name)) => Err(unknown_tool(&name)),
+            Err(CallError::UnknownTool(name, text)) => Err(ErrorData::invalid_params(
+                text,
+                Some(json!({ "tool": name })),
+            )),
             Err(CallError::Internal(detail)) => {
                 tracing::error!(%detail, "tool call failed inside the server");
-                Err(ErrorData::internal_error(
-                    "the server could not complete this call; nothing was recorded as done",
-                    None,
-                ))
+                Err(ErrorData::internal_error(text::SERVER_FAILED, None))
             }
         }
     }
@@ -257,13 +254,6 @@ impl ServerHandler for ErpMcpServer {
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.shared.tools.iter().find(|t| t.name == name).cloned()
     }
-}
-
-fn unknown_tool(name: &str) -> ErrorData {
-    ErrorData::invalid_params(
-        format!("unknown tool `{name}`: call tools/list for the tools available to you"),
-        Some(json!({ "tool": name })),
-    )
 }
 
 fn request_id_string(id: &NumberOrString) -> String {
@@ -297,48 +287,11 @@ pub fn call_tool_result(outcome: CallOutcome) -> CallToolResult {
     }
 }
 
-/// The MCP annotations of a tool, all four hints set explicitly from the tier (the
-/// protocol's defaults, `destructiveHint: true` and `openWorldHint: true`, are wrong for
-/// every erp-tools tool).
-///
-/// | tier | readOnly | destructive | idempotent | openWorld |
-/// |---|---|---|---|---|
-/// | read | true | false | true | false |
-/// | draft | false | `destructive = ..` (default false) | true (idempotency keys) | false |
-pub fn annotations_for(def: &ToolDef) -> ToolAnnotations {
-    match def.tier {
-        Tier::Read => ToolAnnotations::new()
-            .read_only(true)
-            .destructive(false)
-            .idempotent(true)
-            .open_world(false),
-        Tier::Draft => ToolAnnotations::new()
-            .read_only(false)
-            .destructive(def.destructive)
-            .idempotent(true)
-            .open_world(false),
-    }
-}
-
-/// The `rmcp` definition of a registered tool: name, title, description, the strict MCP
-/// input schema (rendered once by the registry), the output schema (for draft tools it
-/// declares the `replayed` flag) and the annotations.
-pub fn mcp_tool(tool: &RegisteredTool) -> Tool {
-    let input = object_of(tool.input_schema(Target::Mcp));
-    let mut out = Tool::new(tool.name(), tool.description.clone(), Arc::new(input))
-        .with_annotations(annotations_for(tool.def));
-    let title = tool.def.title.trim();
-    if !title.is_empty() {
-        out = out.with_title(title);
-    }
-    if tool.output_schema.is_object() {
-        out = out.with_raw_output_schema(Arc::new(object_of(&tool.output_schema)));
-    }
-    out
-}
-
-fn object_of(value: &Value) -> JsonObject {
-    value.as_object().cloned().unwrap_or_default()
+/// The `rmcp` definition of a registered tool (see [`crate::mcp_tools`] for what it
+/// holds).
+fn mcp_tool(tool: &RegisteredTool) -> Tool {
+    serde_json::from_value(crate::registry::export::mcp_tool(tool))
+        .expect("the MCP tool entry is built to rmcp's Tool shape")
 }
 
 /// The instructions sent in `initialize` / `server/discover`: what the server does, each
@@ -372,22 +325,13 @@ fn server_config(registry: &ToolRegistry) -> ServerConfig {
         .with_instructions(instructions(registry))
 }
 
-fn new_connection_run_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("conn-{nanos:x}-{:x}-{n}", std::process::id())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::Outcome;
+    use crate::audit::Outcome;
     use crate::schema::{Property, Schema, SchemaKind};
-    use crate::tool::{Handler, HandlerFuture};
+    use crate::tool::handler::{Handler, HandlerFuture};
+    use crate::tool::{ToolDef, ToolDefParts};
     use crate::{DraftTx, ToolContext};
 
     fn args() -> Schema {
@@ -402,11 +346,10 @@ mod tests {
     fn draft<'a>(_: &'a ToolContext, _: &'a mut DraftTx, _: Value) -> HandlerFuture<'a> {
         Box::pin(async { Ok(json!({"number": "PO-1"})) })
     }
-    static DRAFT: ToolDef = ToolDef {
+    static DRAFT: ToolDef = ToolDef::__from_parts(ToolDefParts {
         name: "purchasing_create_po_draft",
         fn_name: "create_po_draft",
         module: "purchasing",
-        tier: Tier::Draft,
         scopes: &["purchasing:draft"],
         title: "Create a purchase order draft",
         description: "Create a DRAFT purchase order.",
@@ -417,7 +360,7 @@ mod tests {
         input_schema: args,
         output_schema: output,
         handler: Handler::Draft(draft),
-    };
+    });
 
     #[test]
     fn draft_tools_are_annotated_and_declare_replayed() {

@@ -36,6 +36,7 @@ use tokio_util::sync::CancellationToken;
 use super::handler::{AGENT_RUN_HEADER, Authenticated, ErpMcpServer};
 use crate::auth::{AuthError, TokenConfig, verify};
 use crate::runtime::ToolRuntime;
+use crate::runtime::run_id::token_run_id;
 
 /// Path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
@@ -245,7 +246,7 @@ fn scopes_supported(runtime: &ToolRuntime) -> Vec<String> {
         .registry()
         .tools()
         .iter()
-        .flat_map(|t| t.def.scopes.iter().map(|s| s.to_string()))
+        .flat_map(|t| t.def.scopes().iter().map(|s| s.to_string()))
         .collect();
     scopes.sort();
     scopes.dedup();
@@ -375,14 +376,6 @@ async fn authenticated(state: &GuardState, mut request: Request, next: Next) -> 
         agent_run_id,
     });
     next.run(request).await
-}
-
-/// The run of a stateless request that names none: derived from the token (a digest, never
-/// the token itself), so every request made with one token shares one idempotency scope.
-pub fn token_run_id(token: &str) -> String {
-    use sha2::{Digest, Sha256};
-    let digest = hex::encode(Sha256::digest(token.as_bytes()));
-    format!("token-{}", &digest[..24])
 }
 
 fn bearer_token(headers: &HeaderMap) -> Option<&str> {

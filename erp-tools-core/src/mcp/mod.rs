@@ -16,15 +16,17 @@
 //! `initialize` handshake (sessions over HTTP) and serves 2026-07-28 (`server/discover`,
 //! per-request metadata, stateless HTTP).
 
-pub mod handler;
-pub mod http;
-pub mod stdio;
+mod handler;
+#[cfg(feature = "mcp-http")]
+mod http;
+#[cfg(feature = "mcp-stdio")]
+mod stdio;
 
-pub use self::http::{
-    HttpConfig, MCP_PATH, METADATA_PATH, router, serve_http, serve_listener, token_run_id,
-};
+#[cfg(feature = "mcp-http")]
+pub use self::http::{HttpConfig, MCP_PATH, METADATA_PATH, router, serve_http, serve_listener};
+pub use crate::runtime::run_id::token_run_id;
 pub use handler::{
-    AGENT_RUN_HEADER, Authenticated, ERROR_META_KEY, ErpMcpServer, annotations_for,
-    call_tool_result, instructions, mcp_tool,
+    AGENT_RUN_HEADER, Authenticated, ERROR_META_KEY, ErpMcpServer, call_tool_result, instructions,
 };
+#[cfg(feature = "mcp-stdio")]
 pub use stdio::{StdioError, serve_stdio};

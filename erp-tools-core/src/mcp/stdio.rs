@@ -4,8 +4,8 @@ use rmcp::ServiceExt;
 use rmcp::service::QuitReason;
 
 use super::handler::ErpMcpServer;
-use crate::context::Principal;
 use crate::runtime::ToolRuntime;
+use crate::tool::context::Principal;
 
 /// Serves MCP on this process's stdin/stdout for `principal` until the client
 /// disconnects.

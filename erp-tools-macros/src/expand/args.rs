@@ -47,11 +47,13 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
     for field in fields.iter().filter(|f| !f.serde.skip) {
         let ty = field.ty;
         let span = ty.span();
-        let as_args = quote_spanned!(span=> <#ty as ::erp_tools_core::ToolArgs>);
+        let as_args = quote_spanned!(span=> <#ty as ::erp_tools_core::__private_0_1_0::ToolArgs>);
         nested.push(
-            quote_spanned!(span=> <#ty as ::erp_tools_core::__private::DraftCheck<__ErpM>>::CHECK),
+            quote_spanned!(span=> <#ty as ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM>>::CHECK),
         );
-        bounds.push(quote_spanned!(span=> #ty: ::erp_tools_core::__private::DraftCheck<__ErpM>));
+        bounds.push(
+            quote_spanned!(span=> #ty: ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM>),
+        );
         if field.serde.flatten.is_some() {
             props.push(quote! {
                 __erp_tool_props.extend(::core::iter::IntoIterator::into_iter(
@@ -81,7 +83,7 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
                 quote!(.with_description(#doc))
             });
             props.push(quote! {
-                __erp_tool_props.push(::erp_tools_core::schema::Property {
+                __erp_tool_props.push(::erp_tools_core::__private_0_1_0::Property {
                     name: ::std::borrow::Cow::Borrowed(#wire),
                     schema: #as_args::tool_schema() #doc,
                 });
@@ -114,12 +116,12 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
         .collect();
     quote! {
         #[automatically_derived]
-        impl ::erp_tools_core::ToolArgs for #ident {
-            fn tool_schema() -> ::erp_tools_core::schema::Schema {
+        impl ::erp_tools_core::__private_0_1_0::ToolArgs for #ident {
+            fn tool_schema() -> ::erp_tools_core::__private_0_1_0::Schema {
                 #[allow(unused_mut)]
-                let mut __erp_tool_props: ::std::vec::Vec<::erp_tools_core::schema::Property> = ::std::vec::Vec::new();
+                let mut __erp_tool_props: ::std::vec::Vec<::erp_tools_core::__private_0_1_0::Property> = ::std::vec::Vec::new();
                 #(#props)*
-                ::erp_tools_core::schema::Schema::object(__erp_tool_props)
+                ::erp_tools_core::__private_0_1_0::Schema::object(__erp_tool_props)
             }
             const __ERP_HAS_CLIENT_REF: ::core::primitive::bool = #(#client_ref)||*;
             const __ERP_DEPTH: ::core::primitive::usize = {
@@ -141,12 +143,12 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
 
         #[doc(hidden)]
         #[automatically_derived]
-        impl<__ErpM> ::erp_tools_core::__private::DraftCheck<__ErpM> for #ident
+        impl<__ErpM> ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM> for #ident
         where
             #(#bounds,)*
         {
             const CHECK: () = {
-                #(let () = <Self as ::erp_tools_core::__private::DraftCheck<__ErpM>>::#slot_names;)*
+                #(let () = <Self as ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM>>::#slot_names;)*
             };
             #slots
         }
@@ -197,16 +199,16 @@ fn derive_enum(model: &ArgsInput) -> TokenStream {
     let values = variants.iter().filter(|v| !v.skip).map(|v| &v.wire);
     quote! {
         #[automatically_derived]
-        impl ::erp_tools_core::ToolArgs for #ident {
-            fn tool_schema() -> ::erp_tools_core::schema::Schema {
-                ::erp_tools_core::schema::Schema::new(::erp_tools_core::schema::SchemaKind::Enum(::std::vec![
+        impl ::erp_tools_core::__private_0_1_0::ToolArgs for #ident {
+            fn tool_schema() -> ::erp_tools_core::__private_0_1_0::Schema {
+                ::erp_tools_core::__private_0_1_0::Schema::new(::erp_tools_core::__private_0_1_0::SchemaKind::Enum(::std::vec![
                     #(::std::borrow::Cow::Borrowed(#values)),*
                 ]))
             }
         }
         #[doc(hidden)]
         #[automatically_derived]
-        impl<__ErpM> ::erp_tools_core::__private::DraftCheck<__ErpM> for #ident {
+        impl<__ErpM> ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM> for #ident {
             const CHECK: () = ();
         }
     }
@@ -221,14 +223,14 @@ fn derive_fallback(input: &DeriveInput) -> TokenStream {
     with_m.params.push(syn::parse_quote!(__ErpM));
     let (impl_m, _, _) = with_m.split_for_impl();
     quote! {
-        impl #impl_generics ::erp_tools_core::ToolArgs for #ident #ty_generics #where_clause {
-            fn tool_schema() -> ::erp_tools_core::schema::Schema {
+        impl #impl_generics ::erp_tools_core::__private_0_1_0::ToolArgs for #ident #ty_generics #where_clause {
+            fn tool_schema() -> ::erp_tools_core::__private_0_1_0::Schema {
                 ::core::unreachable!()
             }
             const __ERP_HAS_CLIENT_REF: ::core::primitive::bool = true;
             const __ERP_IS_OBJECT: ::core::primitive::bool = true;
         }
-        impl #impl_m ::erp_tools_core::__private::DraftCheck<__ErpM> for #ident #ty_generics #where_clause {
+        impl #impl_m ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM> for #ident #ty_generics #where_clause {
             const CHECK: () = ();
         }
     }

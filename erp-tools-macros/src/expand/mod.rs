@@ -1,8 +1,9 @@
 //! Code generation for `#[derive(ToolArgs)]` (`args.rs`) and `#[erp_tool]` (`tool.rs`).
 //!
-//! Generated code names the runtime only by absolute paths (`::erp_tools_core::..`,
-//! `::core::..`, `::std::..`), prefixes its own items `__erp_tool_` and hides them from docs,
-//! so it compiles next to any user code (see the hygiene test).
+//! Generated code names the runtime only through its hidden, version-named module
+//! (`::erp_tools_core::__private_0_1_0::..`, so a runtime of another version fails to
+//! compile against it), prefixes its own items `__erp_tool_` and hides them from docs, so it
+//! compiles next to any user code (see the hygiene test).
 
 mod args;
 mod tool;
@@ -10,5 +11,19 @@ mod tool;
 pub use args::derive;
 pub use tool::tool;
 
-/// Number of `DraftCheck` slots (`erp_tools_core::args::DRAFT_CHECK_SLOTS`).
+/// Number of `DraftCheck` slots (`erp_tools_core::__private_0_1_0::DRAFT_CHECK_SLOTS`).
 const DRAFT_SLOTS: usize = 8;
+
+#[cfg(test)]
+mod tests {
+    /// Generated paths name `__private_0_1_0`: the module must follow the crate version
+    /// (erp-tools-core checks the same on its side).
+    #[test]
+    fn private_module_follows_the_version() {
+        let expected = format!(
+            "__private_{}",
+            env!("CARGO_PKG_VERSION").replace(['.', '-', '+'], "_")
+        );
+        assert_eq!(expected, "__private_0_1_0", "rename the paths in expand/");
+    }
+}

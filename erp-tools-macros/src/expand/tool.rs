@@ -58,8 +58,8 @@ fn tool_fallback(func: &ItemFn, errors: TokenStream) -> TokenStream {
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
         #vis struct #ident {}
-        impl ::erp_tools_core::ErpTool for #ident {
-            fn definition() -> &'static ::erp_tools_core::ToolDef {
+        impl ::erp_tools_core::__private_0_1_0::ErpTool for #ident {
+            fn definition() -> &'static ::erp_tools_core::__private_0_1_0::ToolDef {
                 ::core::unreachable!()
             }
         }
@@ -76,10 +76,11 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         .filter(|a| a.path().is_ident("cfg"))
         .collect();
     let fn_name = syn::ext::IdentExt::unraw(ident).to_string();
-    let no_args: Type = syn::parse_quote!(::erp_tools_core::NoArgs);
+    let no_args: Type = syn::parse_quote!(::erp_tools_core::__private_0_1_0::NoArgs);
     let args_ty = plan.args.unwrap_or(&no_args);
     let args_span = plan.args.map(|t| t.span()).unwrap_or_else(|| ident.span());
-    let as_args = quote_spanned!(args_span=> <#args_ty as ::erp_tools_core::ToolArgs>);
+    let as_args =
+        quote_spanned!(args_span=> <#args_ty as ::erp_tools_core::__private_0_1_0::ToolArgs>);
     let out_ty = plan.output;
 
     let mut checks = Vec::new();
@@ -112,15 +113,15 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         for i in 0..DRAFT_SLOTS {
             let slot = format_ident!("SLOT_{}", i, span = args_span);
             checks.push(quote_spanned!(args_span=>
-                const _: () = <#args_ty as ::erp_tools_core::__private::DraftCheck<()>>::#slot;
+                const _: () = <#args_ty as ::erp_tools_core::__private_0_1_0::DraftCheck<()>>::#slot;
             ));
         }
     }
 
-    let serde_json = quote!(::erp_tools_core::__private::serde_json);
-    let not_done = match plan.tier {
-        Tier::Read => "Nothing was looked up.",
-        Tier::Draft => "No draft was created.",
+    let serde_json = quote!(::erp_tools_core::__private_0_1_0::serde_json);
+    let tier = match plan.tier {
+        Tier::Read => quote!(::erp_tools_core::__private_0_1_0::Tier::Read),
+        Tier::Draft => quote!(::erp_tools_core::__private_0_1_0::Tier::Draft),
     };
     let binding = if plan.args.is_some() {
         quote!(__erp_tool_args)
@@ -132,26 +133,21 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
             ::core::result::Result::Ok(__erp_tool_args) => __erp_tool_args,
             ::core::result::Result::Err(__erp_tool_error) => {
                 return ::core::result::Result::Err(
-                    ::erp_tools_core::ToolError::invalid_arguments(::std::format!(
-                        "The arguments could not be read: {}.",
-                        __erp_tool_error
-                    ))
-                    .next_step("Send arguments that match the tool's input schema.")
-                    .not_done(#not_done),
+                    ::erp_tools_core::__private_0_1_0::undecodable_arguments(__erp_tool_error, #tier),
                 );
             }
         };
     };
-    let (db_param, tier_path, handler_variant) = match plan.tier {
+    // The tier is not written into the definition: the runtime derives it from the
+    // handler's kind, so a definition cannot claim one tier and run another.
+    let (db_param, handler_variant) = match plan.tier {
         Tier::Read => (
-            quote!(__erp_tool_db: &'__erp_tool ::erp_tools_core::ReadDb),
-            quote!(::erp_tools_core::Tier::Read),
-            quote!(::erp_tools_core::Handler::Read),
+            quote!(__erp_tool_db: &'__erp_tool ::erp_tools_core::__private_0_1_0::ReadDb),
+            quote!(::erp_tools_core::__private_0_1_0::Handler::Read),
         ),
         Tier::Draft => (
-            quote!(__erp_tool_db: &'__erp_tool mut ::erp_tools_core::DraftTx),
-            quote!(::erp_tools_core::Tier::Draft),
-            quote!(::erp_tools_core::Handler::Draft),
+            quote!(__erp_tool_db: &'__erp_tool mut ::erp_tools_core::__private_0_1_0::DraftTx),
+            quote!(::erp_tools_core::__private_0_1_0::Handler::Draft),
         ),
     };
     let mut call_args = vec![quote!(__erp_tool_ctx)];
@@ -169,7 +165,7 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
             #decode
             match #ident(#(#call_args),*).await {
                 ::core::result::Result::Ok(__erp_tool_output) => {
-                    #serde_json::to_value(&__erp_tool_output).map_err(::erp_tools_core::ToolError::internal)
+                    #serde_json::to_value(&__erp_tool_output).map_err(::erp_tools_core::__private_0_1_0::ToolError::internal)
                 }
                 ::core::result::Result::Err(__erp_tool_error) => ::core::result::Result::Err(__erp_tool_error),
             }
@@ -186,17 +182,16 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let destructive = plan.destructive;
-    let limits = plan
-        .limits
-        .iter()
-        .map(|(path, max)| quote!(::erp_tools_core::Limit { path: #path, max: #max }));
+    let limits = plan.limits.iter().map(
+        |(path, max)| quote!(::erp_tools_core::__private_0_1_0::Limit { path: #path, max: #max }),
+    );
     let args_type = match plan.args {
         Some(t) => valid::type_string(t),
         None => "NoArgs".to_string(),
     };
     let out_span = out_ty.span();
     let output_schema =
-        quote_spanned!(out_span=> ::erp_tools_core::schema::output_schema_for::<#out_ty>);
+        quote_spanned!(out_span=> ::erp_tools_core::__private_0_1_0::output_schema_for::<#out_ty>);
 
     quote! {
         #func
@@ -212,18 +207,17 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
             #(#checks)*
 
             fn __erp_tool_handler<'__erp_tool>(
-                __erp_tool_ctx: &'__erp_tool ::erp_tools_core::ToolContext,
+                __erp_tool_ctx: &'__erp_tool ::erp_tools_core::__private_0_1_0::ToolContext,
                 #db_param,
                 __erp_tool_args: #serde_json::Value,
-            ) -> ::erp_tools_core::tool::HandlerFuture<'__erp_tool> {
+            ) -> ::erp_tools_core::__private_0_1_0::HandlerFuture<'__erp_tool> {
                 #boxed
             }
 
-            static __ERP_TOOL_DEF: ::erp_tools_core::ToolDef = ::erp_tools_core::ToolDef {
+            static __ERP_TOOL_DEF: ::erp_tools_core::__private_0_1_0::ToolDef = ::erp_tools_core::__private_0_1_0::ToolDef::__from_parts(::erp_tools_core::__private_0_1_0::ToolDefParts {
                 name: #name,
                 fn_name: #fn_name,
                 module: #module,
-                tier: #tier_path,
                 scopes: &[#(#scopes),*],
                 title: #title,
                 description: #description,
@@ -234,11 +228,11 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
                 input_schema: #as_args::tool_schema,
                 output_schema: #output_schema,
                 handler: #handler_variant(__erp_tool_handler),
-            };
+            });
 
             #[automatically_derived]
-            impl ::erp_tools_core::ErpTool for #ident {
-                fn definition() -> &'static ::erp_tools_core::ToolDef {
+            impl ::erp_tools_core::__private_0_1_0::ErpTool for #ident {
+                fn definition() -> &'static ::erp_tools_core::__private_0_1_0::ToolDef {
                     &__ERP_TOOL_DEF
                 }
             }

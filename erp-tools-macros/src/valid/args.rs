@@ -1,13 +1,13 @@
 //! Rules on argument types, checked by `#[derive(ToolArgs)]` on every struct, so nested,
 //! listed, optional and flattened types are all covered by their own derive.
 
+use erp_tools_internals::names::{self, DraftForbidden};
 use proc_macro2::TokenStream;
 use syn::Type;
 
 use super::{type_string, valid_key};
 use crate::ast::{ArgsInput, Field, Shape, last_ident, type_args};
 use crate::errors::Errors;
-use crate::names::{self, DraftForbidden};
 
 /// Wire name of the idempotency field every draft tool's arguments carry.
 pub const CLIENT_REF: &str = "client_ref";

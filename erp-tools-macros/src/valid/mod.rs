@@ -16,7 +16,7 @@ use syn::Type;
 pub use args::{ArgsPlan, CLIENT_REF, check_args};
 pub use tool::{Tier, ToolPlan, check_tool};
 
-pub use crate::names::valid_key;
+pub use erp_tools_internals::names::valid_key;
 
 /// A type as the user wrote it, for messages.
 pub fn type_string(ty: &Type) -> String {

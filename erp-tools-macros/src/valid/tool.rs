@@ -1,6 +1,7 @@
 //! Rules on `#[erp_tool]`: the keys, their values, the doc comment and the handler's
 //! signature.
 
+use erp_tools_internals::names;
 use proc_macro2::Span;
 use syn::Type;
 
@@ -10,7 +11,6 @@ use crate::ast::ToolFn;
 use crate::attr::ToolAttr;
 use crate::errors::Errors;
 use crate::json;
-use crate::names;
 
 /// The tier of a tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,9 +11,14 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::context::Principal;
 use crate::schema::{MAX_DEPTH, MAX_ENUM_VALUES, Schema, Target, valid_key};
+use crate::tool::context::Principal;
 use crate::tool::{ErpTool, Tier, ToolDef};
+use crate::validate::ArgumentErrors;
+
+pub(crate) mod export;
+pub(crate) mod report;
+pub(crate) mod rules;
 
 /// Most tools one namespace may hold (exclusive): `MAX_TOOLS_PER_MODULE - 1` is allowed.
 pub const MAX_TOOLS_PER_MODULE: usize = 10;
@@ -94,18 +99,25 @@ impl RegisteredTool {
 
     /// The tool's name.
     pub fn name(&self) -> &'static str {
-        self.def.name
+        self.def.name()
+    }
+
+    /// Validates and normalises `arguments` against the tool's strict schema, as the
+    /// server does before every call: absent optional fields become `null`, decimals take
+    /// one canonical form. Every problem is reported.
+    pub fn validate(&self, arguments: &Value) -> Result<Value, ArgumentErrors> {
+        crate::validate::validate(&self.schema, arguments)
     }
 
     /// Whether `principal` holds every scope the tool needs.
     pub fn allowed_for(&self, principal: &Principal) -> bool {
-        self.def.scopes.iter().all(|s| principal.has_scope(s))
+        self.def.scopes().iter().all(|s| principal.has_scope(s))
     }
 
     /// The scopes the tool needs that `principal` lacks.
     pub fn missing_scopes(&self, principal: &Principal) -> Vec<&'static str> {
         self.def
-            .scopes
+            .scopes()
             .iter()
             .copied()
             .filter(|s| !principal.has_scope(s))
@@ -170,55 +182,57 @@ impl ToolRegistryBuilder {
         let mut problems = Vec::new();
         let mut tools: Vec<RegisteredTool> = Vec::with_capacity(self.tools.len());
         let mut defs = self.tools;
-        defs.sort_by_key(|d| d.name);
+        defs.sort_by_key(|d| d.name());
         for pair in defs.windows(2) {
-            if pair[0].name == pair[1].name {
-                problems.push(format!("tool `{}` is registered twice", pair[0].name));
+            if pair[0].name() == pair[1].name() {
+                problems.push(format!("tool `{}` is registered twice", pair[0].name()));
             }
         }
-        defs.dedup_by_key(|d| d.name);
+        defs.dedup_by_key(|d| d.name());
 
         for def in defs {
-            if !valid_key(def.name) {
+            if !valid_key(def.name()) {
                 problems.push(format!(
                     "tool name `{}` must match ^[a-zA-Z0-9_-]{{1,64}}$",
-                    def.name
+                    def.name()
                 ));
             }
-            if !self.modules.contains_key(def.module) {
+            if !self.modules.contains_key(def.module()) {
                 problems.push(format!(
                     "tool `{}` belongs to module `{}`, which has no description: add \
                      `.module(\"{}\", \"what it does; what it cannot do\")`",
-                    def.name, def.module, def.module
+                    def.name(),
+                    def.module(),
+                    def.module()
                 ));
             }
-            let schema = (def.input_schema)();
+            let schema = def.input_schema();
             if schema.depth() > MAX_DEPTH + 1 {
                 problems.push(format!(
                     "tool `{}`: arguments nest {} levels deep, more than {MAX_DEPTH}",
-                    def.name,
+                    def.name(),
                     schema.depth() - 1
                 ));
             }
             if schema.max_enum_values() > MAX_ENUM_VALUES {
                 problems.push(format!(
                     "tool `{}`: an enum has more than {MAX_ENUM_VALUES} values",
-                    def.name
+                    def.name()
                 ));
             }
-            if let Some(example) = def.example {
+            if let Some(example) = def.example() {
                 match serde_json::from_str::<Value>(example) {
                     Ok(v) => {
                         if let Err(e) = crate::validate::validate(&schema, &v) {
                             problems.push(format!(
                                 "tool `{}`: the example does not match the arguments: {e}",
-                                def.name
+                                def.name()
                             ));
                         }
                     }
                     Err(e) => problems.push(format!(
                         "tool `{}`: the example is not valid JSON: {e}",
-                        def.name
+                        def.name()
                     )),
                 }
             }
@@ -226,9 +240,9 @@ impl ToolRegistryBuilder {
             tools.push(RegisteredTool {
                 def,
                 description: def.full_description(),
-                output_schema: Arc::new(match def.tier {
-                    Tier::Draft => with_replayed_property((def.output_schema)()),
-                    Tier::Read => (def.output_schema)(),
+                output_schema: Arc::new(match def.tier() {
+                    Tier::Draft => with_replayed_property(def.output_schema()),
+                    Tier::Read => def.output_schema(),
                 }),
                 schema,
                 rendered,
@@ -237,11 +251,11 @@ impl ToolRegistryBuilder {
 
         let mut namespaces: BTreeMap<&'static str, Namespace> = BTreeMap::new();
         for (i, t) in tools.iter().enumerate() {
-            if let Some(desc) = self.modules.get(t.def.module) {
+            if let Some(desc) = self.modules.get(t.def.module()) {
                 namespaces
-                    .entry(t.def.module)
+                    .entry(t.def.module())
                     .or_insert_with(|| Namespace {
-                        name: t.def.module,
+                        name: t.def.module(),
                         description: desc.clone(),
                         tools: Vec::new(),
                     })
@@ -265,7 +279,7 @@ impl ToolRegistryBuilder {
         let by_name = tools
             .iter()
             .enumerate()
-            .map(|(i, t)| (t.def.name, i))
+            .map(|(i, t)| (t.def.name(), i))
             .collect();
         Ok(ToolRegistry {
             tools,
@@ -301,7 +315,7 @@ impl ToolRegistry {
 
     /// The namespace holding `tool`.
     pub fn namespace_of(&self, tool: &RegisteredTool) -> Option<&Namespace> {
-        self.namespaces.iter().find(|n| n.name == tool.def.module)
+        self.namespaces.iter().find(|n| n.name == tool.def.module())
     }
 
     /// The tool called `name`, if registered.

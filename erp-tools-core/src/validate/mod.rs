@@ -16,6 +16,10 @@ use serde_json::{Map, Value};
 
 use crate::schema::{Schema, SchemaKind, StringFormat};
 
+mod canonical;
+
+pub use canonical::{canonical_hash, canonical_json};
+
 /// Longest string accepted in any argument, in characters.
 pub const MAX_STRING_CHARS: usize = 4_000;
 /// Most items accepted in any list argument.
@@ -321,50 +325,6 @@ pub fn parse_decimal(s: &str) -> Option<String> {
     }
     let d = rust_decimal::Decimal::from_str_exact(t).ok()?;
     Some(d.normalize().to_string())
-}
-
-/// Canonical JSON: object keys sorted at every depth, no whitespace. Equivalent argument
-/// objects (same keys and values in any order) give the same text.
-pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_canonical(value, &mut out);
-    out
-}
-
-fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                write_canonical(&map[k], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(v, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-/// sha256 (hex) of the canonical JSON of `value`.
-pub fn canonical_hash(value: &Value) -> String {
-    use sha2::{Digest, Sha256};
-    hex::encode(Sha256::digest(canonical_json(value).as_bytes()))
 }
 
 #[cfg(test)]

@@ -14,10 +14,10 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::context::Principal;
-use crate::mcp::mcp_tool;
 use crate::registry::{MAX_TOOLS_PER_MODULE, RegisteredTool, ToolRegistry};
 use crate::schema::{Target, check_strict, valid_key};
+use crate::tool::Tier;
+use crate::tool::context::Principal;
 
 /// Anthropic strict tool use refuses requests with more union-typed parameters than this.
 pub const ANTHROPIC_MAX_UNION_PARAMETERS: usize = 16;
@@ -113,9 +113,51 @@ fn mcp_export(registry: &ToolRegistry, keep: impl Fn(&RegisteredTool) -> bool) -
             .tools()
             .iter()
             .filter(|t| keep(t))
-            .map(|t| serde_json::to_value(mcp_tool(t)).unwrap_or(Value::Null))
+            .map(mcp_tool)
             .collect(),
     )
+}
+
+/// The MCP `tools/list` entry of a registered tool: name, title, description, the strict
+/// MCP input schema (rendered once by the registry), the output schema (for draft tools it
+/// declares the `replayed` flag) and the annotations, all four hints set explicitly from
+/// the tier (the protocol's defaults, `destructiveHint: true` and `openWorldHint: true`,
+/// are wrong for every erp-tools tool):
+///
+/// | tier | readOnly | destructive | idempotent | openWorld |
+/// |---|---|---|---|---|
+/// | read | true | false | true | false |
+/// | draft | false | `destructive = ..` (default false) | true (idempotency keys) | false |
+pub(crate) fn mcp_tool(tool: &RegisteredTool) -> Value {
+    let def = tool.def;
+    let (read_only, destructive) = match def.tier() {
+        Tier::Read => (true, false),
+        Tier::Draft => (false, def.destructive()),
+    };
+    let mut out = serde_json::Map::new();
+    out.insert("name".into(), Value::from(tool.name()));
+    let title = def.title().trim();
+    if !title.is_empty() {
+        out.insert("title".into(), Value::from(title));
+    }
+    out.insert("description".into(), Value::from(tool.description.clone()));
+    out.insert(
+        "inputSchema".into(),
+        tool.input_schema(Target::Mcp).as_ref().clone(),
+    );
+    if tool.output_schema.is_object() {
+        out.insert("outputSchema".into(), tool.output_schema.as_ref().clone());
+    }
+    out.insert(
+        "annotations".into(),
+        serde_json::json!({
+            "readOnlyHint": read_only,
+            "destructiveHint": destructive,
+            "idempotentHint": true,
+            "openWorldHint": false,
+        }),
+    );
+    Value::Object(out)
 }
 
 /// Checks an exported tool list for `target` and returns every problem found (an empty

@@ -66,8 +66,9 @@ pub struct DocumentRef {
 /// that writes fails.
 #[derive(Clone)]
 pub struct ReadDb {
-    pub(crate) pool: sqlx::AnyPool,
-    pub(crate) backend: Backend,
+    #[cfg(feature = "runtime")]
+    pool: sqlx::AnyPool,
+    backend: Backend,
 }
 
 impl std::fmt::Debug for ReadDb {
@@ -79,7 +80,13 @@ impl std::fmt::Debug for ReadDb {
 }
 
 impl ReadDb {
+    #[cfg(feature = "runtime")]
+    pub(crate) fn new(pool: sqlx::AnyPool, backend: Backend) -> Self {
+        ReadDb { pool, backend }
+    }
+
     /// The read-only pool. Statements that write fail.
+    #[cfg(feature = "runtime")]
     pub fn pool(&self) -> &sqlx::AnyPool {
         &self.pool
     }
@@ -97,12 +104,49 @@ impl ReadDb {
 /// [`record_document`](Self::record_document) with the document created (a draft call
 /// that returns `Ok` without recording one is rolled back as an internal error), and fill
 /// the provenance columns from [`provenance`](Self::provenance).
+///
+/// # Idempotency keys (SPEC R4)
+///
+/// Every draft call carries a `client_ref` (the model's own id for the write, reused on
+/// retry). The key is `agent_run_id:client_ref`: the run id comes from the token or the
+/// agent host, so two runs never collide, and a retry inside one run always lands on the
+/// same key. The request hash is the sha256 of the canonical JSON of the *validated*
+/// arguments ([`canonical_hash`](crate::canonical_hash)): object key order does not matter,
+/// absent optional fields equal `null`, and decimals are compared as numbers (`"24"` and
+/// `"24.00"` are the same request).
+///
+/// The call pipeline runs one transaction per draft call:
+///
+/// 1. `INSERT` the key `ON CONFLICT DO NOTHING`, as the transaction's first statement
+///    (SQLite: under `BEGIN IMMEDIATE`, so the write lock is held from the start;
+///    PostgreSQL: an in-flight duplicate waits on the primary key until the first
+///    transaction ends, then sees its committed row).
+/// 2. Inserted: the handler runs on that transaction ([`DraftTx`]); the document it
+///    records and the response are stored on the key row; the audit row gets its
+///    outcome; all of it commits together. If the handler fails, everything is rolled
+///    back: no key, no document.
+/// 3. Not inserted: the stored row decides. Same tool, same caller, same hash: the stored
+///    response is returned with `replayed: true` (not an error). Anything else: a
+///    model-facing error telling the model to use a new `client_ref` or resend the
+///    original arguments; nothing is written.
+///
+/// A key row therefore never exists without its committed document.
+///
+/// ## Retention
+///
+/// Keys are kept at least [`Database::MIN_KEY_RETENTION`](crate::Database::MIN_KEY_RETENTION) (24 hours) and by default
+/// [`Database::DEFAULT_KEY_RETENTION`](crate::Database::DEFAULT_KEY_RETENTION) (7 days). Call [`Database::purge_idempotency_keys`](crate::Database::purge_idempotency_keys)
+/// periodically (e.g. daily) with the retention you publish, or start
+/// [`Database::spawn_idempotency_reaper`](crate::Database::spawn_idempotency_reaper) once per process; after a key is purged, a
+/// retry with the same `client_ref` creates a new draft. Keys live in the database, so
+/// they survive restarts and are shared by every server process using it.
 pub struct DraftTx {
-    pub(crate) tx: sqlx::Transaction<'static, sqlx::Any>,
-    pub(crate) backend: Backend,
-    pub(crate) document: Option<DocumentRef>,
-    pub(crate) agent_run_id: String,
-    pub(crate) user_id: String,
+    #[cfg(feature = "runtime")]
+    tx: sqlx::Transaction<'static, sqlx::Any>,
+    backend: Backend,
+    document: Option<DocumentRef>,
+    agent_run_id: String,
+    user_id: String,
 }
 
 /// The provenance columns of a drafted document; see [`DraftTx::provenance`].
@@ -126,7 +170,32 @@ impl std::fmt::Debug for DraftTx {
 }
 
 impl DraftTx {
+    /// A draft transaction in which the key for `agent_run_id` was claimed, on behalf of
+    /// `user_id`.
+    #[cfg(feature = "runtime")]
+    pub(crate) fn new(
+        tx: sqlx::Transaction<'static, sqlx::Any>,
+        backend: Backend,
+        agent_run_id: String,
+        user_id: String,
+    ) -> Self {
+        DraftTx {
+            tx,
+            backend,
+            document: None,
+            agent_run_id,
+            user_id,
+        }
+    }
+
+    /// The transaction and the document recorded, once the handler has returned.
+    #[cfg(feature = "runtime")]
+    pub(crate) fn into_parts(self) -> (sqlx::Transaction<'static, sqlx::Any>, Option<DocumentRef>) {
+        (self.tx, self.document)
+    }
+
     /// The connection inside the transaction. Use it for every statement of the write.
+    #[cfg(feature = "runtime")]
     pub fn conn(&mut self) -> &mut sqlx::AnyConnection {
         &mut self.tx
     }
@@ -160,6 +229,7 @@ impl DraftTx {
     }
 }
 
+#[cfg(feature = "runtime")]
 impl From<sqlx::Error> for crate::ToolError {
     /// A database failure inside a handler: an internal error (detail kept out of the
     /// model-facing text).

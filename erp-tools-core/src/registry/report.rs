@@ -123,12 +123,14 @@ impl SurfaceReport {
     fn tool(registry: &ToolRegistry, t: &RegisteredTool) -> ToolReport {
         let def = t.def;
         let ns_size = registry.namespace_of(t).map_or(0, |n| n.tools.len());
-        let prefixed = def.name.starts_with(&format!("{}_", def.module));
+        let prefixed = def.name().starts_with(&format!("{}_", def.module()));
         let mut names = Vec::new();
         field_names(&t.schema, &mut names);
         let forbidden: Vec<String> = names
             .iter()
-            .filter_map(|n| crate::rules::forbidden_field(n, def.tier).map(|_| n.clone()))
+            .filter_map(|n| {
+                crate::registry::rules::forbidden_field(n, def.tier()).map(|_| n.clone())
+            })
             .collect();
         let violations: usize = Target::ALL
             .iter()
@@ -136,17 +138,17 @@ impl SurfaceReport {
             .sum();
         let identity_fields: Vec<&String> = names
             .iter()
-            .filter(|n| crate::rules::forbidden_field(n, Tier::Read).is_some())
+            .filter(|n| crate::registry::rules::forbidden_field(n, Tier::Read).is_some())
             .collect();
         let has_client_ref = t.schema.properties().iter().any(|p| p.name == "client_ref");
         ToolReport {
-            name: def.name.to_string(),
-            tier: Answer::new(true, def.tier.as_str()),
+            name: def.name().to_string(),
+            tier: Answer::new(true, def.tier().as_str()),
             one_action: Answer::new(
                 prefixed && ns_size < crate::registry::MAX_TOOLS_PER_MODULE,
                 format!(
                     "prefix `{}_`{}; namespace of {ns_size}",
-                    def.module,
+                    def.module(),
                     if prefixed { "" } else { " MISSING" }
                 ),
             ),
@@ -158,7 +160,7 @@ impl SurfaceReport {
                     format!("{violations} strict-rule violations; forbidden: {forbidden:?}")
                 },
             ),
-            idempotency: match def.tier {
+            idempotency: match def.tier() {
                 Tier::Read => Answer::new(true, "read-only: nothing to repeat"),
                 Tier::Draft => Answer::new(
                     has_client_ref,
@@ -172,14 +174,17 @@ impl SurfaceReport {
             identity: Answer::new(
                 identity_fields.is_empty(),
                 if identity_fields.is_empty() {
-                    format!("no branch/user arguments; scopes {}", def.scopes.join(", "))
+                    format!(
+                        "no branch/user arguments; scopes {}",
+                        def.scopes().join(", ")
+                    )
                 } else {
                     format!("identity arguments: {identity_fields:?}")
                 },
             ),
             errors: Answer::new(
                 true,
-                match def.tier {
+                match def.tier() {
                     Tier::Read => "ToolError: allowed values, next step",
                     Tier::Draft => {
                         "ToolError: allowed values, next step, \"No draft was created.\""

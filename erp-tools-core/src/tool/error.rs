@@ -61,6 +61,8 @@ struct Inner {
     details: Option<Value>,
 }
 
+/// The constructors whose sentences the framework words ([`ToolError::not_found`],
+/// [`ToolError::internal`]) are defined with the framework's other model-facing text.
 impl ToolError {
     /// An error of `kind` with the sentence that says what failed.
     pub fn new(kind: ToolErrorKind, message: impl Into<String>) -> Self {
@@ -84,28 +86,6 @@ impl ToolError {
     /// The arguments are invalid.
     pub fn invalid_arguments(message: impl Into<String>) -> Self {
         Self::new(ToolErrorKind::InvalidArguments, message)
-    }
-
-    /// `what` (e.g. "Purchase order") numbered `number` is not visible to the caller.
-    /// The same text whether it does not exist or belongs to another branch.
-    pub fn not_found(what: &str, number: &str) -> Self {
-        Self::new(
-            ToolErrorKind::NotFound,
-            format!("{what} {number} was not found in your branch."),
-        )
-        .next_step("Check the number, or search first and use a number from the results.")
-    }
-
-    /// An internal failure. `detail` is logged and kept in [`details`](Self::details),
-    /// never shown to the model.
-    pub fn internal(detail: impl fmt::Display) -> Self {
-        let mut e = Self::new(
-            ToolErrorKind::Internal,
-            "The server could not complete this call because of an internal error.",
-        )
-        .next_step("Try the same call again later; if it keeps failing, tell the user.");
-        e.inner.details = Some(Value::String(detail.to_string()));
-        e
     }
 
     /// The values that would have been accepted.

@@ -1,0 +1,231 @@
+//! How a run ends: [`RunStatus`] and [`RunOutcome`]; a run paused for approval as
+//! [`PausedRun`], and why resuming one can fail ([`ResumeError`]); a new run's
+//! [`RunRequest`].
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::approval::{Approval, PendingAction};
+use super::audit::AgentEvent;
+use super::model::Message;
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The model answered.
+    Done {
+        /// The model's answer.
+        answer: String,
+    },
+    /// The step budget ran out.
+    StepLimit,
+    /// The time budget ran out.
+    Timeout,
+    /// The model proposed the same action too many times.
+    NoProgress {
+        /// The repeated action.
+        signature: String,
+    },
+    /// The policy wants a person to approve `action` first. Nothing was executed; resume
+    /// with [`Agent::resume`](super::Agent::resume) and an [`Approval`] of exactly this signature.
+    AwaitingApproval {
+        /// The proposed action.
+        action: PendingAction,
+        /// Its signature (also in `action`).
+        signature: String,
+    },
+    /// The model or the audit store failed, so the run could not continue safely. Never
+    /// caused by a tool result.
+    Aborted {
+        /// What failed.
+        reason: String,
+    },
+}
+
+impl RunStatus {
+    /// `done`, `step_limit`, `timeout`, `no_progress`, `awaiting_approval` or `aborted`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RunStatus::Done { .. } => "done",
+            RunStatus::StepLimit => "step_limit",
+            RunStatus::Timeout => "timeout",
+            RunStatus::NoProgress { .. } => "no_progress",
+            RunStatus::AwaitingApproval { .. } => "awaiting_approval",
+            RunStatus::Aborted { .. } => "aborted",
+        }
+    }
+}
+
+/// The result of [`Agent::run`](super::Agent::run) or [`Agent::resume`](super::Agent::resume): how it ended, the whole
+/// conversation and the loop's audit trail (including the part before a pause).
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    /// The run id (idempotency keys and audit rows are scoped to it).
+    pub run_id: String,
+    /// How the run ended.
+    pub status: RunStatus,
+    /// Model turns taken.
+    pub steps: u32,
+    /// The conversation, starting with the system and user messages.
+    pub history: Vec<Message>,
+    /// The loop's audit events, in order.
+    pub audit: Vec<AgentEvent>,
+    /// Time spent running (not paused).
+    pub elapsed: Duration,
+    pub(super) counts: BTreeMap<String, u32>,
+    pub(super) approvals: Vec<Approval>,
+    pub(super) on_behalf_of: String,
+    pub(super) branch_id: i64,
+}
+
+impl RunOutcome {
+    /// The model's answer, if the run is done.
+    pub fn answer(&self) -> Option<&str> {
+        match &self.status {
+            RunStatus::Done { answer } => Some(answer),
+            _ => None,
+        }
+    }
+
+    /// The action waiting for approval, if any.
+    pub fn pending(&self) -> Option<&PendingAction> {
+        match &self.status {
+            RunStatus::AwaitingApproval { action, .. } => Some(action),
+            _ => None,
+        }
+    }
+
+    /// The run's state for [`Agent::resume`](super::Agent::resume), if it is waiting for approval. Serialise it
+    /// (serde JSON) to resume in another process.
+    pub fn paused(&self) -> Option<PausedRun> {
+        let pending = self.pending()?.clone();
+        Some(PausedRun {
+            version: PausedRun::VERSION,
+            run_id: self.run_id.clone(),
+            on_behalf_of: self.on_behalf_of.clone(),
+            branch_id: self.branch_id,
+            steps: self.steps,
+            elapsed_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
+            action_counts: self.counts.clone(),
+            approvals: self.approvals.clone(),
+            pending,
+            history: self.history.clone(),
+            audit: self.audit.clone(),
+        })
+    }
+
+    /// The audit trail as one-line summaries (`started:tool | denied:tool(reason) | ...`).
+    pub fn audit_summary(&self) -> Vec<String> {
+        self.audit.iter().map(AgentEvent::summary).collect()
+    }
+}
+
+/// A run stopped for approval, in a form that survives a restart: serialise it with
+/// serde (JSON), store it, and hand it to [`Agent::resume`](super::Agent::resume) with the approval.
+///
+/// It holds no authority. Resuming re-checks everything against the principal
+/// authenticated at resume time, which must be the same person and branch, and the
+/// approval must name exactly the pending action's signature.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PausedRun {
+    /// Format version.
+    pub version: u32,
+    /// The run id.
+    pub run_id: String,
+    /// The user the run acts for.
+    pub on_behalf_of: String,
+    /// Their branch.
+    pub branch_id: i64,
+    /// Model turns taken so far.
+    pub steps: u32,
+    /// Running time so far, in milliseconds.
+    pub elapsed_ms: u64,
+    /// How often each action signature was proposed (for repeat detection).
+    pub action_counts: BTreeMap<String, u32>,
+    /// Approvals recorded in this run so far.
+    pub approvals: Vec<Approval>,
+    /// The action waiting for approval.
+    pub pending: PendingAction,
+    /// The conversation so far (its last entry is the pending tool call).
+    pub history: Vec<Message>,
+    /// The audit trail so far.
+    pub audit: Vec<AgentEvent>,
+}
+
+impl PausedRun {
+    /// The current format version.
+    pub const VERSION: u32 = 1;
+}
+
+/// Why a paused run could not be resumed. Nothing was executed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ResumeError {
+    /// The approval names another action or run.
+    #[error(
+        "the approval is for `{approved}` but the run waits for `{pending}`: an approval \
+         covers one exact action of one run; ask the reviewer to approve the pending action"
+    )]
+    ApprovalMismatch {
+        /// The pending action's signature.
+        pending: String,
+        /// The signature the approval names.
+        approved: String,
+    },
+    /// The resuming principal is not the person and branch the run acts for.
+    #[error(
+        "this run acts for user {expected_user} of branch id {expected_branch}; resume it as that user"
+    )]
+    WrongPrincipal {
+        /// The run's user.
+        expected_user: String,
+        /// The run's branch id.
+        expected_branch: i64,
+    },
+    /// The resuming principal's token is bound to another agent run.
+    #[error(
+        "this run is {expected}, but the token is bound to run {bound}; resume it with a token for {expected}"
+    )]
+    WrongRun {
+        /// The paused run's id.
+        expected: String,
+        /// The run the token is bound to.
+        bound: String,
+    },
+    /// The pending action does not match its own signature, or the run is malformed.
+    #[error("the paused run is inconsistent: {0}; start a new run")]
+    Inconsistent(String),
+}
+
+/// A new run: the user's request, plus optional run id and approvals given up front.
+#[derive(Clone, Debug, Default)]
+pub struct RunRequest {
+    /// The user's request.
+    pub task: String,
+    /// The run id; by default the principal's bound run, or a fresh one.
+    pub run_id: Option<String>,
+    /// Approvals already recorded for this run.
+    pub approvals: Vec<Approval>,
+}
+
+impl RunRequest {
+    /// A request for `task`.
+    pub fn new(task: impl Into<String>) -> Self {
+        RunRequest {
+            task: task.into(),
+            ..Self::default()
+        }
+    }
+    /// Uses `run_id` (ignored when the principal's token is bound to a run).
+    pub fn run_id(mut self, run_id: impl Into<String>) -> Self {
+        self.run_id = Some(run_id.into());
+        self
+    }
+    /// Adds an approval recorded for this run.
+    pub fn approval(mut self, approval: Approval) -> Self {
+        self.approvals.push(approval);
+        self
+    }
+}

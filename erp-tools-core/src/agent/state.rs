@@ -1,0 +1,133 @@
+//! The state of one run while the loop drives it, and the events it records.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::approval::Approval;
+use super::audit::{AgentEvent, AgentEventKind};
+use super::clock::Clock;
+use super::model::{Message, ResultSource, ResultStatus, ToolResultMessage};
+use super::outcome::{RunOutcome, RunStatus};
+use crate::tool::context::Principal;
+
+/// A run in progress.
+pub(super) struct State {
+    pub run_id: String,
+    pub steps: u32,
+    pub elapsed_before: Duration,
+    pub started: Duration,
+    pub counts: BTreeMap<String, u32>,
+    pub approvals: Vec<Approval>,
+    pub history: Vec<Message>,
+    pub audit: Vec<AgentEvent>,
+}
+
+impl State {
+    pub fn elapsed(&self, clock: &dyn Clock) -> Duration {
+        self.elapsed_before + clock.now().saturating_sub(self.started)
+    }
+
+    /// Feeds a tool result back to the model.
+    pub fn push_result(
+        &mut self,
+        call: &CallRef<'_>,
+        status: ResultStatus,
+        source: ResultSource,
+        text: &str,
+    ) {
+        self.history
+            .push(Message::ToolResult(ToolResultMessage::new(
+                call.call_id,
+                call.tool,
+                status,
+                source,
+                text,
+            )));
+    }
+
+    pub fn finish(self, principal: &Principal, status: RunStatus, clock: &dyn Clock) -> RunOutcome {
+        let elapsed = self.elapsed(clock);
+        RunOutcome {
+            run_id: self.run_id,
+            status,
+            steps: self.steps,
+            history: self.history,
+            audit: self.audit,
+            elapsed,
+            counts: self.counts,
+            approvals: self.approvals,
+            on_behalf_of: principal.user_id().to_string(),
+            branch_id: principal.branch_id(),
+        }
+    }
+}
+
+/// One proposed tool call, as the loop's events name it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CallRef<'a> {
+    pub call_id: &'a str,
+    pub tool: &'a str,
+    /// The arguments as the runtime would execute them (normalised when valid).
+    pub arguments: &'a Value,
+    pub signature: &'a str,
+}
+
+/// An event about to be recorded: a kind, optionally the call it is about, and why.
+///
+/// ```text
+/// Event::new(AgentEventKind::Denied).call(&call).detail("over_limit: ...")
+/// ```
+#[derive(Clone, Debug)]
+pub(super) struct Event<'a> {
+    kind: AgentEventKind,
+    call: Option<CallRef<'a>>,
+    detail: Option<String>,
+}
+
+impl<'a> Event<'a> {
+    pub fn new(kind: AgentEventKind) -> Self {
+        Event {
+            kind,
+            call: None,
+            detail: None,
+        }
+    }
+
+    /// The tool call the event is about.
+    pub fn call(mut self, call: &CallRef<'a>) -> Self {
+        self.call = Some(*call);
+        self
+    }
+
+    /// Why (denial reason, failure text, approver, brake).
+    pub fn detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// Like [`detail`](Self::detail), when there may be none.
+    pub fn maybe_detail(mut self, detail: Option<String>) -> Self {
+        self.detail = detail;
+        self
+    }
+
+    /// The event as recorded, for `st`'s run at `clock`'s time.
+    pub fn build(self, st: &State, principal: &Principal, clock: &dyn Clock) -> AgentEvent {
+        let call = self.call;
+        AgentEvent {
+            run_id: st.run_id.clone(),
+            step: st.steps,
+            kind: self.kind,
+            tool: call.map(|c| c.tool.to_string()),
+            call_id: call.map(|c| c.call_id.to_string()),
+            signature: call.map(|c| c.signature.to_string()),
+            arguments: call.map(|c| c.arguments.clone()),
+            detail: self.detail,
+            on_behalf_of: principal.user_id().to_string(),
+            branch_code: principal.branch_code().to_string(),
+            at: clock.utc(),
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! One proposed tool call: admission (the same step MCP calls go through, with the
+//! policy's limits), repeat detection, the policy's approvals, execution, and the result
+//! fed back to the model as data.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::approval::PendingAction;
+use super::audit::{AgentEventKind, AuditError};
+use super::model::{ResultSource, ResultStatus};
+use super::outcome::RunStatus;
+use super::policy::{Decision, Denial};
+use super::run::Agent;
+use super::signature::action_signature;
+use super::state::{CallRef, Event, State};
+use crate::audit::Outcome;
+use crate::runtime::admit::{self, Check};
+use crate::runtime::{CallError, ToolCall};
+use crate::text;
+use crate::tool::context::Principal;
+
+impl Agent {
+    /// Handles one proposed call of `name` with `arguments`. Returns the status the run
+    /// ends with, or `None` to continue.
+    pub(super) async fn propose(
+        &self,
+        principal: &Arc<Principal>,
+        st: &mut State,
+        call_id: &str,
+        name: &str,
+        arguments: &Value,
+    ) -> Result<Option<RunStatus>, AuditError> {
+        let limits = self.policy.limits_for(name);
+        let admission = admit::admit(
+            self.exec.registry(),
+            principal,
+            &st.run_id,
+            name,
+            arguments,
+            &limits,
+        );
+        // Sign the arguments as the runtime will execute them (normalised), so key order
+        // and number spelling never change an action's identity.
+        let normalised = match &admission {
+            Ok(admitted) => admitted.args.clone(),
+            Err(_) => arguments.clone(),
+        };
+        let signature = action_signature(name, &normalised);
+        let call = CallRef {
+            call_id,
+            tool: name,
+            arguments: &normalised,
+            signature: &signature,
+        };
+        let tool_call = ToolCall {
+            agent_run_id: st.run_id.clone(),
+            tool_call_id: call_id.to_string(),
+            name: name.to_string(),
+            arguments: arguments.clone(),
+        };
+
+        let seen = st.counts.entry(signature.clone()).or_insert(0);
+        *seen += 1;
+        if *seen > self.config.max_repeats {
+            let times = *seen;
+            st.push_result(
+                &call,
+                ResultStatus::Denied,
+                ResultSource::Policy,
+                &text::repeated_action(times - 1),
+            );
+            let detail = format!("no_progress: same action proposed {times} times");
+            let event = Event::new(AgentEventKind::Stopped)
+                .call(&call)
+                .detail(detail);
+            self.record(st, principal, event).await?;
+            return Ok(Some(RunStatus::NoProgress { signature }));
+        }
+
+        let admitted = match admission {
+            Ok(admitted) => admitted,
+            // Arguments the model can correct: the runtime records the refusal, like any
+            // tool error, and the model is told what to fix.
+            Err(refused) if matches!(refused.check, Check::InvalidArguments | Check::ClientRef) => {
+                self.record(
+                    st,
+                    principal,
+                    Event::new(AgentEventKind::Started).call(&call),
+                )
+                .await?;
+                let result = self.exec.refuse(principal, tool_call, refused).await;
+                return self.answered(principal, st, &call, Some(result)).await;
+            }
+            Err(refused) => {
+                let denial = Denial::from(&refused);
+                return self.denied(principal, st, &call, denial).await;
+            }
+        };
+
+        let approved_by = match self.policy.approval(name, &admitted.args, &st.approvals) {
+            Decision::Deny(denial) => return self.denied(principal, st, &call, denial).await,
+            Decision::RequireApproval { signature, reason } => {
+                let event = Event::new(AgentEventKind::AwaitingApproval)
+                    .call(&call)
+                    .detail(reason.clone());
+                self.record(st, principal, event).await?;
+                let action = PendingAction {
+                    run_id: st.run_id.clone(),
+                    call_id: call_id.to_string(),
+                    tool: name.to_string(),
+                    arguments: normalised.clone(),
+                    signature: signature.clone(),
+                    reason,
+                };
+                return Ok(Some(RunStatus::AwaitingApproval { action, signature }));
+            }
+            Decision::Allow { approved_by } => approved_by,
+        };
+
+        // Recorded before execution, so a crash mid-call still leaves a trace.
+        let event = Event::new(AgentEventKind::Started)
+            .call(&call)
+            .maybe_detail(approved_by.map(|who| format!("approved by {who}")));
+        self.record(st, principal, event).await?;
+        let remaining = self.time_left(st).unwrap_or_default();
+        let result = self
+            .with_deadline(remaining, self.exec.execute(principal, tool_call, admitted))
+            .await;
+        self.answered(principal, st, &call, result).await
+    }
+
+    /// A call the policy or admission refused: told to the model, audited, the run goes on.
+    async fn denied(
+        &self,
+        principal: &Arc<Principal>,
+        st: &mut State,
+        call: &CallRef<'_>,
+        denial: Denial,
+    ) -> Result<Option<RunStatus>, AuditError> {
+        st.push_result(
+            call,
+            ResultStatus::Denied,
+            ResultSource::Policy,
+            &denial.message,
+        );
+        let detail = format!("{}: {}", serde_plain(&denial.reason), denial.message);
+        let event = Event::new(AgentEventKind::Denied).call(call).detail(detail);
+        self.record(st, principal, event).await?;
+        Ok(None)
+    }
+
+    /// Feeds a call's result (or its timeout, `None`) back to the model and audits how it
+    /// ended.
+    async fn answered(
+        &self,
+        principal: &Arc<Principal>,
+        st: &mut State,
+        call: &CallRef<'_>,
+        result: Option<Result<crate::runtime::CallOutcome, CallError>>,
+    ) -> Result<Option<RunStatus>, AuditError> {
+        let (kind, detail) = match result {
+            None => {
+                st.push_result(
+                    call,
+                    ResultStatus::InternalError,
+                    ResultSource::Policy,
+                    text::CALL_TIMED_OUT,
+                );
+                let detail = "timeout: the call did not finish in time; outcome unknown";
+                let event = Event::new(AgentEventKind::Failed).call(call).detail(detail);
+                self.record(st, principal, event).await?;
+                let stop = Event::new(AgentEventKind::Stopped).detail("timeout");
+                self.record(st, principal, stop).await?;
+                return Ok(Some(RunStatus::Timeout));
+            }
+            Some(Ok(out)) => {
+                let (status, source, event) = match out.outcome {
+                    Outcome::Ok => (ResultStatus::Ok, ResultSource::Tool, None),
+                    Outcome::Replayed => (ResultStatus::Replayed, ResultSource::Tool, None),
+                    Outcome::ToolError => (
+                        ResultStatus::ToolError,
+                        ResultSource::Tool,
+                        Some(AgentEventKind::Failed),
+                    ),
+                    Outcome::Denied => (
+                        ResultStatus::Denied,
+                        ResultSource::Policy,
+                        Some(AgentEventKind::Denied),
+                    ),
+                };
+                st.push_result(call, status, source, &out.text);
+                match event {
+                    Some(kind) => (kind, out.text),
+                    None => return Ok(None),
+                }
+            }
+            Some(Err(CallError::UnknownTool(_, text))) => {
+                st.push_result(call, ResultStatus::Denied, ResultSource::Policy, &text);
+                (AgentEventKind::Denied, text)
+            }
+            Some(Err(CallError::Internal(detail))) => {
+                st.push_result(
+                    call,
+                    ResultStatus::InternalError,
+                    ResultSource::Policy,
+                    text::CALL_FAILED_INSIDE,
+                );
+                (AgentEventKind::Failed, format!("internal error: {detail}"))
+            }
+        };
+        let event = Event::new(kind).call(call).detail(detail);
+        self.record(st, principal, event).await?;
+        Ok(None)
+    }
+}
+
+fn serde_plain<T: Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(Value::String(s)) => s,
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,170 @@
+//! Unit tests of the loop against a stand-in executor (the integration tests in the
+//! `erp-tools-tests` crate run the same scenarios through the real tool runtime).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::run::Executor;
+use super::*;
+use crate::audit::Outcome;
+use crate::registry::ToolRegistry;
+use crate::runtime::admit::{Admitted, Refused};
+use crate::runtime::{CallError, CallOutcome, ToolCall};
+use crate::schema::{Property, Schema, SchemaKind};
+use crate::tool::context::{Principal, ToolContext};
+use crate::tool::handler::{Handler, HandlerFuture};
+use crate::tool::handles::{DraftTx, ReadDb};
+use crate::tool::{Limit, ToolDef, ToolDefParts};
+
+fn read_stub<'a>(_: &'a ToolContext, _: &'a ReadDb, _: Value) -> HandlerFuture<'a> {
+    Box::pin(async { Ok(Value::Null) })
+}
+fn draft_stub<'a>(_: &'a ToolContext, _: &'a mut DraftTx, _: Value) -> HandlerFuture<'a> {
+    Box::pin(async { Ok(Value::Null) })
+}
+fn prop(name: &'static str, kind: SchemaKind) -> Property {
+    Property {
+        name: name.into(),
+        schema: Schema::new(kind),
+    }
+}
+fn payment_schema() -> Schema {
+    Schema::object(vec![
+        prop("vendor_code", SchemaKind::String(None)),
+        prop("amount", SchemaKind::Decimal),
+        prop("client_ref", SchemaKind::String(None)),
+    ])
+}
+fn vendor_schema() -> Schema {
+    Schema::object(vec![prop("vendor_code", SchemaKind::String(None))])
+}
+fn no_output() -> Value {
+    json!({"type": "object"})
+}
+
+static PAYMENT: ToolDef = ToolDef::__from_parts(ToolDefParts {
+    name: "finance_create_payment_request_draft",
+    fn_name: "create_payment_request_draft",
+    module: "finance",
+    scopes: &["finance:draft"],
+    title: "Create payment request draft",
+    description: "Create a DRAFT payment request.",
+    example: None,
+    destructive: false,
+    limits: &[Limit {
+        path: "amount",
+        max: "1000000",
+    }],
+    args_type: "PaymentArgs",
+    input_schema: payment_schema,
+    output_schema: no_output,
+    handler: Handler::Draft(draft_stub),
+});
+
+static VENDOR: ToolDef = ToolDef::__from_parts(ToolDefParts {
+    name: "purchasing_get_vendor_summary",
+    fn_name: "get_vendor_summary",
+    module: "purchasing",
+    scopes: &["purchasing:read"],
+    title: "Vendor summary",
+    description: "Look up a vendor.",
+    example: None,
+    destructive: false,
+    limits: &[],
+    args_type: "VendorArgs",
+    input_schema: vendor_schema,
+    output_schema: no_output,
+    handler: Handler::Read(read_stub),
+});
+
+type Responder = Box<dyn Fn(&ToolCall) -> Result<CallOutcome, CallError> + Send + Sync>;
+
+struct FakeExec {
+    registry: ToolRegistry,
+    calls: Mutex<Vec<ToolCall>>,
+    respond: Responder,
+}
+
+impl Executor for FakeExec {
+    fn registry(&self) -> &ToolRegistry {
+        &self.registry
+    }
+    fn execute<'a>(
+        &'a self,
+        _: &'a Arc<Principal>,
+        call: ToolCall,
+        _: Admitted<'a>,
+    ) -> BoxFuture<'a, Result<CallOutcome, CallError>> {
+        let out = (self.respond)(&call);
+        self.calls.lock().unwrap().push(call);
+        Box::pin(async move { out })
+    }
+    fn refuse<'a>(
+        &'a self,
+        _: &'a Arc<Principal>,
+        call: ToolCall,
+        refused: Refused,
+    ) -> BoxFuture<'a, Result<CallOutcome, CallError>> {
+        self.calls.lock().unwrap().push(call);
+        let out = CallOutcome {
+            outcome: refused.outcome(),
+            structured: refused.error.to_json(),
+            text: refused.error.to_string(),
+            document: None,
+        };
+        Box::pin(async move { Ok(out) })
+    }
+}
+
+fn ok(text: &str) -> Result<CallOutcome, CallError> {
+    Ok(CallOutcome {
+        outcome: Outcome::Ok,
+        structured: json!({}),
+        text: text.into(),
+        document: None,
+    })
+}
+
+fn setup(
+    respond: impl Fn(&ToolCall) -> Result<CallOutcome, CallError> + Send + Sync + 'static,
+) -> (Arc<FakeExec>, Policy) {
+    let registry = ToolRegistry::builder()
+        .module("finance", "Payment request drafts. Cannot pay or post.")
+        .module("purchasing", "Vendors. Cannot send orders.")
+        .tools([&PAYMENT, &VENDOR])
+        .build()
+        .unwrap();
+    let exec = Arc::new(FakeExec {
+        registry,
+        calls: Mutex::new(Vec::new()),
+        respond: Box::new(respond),
+    });
+    let policy = Policy::new().require_approval_above(
+        "finance_create_payment_request_draft",
+        "amount",
+        "50000",
+    );
+    (exec, policy)
+}
+
+fn principal(scopes: &[&str]) -> Arc<Principal> {
+    Arc::new(
+        Principal::builder("budi", 1, "SBY-01")
+            .scopes(scopes.iter().copied())
+            .build(),
+    )
+}
+
+fn pay(amount: &str, client_ref: &str) -> ModelAction {
+    ModelAction::tool_call(
+        "finance_create_payment_request_draft",
+        json!({"vendor_code": "V-001", "amount": amount, "client_ref": client_ref}),
+    )
+}
+
+mod brakes;
+mod failures;
+mod policy;

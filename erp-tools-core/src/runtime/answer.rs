@@ -1,0 +1,123 @@
+//! The answer of a call, ready for any protocol: structured content for programs, text
+//! for the model, and what goes into the call's audit row.
+
+use serde_json::Value;
+
+use super::CallOutcome;
+use crate::audit::Outcome;
+use crate::text;
+use crate::tool::Tier;
+use crate::tool::error::{ToolError, ToolErrorKind};
+use crate::tool::handles::DocumentRef;
+
+/// How a call ended: its outcome plus the text for the audit row's `message`.
+pub(crate) struct Finished {
+    pub outcome: CallOutcome,
+    /// The model-facing error text plus internal detail (failed calls), or a note
+    /// (replays).
+    pub audit_message: Option<String>,
+}
+
+impl Finished {
+    /// A failed call; internal detail goes to the log and the audit row only.
+    pub(crate) fn failed(outcome: Outcome, err: ToolError) -> Finished {
+        let text = err.to_string();
+        let audit_message = match (err.kind(), err.details()) {
+            (ToolErrorKind::Internal, Some(detail)) => {
+                let detail = detail
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| detail.to_string());
+                tracing::error!(detail = %detail, "tool call failed internally");
+                format!("{text} [internal: {detail}]")
+            }
+            _ => text.clone(),
+        };
+        Finished {
+            outcome: CallOutcome {
+                outcome,
+                structured: err.to_json(),
+                text,
+                document: None,
+            },
+            audit_message: Some(audit_message),
+        }
+    }
+
+    /// A successful call: the handler's output (with `replayed` for draft tools) and its
+    /// text: for a draft, a sentence naming the document, then the output as JSON.
+    pub(crate) fn succeeded(
+        tier: Tier,
+        output: Value,
+        document: Option<DocumentRef>,
+        replayed: bool,
+    ) -> Finished {
+        let mut structured = output;
+        if tier == Tier::Draft
+            && let Value::Object(map) = &mut structured
+        {
+            map.insert("replayed".into(), Value::Bool(replayed));
+        }
+        let json =
+            serde_json::to_string_pretty(&structured).unwrap_or_else(|_| structured.to_string());
+        let text = match (&document, replayed) {
+            (Some(doc), false) => format!("{}\n{json}", text::draft_created(doc)),
+            (Some(doc), true) => format!("{}\n{json}", text::draft_replayed(doc)),
+            (None, _) => json,
+        };
+        Finished {
+            outcome: CallOutcome {
+                outcome: if replayed {
+                    Outcome::Replayed
+                } else {
+                    Outcome::Ok
+                },
+                structured,
+                text,
+                document,
+            },
+            audit_message: None,
+        }
+    }
+}
+
+/// The text of a panic payload.
+pub(crate) fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-text panic payload".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn draft_success_carries_replayed() {
+        let doc = DocumentRef {
+            doc_type: "purchase_order".into(),
+            id: 7,
+            number: "PO-2026-0042".into(),
+        };
+        let out = Finished::succeeded(
+            Tier::Draft,
+            json!({"number": "PO-2026-0042"}),
+            Some(doc),
+            true,
+        )
+        .outcome;
+        assert_eq!(out.outcome, Outcome::Replayed);
+        assert_eq!(out.structured["replayed"], true);
+        assert!(
+            out.text
+                .starts_with("Returned the existing draft purchase order PO-2026-0042")
+        );
+        let read = Finished::succeeded(Tier::Read, json!({"qty": "3"}), None, false).outcome;
+        assert!(read.structured.get("replayed").is_none());
+    }
+}

@@ -1,0 +1,290 @@
+//! The call pipeline (see [`ToolRuntime`]): admission, execution, audit, answer.
+
+pub(crate) mod admit;
+mod answer;
+mod draft;
+pub(crate) mod limits;
+mod read;
+pub(crate) mod run_id;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::audit::{AuditEntry, Outcome};
+use crate::registry::ToolRegistry;
+use crate::store::{Database, StoreError};
+use crate::text;
+use crate::tool::context::{Principal, ToolContext};
+use crate::tool::handler::Handler;
+use crate::tool::handles::DocumentRef;
+use admit::{Admitted, Check, Refused};
+use answer::Finished;
+use limits::LimitCheck;
+
+/// One tool call as it arrives from a client. The run id comes from the token or the
+/// agent host, never from the arguments.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The agent run the call belongs to (idempotency keys are scoped to it).
+    pub agent_run_id: String,
+    /// The protocol's id for this call.
+    pub tool_call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// The arguments as the model sent them.
+    pub arguments: Value,
+}
+
+impl ToolCall {
+    /// Longest `client_ref` a draft call may carry, in characters.
+    pub const MAX_CLIENT_REF_CHARS: usize = crate::idempotency::MAX_CLIENT_REF_CHARS;
+}
+
+/// The result of a call, ready for any protocol: structured content plus text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallOutcome {
+    /// How the call ended.
+    pub outcome: Outcome,
+    /// The structured result (the handler's output, with `replayed` for draft tools),
+    /// or the structured error.
+    pub structured: Value,
+    /// The text for the model: a rendering of the result, or the model-facing error.
+    pub text: String,
+    /// The document a draft call created (or replayed).
+    pub document: Option<DocumentRef>,
+}
+
+impl CallOutcome {
+    /// Whether the call failed (`isError: true` in MCP).
+    pub fn is_error(&self) -> bool {
+        self.outcome.is_error()
+    }
+}
+
+/// A failure that is not a tool result: a protocol error.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// No tool of that name is registered (JSON-RPC -32602 in MCP). The text is the
+    /// model-facing explanation.
+    #[error("{1}")]
+    UnknownTool(String, String),
+    /// The framework itself failed (the audit store is down, ...).
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// The registry plus the database: what every transport calls tools through.
+///
+/// Every tool call, from MCP or the agent loop, goes through this pipeline, one stage a
+/// file, each handing the next a typed value:
+///
+/// 1. **admit** (`runtime/admit.rs`): tool known, scopes held, arguments valid and
+///    normalised, hard limits, `client_ref` → an `Admitted` call or a refusal (one audit
+///    row with outcome `denied` or `tool_error`; an unknown tool is then a protocol error,
+///    [`CallError::UnknownTool`]);
+/// 2. **record the attempt**: an audit row with outcome `attempt`, committed before
+///    anything runs, so a crash mid-call still leaves a trace;
+/// 3. **execute**: a read (`runtime/read.rs`) runs on the read-only pool; a draft
+///    (`runtime/draft.rs`) runs in the transaction that claims its idempotency key;
+/// 4. **record the outcome** on the same row (for a successful draft, inside its
+///    transaction);
+/// 5. **answer** (`runtime/answer.rs`): structured content plus text, ready for any
+///    protocol.
+///
+/// Every sentence the pipeline says to a model is in `runtime/text.rs`: what failed, what
+/// is allowed, what to do next and what did not happen ("No draft was created." /
+/// "Nothing was changed."). Each call runs in a tracing span `execute_tool`
+/// (OpenTelemetry GenAI conventions: `otel.name = "execute_tool {tool}"`,
+/// `gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.call.id`, plus
+/// `erp_tools.agent_run_id` and `erp_tools.outcome`).
+#[derive(Clone)]
+pub struct ToolRuntime {
+    registry: Arc<ToolRegistry>,
+    db: Database,
+}
+
+impl std::fmt::Debug for ToolRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRuntime")
+            .field("tools", &self.registry.tools().len())
+            .field("db", &self.db)
+            .finish()
+    }
+}
+
+impl ToolRuntime {
+    /// Serves `registry` on `db`.
+    pub fn new(registry: Arc<ToolRegistry>, db: Database) -> Self {
+        ToolRuntime { registry, db }
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.registry
+    }
+
+    /// The database (tool data, idempotency keys, audit log).
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    /// Runs one call through the pipeline (see [`ToolRuntime`]).
+    ///
+    /// When the principal is bound to an agent run (its token names one), that run id is
+    /// used and `call.agent_run_id` is ignored: a client cannot move its writes into
+    /// another run's idempotency scope.
+    ///
+    /// Returns `Ok` for every tool outcome, including tool errors and denials (MCP
+    /// `isError: true`); `Err` only for protocol errors: an unknown tool, or the audit
+    /// store being unavailable (no call runs unaudited).
+    pub async fn call(
+        &self,
+        principal: &Arc<Principal>,
+        call: ToolCall,
+    ) -> Result<CallOutcome, CallError> {
+        let run_id =
+            run_id::first_of(principal, [Some(call.agent_run_id.as_str())]).unwrap_or_default();
+        let span = tracing::info_span!(
+            "execute_tool",
+            otel.name = %format_args!("execute_tool {}", call.name),
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %call.name,
+            gen_ai.tool.call.id = %call.tool_call_id,
+            erp_tools.agent_run_id = %run_id,
+            erp_tools.on_behalf_of = %principal.user_id(),
+            erp_tools.branch = %principal.branch_code(),
+            erp_tools.outcome = tracing::field::Empty,
+        );
+        let result = async {
+            let entry = self.entry(principal, &run_id, &call);
+            if run_id.trim().is_empty() {
+                return Err(CallError::Internal(text::NO_RUN_ID.into()));
+            }
+            match self.admit(principal, &run_id, &call.name, &call.arguments, &[]) {
+                Ok(admitted) => self.execute(principal, entry, admitted).await,
+                Err(refused) => self.refuse(entry, refused).await,
+            }
+        }
+        .instrument(span.clone())
+        .await;
+        let outcome = match &result {
+            Ok(o) => o.outcome.as_str(),
+            Err(CallError::UnknownTool(..)) => Outcome::Denied.as_str(),
+            Err(CallError::Internal(_)) => "internal_error",
+        };
+        span.record("erp_tools.outcome", outcome);
+        result
+    }
+
+    /// Admission (see [`admit`]): pure, no database.
+    pub(crate) fn admit(
+        &self,
+        principal: &Principal,
+        run_id: &str,
+        name: &str,
+        arguments: &Value,
+        extra_limits: &[LimitCheck<'_>],
+    ) -> Result<Admitted<'_>, Refused> {
+        admit::admit(
+            &self.registry,
+            principal,
+            run_id,
+            name,
+            arguments,
+            extra_limits,
+        )
+    }
+
+    /// The audit row of `call` for `principal` in `run_id`, before its outcome is known.
+    pub(crate) fn entry(&self, principal: &Principal, run_id: &str, call: &ToolCall) -> AuditEntry {
+        AuditEntry::new(principal, run_id, crate::audit::ATTEMPT)
+            .tool(call.name.clone(), call.tool_call_id.clone())
+            .arguments(&call.arguments)
+    }
+
+    /// Records a call refused by admission (one finished audit row) and answers it.
+    pub(crate) async fn refuse(
+        &self,
+        entry: AuditEntry,
+        refused: Refused,
+    ) -> Result<CallOutcome, CallError> {
+        let outcome = refused.outcome();
+        let unknown = (refused.check == Check::UnknownTool)
+            .then(|| entry.tool_name.clone().unwrap_or_default());
+        let finished = Finished::failed(outcome, refused.error);
+        self.db
+            .record_call(
+                &entry
+                    .outcome(outcome.as_str())
+                    .message(finished.audit_message.clone().unwrap_or_default()),
+            )
+            .await
+            .map_err(internal)?;
+        if let Some(name) = unknown {
+            return Err(CallError::UnknownTool(name, finished.outcome.text));
+        }
+        Ok(finished.outcome)
+    }
+
+    /// Runs an admitted call: attempt row, handler, outcome.
+    pub(crate) async fn execute(
+        &self,
+        principal: &Arc<Principal>,
+        entry: AuditEntry,
+        admitted: Admitted<'_>,
+    ) -> Result<CallOutcome, CallError> {
+        let audit_id = self.db.record_attempt(&entry).await.map_err(internal)?;
+        let def = admitted.tool.def;
+        let ctx = ToolContext::new(
+            principal.clone(),
+            entry.agent_run_id.clone(),
+            entry.tool_call_id.clone().unwrap_or_default(),
+            def.name(),
+        );
+        let finished = match (def.handler(), admitted.key) {
+            (Handler::Read(handler), _) => {
+                let finished = read::run(handler, &ctx, &self.db.read_db(), admitted.args).await;
+                self.finish_separately(audit_id, &finished).await;
+                finished
+            }
+            (Handler::Draft(handler), Some(key)) => {
+                match draft::run(&self.db, handler, &ctx, &key, admitted.args, audit_id).await {
+                    Ok(finished) => finished,
+                    Err(failure) => {
+                        let finished = failure.into_finished();
+                        self.finish_separately(audit_id, &finished).await;
+                        finished
+                    }
+                }
+            }
+            (Handler::Draft(_), None) => {
+                unreachable!("admission gives every draft call its idempotency key")
+            }
+        };
+        Ok(finished.outcome)
+    }
+
+    /// Records the outcome of a call whose transaction (if any) has ended.
+    async fn finish_separately(&self, audit_id: crate::audit::AuditId, finished: &Finished) {
+        if let Err(e) = self
+            .db
+            .record_outcome(
+                audit_id,
+                finished.outcome.outcome,
+                finished.audit_message.as_deref(),
+                finished.outcome.document.as_ref(),
+            )
+            .await
+        {
+            tracing::error!(error = %e, audit_id, "could not record the outcome of a call");
+        }
+    }
+}
+
+fn internal(e: StoreError) -> CallError {
+    tracing::error!(error = %e, "audit store failure");
+    CallError::Internal(text::audit_unavailable(e))
+}

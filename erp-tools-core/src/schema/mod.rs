@@ -1,0 +1,305 @@
+//! The strict argument schema: one model per tool, rendered per provider.
+//!
+//! Argument types describe themselves through [`ToolArgs::tool_schema`](crate::ToolArgs)
+//! as a [`Schema`]. The registry builds each tool's schema once and renders it for every
+//! [`Target`]; the same model drives server-side validation, so the schema the model sees
+//! and the checks the server runs can never drift apart.
+//!
+//! The rendering follows the strict subset that OpenAI strict mode, Anthropic strict tool
+//! use and MCP clients all accept: every object closed with `additionalProperties: false`,
+//! no `$ref`/`$defs`, no `title`/`default`/`$schema`, only `anyOf` for unions, and
+//! `format` only from `date`, `date-time`, `time`, `email`, `uuid`.
+
+use std::borrow::Cow;
+
+mod output;
+mod render;
+mod strict;
+
+pub use output::output_schema_for;
+pub use strict::{StrictViolation, check_strict, valid_key};
+
+/// The provider a schema or tool list is rendered for.
+///
+/// Optional fields are the one place the providers disagree:
+///
+/// | target | optional field |
+/// |---|---|
+/// | [`Target::OpenAi`], [`Target::Mcp`] | listed in `required`, typed `["T","null"]` (or `anyOf` with `{"type":"null"}` for enums and objects) |
+/// | [`Target::Anthropic`] | left out of `required`, no null branch |
+///
+/// The server treats an absent optional field and an explicit `null` the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// OpenAI function calling with `strict: true`.
+    OpenAi,
+    /// Anthropic tool use with `strict: true`.
+    Anthropic,
+    /// MCP `tools/list` `inputSchema`.
+    Mcp,
+}
+
+impl Target {
+    /// Every target, in a stable order.
+    pub const ALL: [Target; 3] = [Target::OpenAi, Target::Anthropic, Target::Mcp];
+
+    /// Lower-case name used on the command line and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Target::OpenAi => "openai",
+            Target::Anthropic => "anthropic",
+            Target::Mcp => "mcp",
+        }
+    }
+}
+
+impl std::str::FromStr for Target {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "openai" => Ok(Target::OpenAi),
+            "anthropic" => Ok(Target::Anthropic),
+            "mcp" => Ok(Target::Mcp),
+            other => Err(format!(
+                "unknown target `{other}`; expected one of: openai, anthropic, mcp"
+            )),
+        }
+    }
+}
+
+/// A `format` a string may carry in the strict subset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StringFormat {
+    /// `YYYY-MM-DD` (`chrono::NaiveDate`).
+    Date,
+    /// RFC 3339 date and time (`chrono::DateTime`).
+    DateTime,
+    /// `HH:MM:SS` (`chrono::NaiveTime`).
+    Time,
+}
+
+impl StringFormat {
+    /// The JSON Schema `format` keyword value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StringFormat::Date => "date",
+            StringFormat::DateTime => "date-time",
+            StringFormat::Time => "time",
+        }
+    }
+}
+
+/// The shape of one value in a tool's arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SchemaKind {
+    /// Free text (`String`), optionally with a [`StringFormat`].
+    String(Option<StringFormat>),
+    /// A decimal number carried as a string, such as `"1234.50"` (`rust_decimal::Decimal`).
+    /// Never a JSON float, so money keeps its exact value and hashes the same every time.
+    Decimal,
+    /// A whole number within `min..=max` (the Rust type's range).
+    Integer {
+        /// Smallest accepted value.
+        min: i128,
+        /// Largest accepted value.
+        max: i128,
+    },
+    /// `true` or `false`.
+    Boolean,
+    /// One of a fixed list of strings (a Rust enum of unit variants).
+    Enum(Vec<Cow<'static, str>>),
+    /// A list of values of one shape.
+    Array(Box<Schema>),
+    /// A closed object: exactly these properties, nothing else.
+    Object(Vec<Property>),
+    /// The inner value or nothing (`Option<T>`).
+    Optional(Box<Schema>),
+}
+
+/// A schema node: a shape plus the description shown to the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schema {
+    /// The shape of the value.
+    pub kind: SchemaKind,
+    /// What the value means, usually the field's doc comment.
+    pub description: Option<Cow<'static, str>>,
+}
+
+/// One property of an object schema.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Property {
+    /// The name on the wire (after `serde(rename)` / `rename_all`).
+    pub name: Cow<'static, str>,
+    /// The property's schema; [`SchemaKind::Optional`] marks an optional property.
+    pub schema: Schema,
+}
+
+impl Schema {
+    /// A schema of the given kind without a description.
+    pub fn new(kind: SchemaKind) -> Self {
+        Schema {
+            kind,
+            description: None,
+        }
+    }
+
+    /// An object with these properties, closed to any other.
+    pub fn object(properties: Vec<Property>) -> Self {
+        Schema::new(SchemaKind::Object(properties))
+    }
+
+    /// The schema of a tool that takes no arguments.
+    pub fn empty_object() -> Self {
+        Schema::object(Vec::new())
+    }
+
+    /// Sets the description (a field's doc comment). An empty text clears it.
+    pub fn with_description(mut self, description: impl Into<Cow<'static, str>>) -> Self {
+        let d = description.into();
+        self.description = if d.trim().is_empty() { None } else { Some(d) };
+        self
+    }
+
+    /// Whether the value may be absent or `null`.
+    pub fn is_optional(&self) -> bool {
+        matches!(self.kind, SchemaKind::Optional(_))
+    }
+
+    /// Nesting depth: a scalar is 1, an object of scalars is 2, and so on.
+    pub fn depth(&self) -> usize {
+        match &self.kind {
+            SchemaKind::Object(props) => {
+                1 + props.iter().map(|p| p.schema.depth()).max().unwrap_or(0)
+            }
+            SchemaKind::Array(item) => 1 + item.depth(),
+            SchemaKind::Optional(inner) => inner.depth(),
+            _ => 1,
+        }
+    }
+
+    /// Every enum's number of values, for the budget check.
+    pub fn max_enum_values(&self) -> usize {
+        match &self.kind {
+            SchemaKind::Enum(values) => values.len(),
+            SchemaKind::Object(props) => props
+                .iter()
+                .map(|p| p.schema.max_enum_values())
+                .max()
+                .unwrap_or(0),
+            SchemaKind::Array(item) | SchemaKind::Optional(item) => item.max_enum_values(),
+            _ => 0,
+        }
+    }
+
+    /// The properties of an object schema (empty for anything else).
+    pub fn properties(&self) -> &[Property] {
+        match &self.kind {
+            SchemaKind::Object(props) => props,
+            SchemaKind::Optional(inner) => inner.properties(),
+            _ => &[],
+        }
+    }
+}
+
+/// Deepest nesting a tool's arguments may have.
+pub const MAX_DEPTH: usize = 5;
+/// Most values one enum may have.
+pub const MAX_ENUM_VALUES: usize = 1000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn po_like() -> Schema {
+        Schema::object(vec![
+            Property {
+                name: "note".into(),
+                schema: Schema::new(SchemaKind::Optional(Box::new(Schema::new(
+                    SchemaKind::String(None),
+                ))))
+                .with_description("Why"),
+            },
+            Property {
+                name: "uom".into(),
+                schema: Schema::new(SchemaKind::Optional(Box::new(Schema::new(
+                    SchemaKind::Enum(vec!["PCS".into(), "BOX".into()]),
+                )))),
+            },
+        ])
+    }
+
+    #[test]
+    fn optional_fields_render_per_target() {
+        let s = po_like();
+        let openai = s.render(Target::OpenAi);
+        assert_eq!(openai["required"], json!(["note", "uom"]));
+        assert_eq!(
+            openai["properties"]["note"]["type"],
+            json!(["string", "null"])
+        );
+        assert_eq!(
+            openai["properties"]["uom"]["anyOf"][1],
+            json!({"type": "null"})
+        );
+        let anthropic = s.render(Target::Anthropic);
+        assert_eq!(anthropic["required"], json!([]));
+        assert_eq!(anthropic["properties"]["note"]["type"], json!("string"));
+        assert_eq!(anthropic["properties"]["note"]["description"], json!("Why"));
+        for t in Target::ALL {
+            assert_eq!(check_strict(&s.render(t), t), vec![], "{t:?}");
+        }
+    }
+
+    #[test]
+    fn checker_flags_loose_schemas() {
+        let loose = json!({
+            "type": "object",
+            "title": "X",
+            "properties": {"a": {"type": "number"}, "b": {"type": "object", "properties": {}}},
+            "required": ["a"],
+        });
+        let v = check_strict(&loose, Target::OpenAi);
+        let text: Vec<String> = v.iter().map(ToString::to_string).collect();
+        assert!(text.iter().any(|t| t.contains("`title`")), "{text:?}");
+        assert!(
+            text.iter().any(|t| t.contains("additionalProperties")),
+            "{text:?}"
+        );
+        assert!(
+            text.iter()
+                .any(|t| t.contains("properties.b") && t.contains("required")),
+            "{text:?}"
+        );
+        assert!(
+            text.iter().any(|t| t.contains("decimal string")),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn output_schema_has_no_refs() {
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Inner {
+            n: u32,
+        }
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Outer {
+            a: Inner,
+            b: Vec<Inner>,
+        }
+        let s = output_schema_for::<Outer>();
+        let text = s.to_string();
+        assert!(!text.contains("$ref") && !text.contains("$defs"), "{text}");
+        assert!(
+            !text.contains("uint32") && !text.contains("title"),
+            "{text}"
+        );
+        assert_eq!(
+            s["properties"]["a"]["properties"]["n"]["type"],
+            json!("integer")
+        );
+    }
+}

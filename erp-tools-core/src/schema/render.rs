@@ -1,0 +1,127 @@
+//! Rendering a [`Schema`] as JSON for one provider ([`Target`]).
+
+use serde_json::{Map, Value, json};
+
+use super::{Schema, SchemaKind, StringFormat, Target};
+
+impl Schema {
+    /// The text the model reads for this value: the description, then what the type
+    /// itself requires (a decimal string, an integer range) since the strict subset has
+    /// no keywords for bounds.
+    fn rendered_description(&self) -> Option<String> {
+        let hint = self.kind_hint();
+        match (&self.description, hint) {
+            (Some(d), Some(h)) => Some(format!("{} ({h})", d.trim_end_matches('.'))),
+            (Some(d), None) => Some(d.to_string()),
+            (None, Some(h)) => Some(capitalise(&h)),
+            (None, None) => None,
+        }
+    }
+
+    fn kind_hint(&self) -> Option<String> {
+        match &self.kind {
+            SchemaKind::Decimal => Some("decimal number as a string, e.g. \"12.50\"".into()),
+            SchemaKind::Integer { min, max } => {
+                let (min, max) = (*min, *max);
+                if min == 0 && max >= i64::MAX as i128 {
+                    Some("whole number, 0 or more".into())
+                } else if min <= i64::MIN as i128 && max >= i64::MAX as i128 {
+                    None
+                } else {
+                    Some(format!("whole number from {min} to {max}"))
+                }
+            }
+            SchemaKind::String(Some(StringFormat::Date)) => Some("YYYY-MM-DD".into()),
+            SchemaKind::Optional(inner) => inner.kind_hint(),
+            _ => None,
+        }
+    }
+
+    /// Renders the schema as JSON for one provider.
+    pub fn render(&self, target: Target) -> Value {
+        let mut out = self.render_inner(target);
+        if let (Some(obj), Some(d)) = (out.as_object_mut(), self.rendered_description()) {
+            obj.insert("description".into(), Value::String(d));
+        }
+        out
+    }
+
+    fn render_inner(&self, target: Target) -> Value {
+        match &self.kind {
+            SchemaKind::String(format) => {
+                let mut m = Map::new();
+                m.insert("type".into(), json!("string"));
+                if let Some(f) = format {
+                    m.insert("format".into(), json!(f.as_str()));
+                }
+                Value::Object(m)
+            }
+            SchemaKind::Decimal => json!({"type": "string"}),
+            SchemaKind::Integer { .. } => json!({"type": "integer"}),
+            SchemaKind::Boolean => json!({"type": "boolean"}),
+            SchemaKind::Enum(values) => json!({"type": "string", "enum": values}),
+            SchemaKind::Array(item) => json!({"type": "array", "items": item.render(target)}),
+            SchemaKind::Object(props) => {
+                let mut properties = Map::new();
+                let mut required = Vec::new();
+                for p in props {
+                    let rendered = if target == Target::Anthropic {
+                        // Anthropic strict: optional means "not required", no null branch.
+                        match &p.schema.kind {
+                            SchemaKind::Optional(inner) => {
+                                let mut inner = (**inner).clone();
+                                if inner.description.is_none() {
+                                    inner.description = p.schema.description.clone();
+                                }
+                                inner.render(target)
+                            }
+                            _ => {
+                                required.push(p.name.clone());
+                                p.schema.render(target)
+                            }
+                        }
+                    } else {
+                        required.push(p.name.clone());
+                        p.schema.render(target)
+                    };
+                    properties.insert(p.name.to_string(), rendered);
+                }
+                json!({
+                    "type": "object",
+                    "properties": properties,
+                    "required": required,
+                    "additionalProperties": false,
+                })
+            }
+            SchemaKind::Optional(inner) => {
+                let inner_json = inner.render_inner(target);
+                nullable(inner_json, &inner.kind)
+            }
+        }
+    }
+}
+
+/// Adds the null branch: `["T","null"]` for scalars and arrays, `anyOf` for enums and
+/// objects (where a type list would leave the enum or properties ambiguous).
+fn nullable(mut inner: Value, kind: &SchemaKind) -> Value {
+    match kind {
+        SchemaKind::Enum(_) | SchemaKind::Object(_) => json!({"anyOf": [inner, {"type": "null"}]}),
+        SchemaKind::Optional(_) => inner,
+        _ => {
+            if let Some(obj) = inner.as_object_mut()
+                && let Some(Value::String(t)) = obj.get("type").cloned()
+            {
+                obj.insert("type".into(), json!([t, "null"]));
+            }
+            inner
+        }
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,175 @@
+//! Migrations: the framework's own (shipped in the crate) and the application's, each
+//! applied exactly once and checked against its checksum.
+
+use sqlx::{AssertSqlSafe, Executor};
+
+use super::StoreError;
+use crate::tool::handles::Backend;
+
+/// Framework migrations, applied by [`Database::open`](super::Database::open). Versions are prefixed
+/// `erp_tools/`; application versions must not use that prefix.
+const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "erp_tools/0001_framework",
+        include_str!("../../migrations/sqlite/0001_framework.sql"),
+    ),
+    (
+        "erp_tools/0002_audit_agent_columns",
+        include_str!("../../migrations/sqlite/0002_audit_agent_columns.sql"),
+    ),
+];
+const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "erp_tools/0001_framework",
+        include_str!("../../migrations/postgres/0001_framework.sql"),
+    ),
+    (
+        "erp_tools/0002_audit_agent_columns",
+        include_str!("../../migrations/postgres/0002_audit_agent_columns.sql"),
+    ),
+];
+
+/// Prefix reserved for the framework's own migration versions.
+pub(crate) const FRAMEWORK_MIGRATION_PREFIX: &str = "erp_tools/";
+
+/// Key of the PostgreSQL advisory lock held while migrations run, so that several server
+/// processes starting at once apply each migration exactly once.
+const PG_MIGRATION_LOCK: i64 = 0x6572_705f_746f_6f6c; // "erp_tool"
+
+/// The framework's migrations for `backend`.
+pub(crate) fn framework(backend: Backend) -> &'static [(&'static str, &'static str)] {
+    match backend {
+        Backend::Sqlite => SQLITE_MIGRATIONS,
+        Backend::Postgres => POSTGRES_MIGRATIONS,
+    }
+}
+
+/// Applies `migrations` in order, each exactly once. On PostgreSQL, concurrent starts are
+/// serialised with an advisory lock.
+pub(crate) async fn run(
+    pool: &sqlx::AnyPool,
+    backend: Backend,
+    migrations: &[(&str, &str)],
+) -> Result<(), StoreError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for (version, _) in migrations {
+        if !seen.insert(*version) {
+            return Err(StoreError::Migration {
+                version: (*version).to_string(),
+                message: "listed twice; give each migration its own version".into(),
+            });
+        }
+    }
+    let mut conn = pool.acquire().await?;
+    if backend == Backend::Postgres {
+        sqlx::query("SELECT pg_advisory_lock($1)")
+            .bind(PG_MIGRATION_LOCK)
+            .execute(&mut *conn)
+            .await?;
+    }
+    let result = run_migrations_on(&mut conn, backend, migrations).await;
+    if backend == Backend::Postgres {
+        let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)")
+            .bind(PG_MIGRATION_LOCK)
+            .execute(&mut *conn)
+            .await;
+        if let Err(e) = unlocked {
+            // The lock is session-scoped: closing the connection releases it.
+            conn.close_on_drop();
+            tracing::warn!(error = %e, "could not release the migration lock; closing the connection");
+        }
+    }
+    result
+}
+
+/// Refuses application migration versions that are empty or use the framework's prefix.
+pub(crate) fn check_application_versions(migrations: &[(&str, &str)]) -> Result<(), StoreError> {
+    for (version, _) in migrations {
+        if version.starts_with(FRAMEWORK_MIGRATION_PREFIX) || version.trim().is_empty() {
+            return Err(StoreError::Migration {
+                version: (*version).to_string(),
+                message: format!(
+                    "application migration versions must be non-empty and must not start \
+                     with `{FRAMEWORK_MIGRATION_PREFIX}`"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The migration versions applied so far, in the order they were applied.
+pub(crate) async fn applied(pool: &sqlx::AnyPool) -> Result<Vec<String>, StoreError> {
+    let rows: Vec<(String,)> =
+        sqlx::query_as("SELECT version FROM erp_schema_migrations ORDER BY applied_at, version")
+            .fetch_all(pool)
+            .await?;
+    Ok(rows.into_iter().map(|(v,)| v).collect())
+}
+
+async fn run_migrations_on(
+    conn: &mut sqlx::AnyConnection,
+    backend: Backend,
+    migrations: &[(&str, &str)],
+) -> Result<(), StoreError> {
+    sqlx::raw_sql(
+        "CREATE TABLE IF NOT EXISTS erp_schema_migrations (\
+            version TEXT PRIMARY KEY, \
+            checksum TEXT NOT NULL, \
+            applied_at TEXT NOT NULL)",
+    )
+    .execute(&mut *conn)
+    .await?;
+    for (version, sql) in migrations {
+        let checksum = {
+            use sha2::{Digest, Sha256};
+            hex::encode(Sha256::digest(sql.as_bytes()))
+        };
+        let mut tx = match backend {
+            Backend::Sqlite => sqlx::Connection::begin_with(&mut *conn, "BEGIN IMMEDIATE").await?,
+            Backend::Postgres => sqlx::Connection::begin(&mut *conn).await?,
+        };
+        // Claim the version first: on SQLite this takes the write lock, on PostgreSQL a
+        // concurrent claim of the same version waits for this transaction.
+        let claimed = sqlx::query(
+            "INSERT INTO erp_schema_migrations (version, checksum, applied_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (version) DO NOTHING",
+        )
+        .bind(*version)
+        .bind(checksum.as_str())
+        .bind(crate::audit::now_text())
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 1;
+        if claimed {
+            if let Err(e) = tx
+                .execute(sqlx::raw_sql(AssertSqlSafe(sql.to_string())))
+                .await
+            {
+                let _ = tx.rollback().await;
+                return Err(StoreError::Migration {
+                    version: (*version).to_string(),
+                    message: format!("its SQL failed, nothing of it was applied: {e}"),
+                });
+            }
+            tx.commit().await?;
+        } else {
+            let (applied,): (String,) =
+                sqlx::query_as("SELECT checksum FROM erp_schema_migrations WHERE version = $1")
+                    .bind(*version)
+                    .fetch_one(&mut *tx)
+                    .await?;
+            tx.rollback().await?;
+            if applied != checksum {
+                return Err(StoreError::Migration {
+                    version: (*version).to_string(),
+                    message: "was already applied with different SQL; migrations must not be \
+                              edited once applied: add a new migration with the change"
+                        .into(),
+                });
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,331 @@
+//! Storage (see [`Database`]): one file per backend, migrations, and the SQL of the
+//! audit log and the idempotency keys.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::AnyPool;
+
+use crate::audit::{
+    ATTEMPT, AuditEntry, AuditId, AuditRecord, Outcome, SOURCE_AGENT, SOURCE_RUNTIME,
+};
+use crate::idempotency::{DEFAULT_KEY_RETENTION, MIN_KEY_RETENTION};
+use crate::tool::handles::{Backend, DocumentRef, ReadDb};
+
+pub(crate) mod audit;
+mod error;
+pub(crate) mod keys;
+mod migrate;
+mod options;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+pub use error::StoreError;
+pub use options::DatabaseOptions;
+
+struct Inner {
+    backend: Backend,
+    write: AnyPool,
+    read: ReadDb,
+}
+
+/// A connection to the application database: the write pool, the read-only pool, the
+/// idempotency keys and the audit log. Cheap to clone.
+///
+/// One interface over two backends:
+///
+/// - **SQLite** (`sqlite://path/to/file.db`): the zero set-up default. The file is created
+///   if missing and put in WAL mode; every connection gets a busy timeout and foreign keys.
+///   Writes go through a single-connection pool (SQLite has one writer at a time), reads
+///   through a separate read-only pool (`mode=ro` plus `PRAGMA query_only`), so reads
+///   never wait for a write.
+/// - **PostgreSQL** (`postgres://user@host/db`): for several server processes sharing one
+///   database. The read pool's sessions have `default_transaction_read_only = on`; for a
+///   hard guarantee give [`DatabaseOptions::read_url`] a role that only has `SELECT`.
+///
+/// Opening a database applies the framework's own migrations (shipped in the crate under
+/// `migrations/sqlite/` and `migrations/postgres/`), which create:
+///
+/// - `erp_idempotency_keys`: one row per claimed `agent_run_id:client_ref` key, with the
+///   request hash, the document created and the response returned (see
+///   [`Database::purge_idempotency_keys`] for the retention policy);
+/// - `erp_audit_log`: one row per tool call and per agent-loop event (see [`AuditEntry`](crate::AuditEntry)).
+///
+/// Applications add their own tables with [`Database::apply_migrations`]. All SQL goes
+/// through `sqlx`'s `Any` driver with `$1, $2, ...` placeholders (SQLite accepts them too).
+/// Store decimals and dates as `TEXT` (`"1234.50"`, `"2026-12-01"`) so one schema and one
+/// handler body serve both backends.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), erp_tools_core::StoreError> {
+/// use erp_tools_core::Database;
+///
+/// let db = Database::open("sqlite://distributor.db").await?;
+/// db.apply_migrations(&[(
+///     "0001_purchase_orders",
+///     "CREATE TABLE IF NOT EXISTS purchase_orders (id INTEGER PRIMARY KEY, number TEXT NOT NULL)",
+/// )])
+/// .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Database {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("backend", &self.inner.backend)
+            .finish_non_exhaustive()
+    }
+}
+
+fn backend_of(url: &str) -> Option<Backend> {
+    if url.starts_with("sqlite:") {
+        Some(Backend::Sqlite)
+    } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        Some(Backend::Postgres)
+    } else {
+        None
+    }
+}
+
+/// The write pool and the read-only pool of `backend`, if this build includes it.
+#[cfg_attr(
+    not(any(feature = "sqlite", feature = "postgres")),
+    allow(unused_variables)
+)]
+async fn open_pools(
+    backend: Backend,
+    options: &DatabaseOptions,
+) -> Result<(AnyPool, AnyPool), StoreError> {
+    match backend {
+        #[cfg(feature = "sqlite")]
+        Backend::Sqlite => sqlite::open(options).await,
+        #[cfg(feature = "postgres")]
+        Backend::Postgres => postgres::open(options).await,
+        #[allow(unreachable_patterns)]
+        other => Err(StoreError::BackendNotEnabled(other)),
+    }
+}
+
+impl Database {
+    /// Default retention of idempotency keys: 7 days.
+    pub const DEFAULT_KEY_RETENTION: Duration = DEFAULT_KEY_RETENTION;
+    /// Shortest retention [`Database::purge_idempotency_keys`] accepts: 24 hours.
+    pub const MIN_KEY_RETENTION: Duration = MIN_KEY_RETENTION;
+
+    /// Opens (and for SQLite creates) the database at `url` with default
+    /// [`DatabaseOptions`], and applies the framework migrations.
+    ///
+    /// - `sqlite://data/erp.db` (relative path), `sqlite:///var/lib/erp.db` (absolute);
+    /// - `postgres://root@127.0.0.1:5432/test`, optionally with
+    ///   `?options=-c%20search_path%3Dmy_schema`.
+    pub async fn open(url: &str) -> Result<Database, StoreError> {
+        Self::connect(DatabaseOptions::new(url)).await
+    }
+
+    /// Opens the database described by `options` and applies the framework migrations.
+    pub async fn connect(options: DatabaseOptions) -> Result<Database, StoreError> {
+        sqlx::any::install_default_drivers();
+        let url = options.url();
+        let backend = backend_of(url).ok_or_else(|| StoreError::UnsupportedUrl(url.to_string()))?;
+        let (write, read) = open_pools(backend, &options).await?;
+        let db = Database {
+            inner: Arc::new(Inner {
+                backend,
+                write,
+                read: ReadDb::new(read, backend),
+            }),
+        };
+        migrate::run(&db.inner.write, backend, migrate::framework(backend)).await?;
+        Ok(db)
+    }
+
+    /// Which database this is.
+    pub fn backend(&self) -> Backend {
+        self.inner.backend
+    }
+
+    /// The write pool. Tool handlers never get it (draft handlers get a [`DraftTx`]
+    /// instead); use it for set-up, seeding and reports.
+    ///
+    /// On SQLite it holds a single connection by default: do not keep a transaction of
+    /// your own open on it while calling tools, or the calls wait for it.
+    ///
+    /// [`DraftTx`]: crate::DraftTx
+    pub fn pool(&self) -> &AnyPool {
+        &self.inner.write
+    }
+
+    /// A read-only handle, as given to read tools: any statement that writes fails.
+    pub fn read_db(&self) -> ReadDb {
+        self.inner.read.clone()
+    }
+
+    /// Closes both pools, waiting for connections in use to be returned.
+    pub async fn close(&self) {
+        self.inner.read.pool().close().await;
+        self.inner.write.close().await;
+    }
+
+    // ---- migrations -------------------------------------------------------------------
+
+    /// Applies the application's own migrations, in slice order, each exactly once.
+    ///
+    /// Each entry is `(version, sql)`: `version` is any unique text (e.g.
+    /// `"0001_purchase_orders"`; the `erp_tools/` prefix is reserved) and `sql` one or more
+    /// statements separated by `;`. Applied versions are recorded in
+    /// `erp_schema_migrations` with a checksum of their SQL: an applied migration whose
+    /// SQL has since changed is an error (add a new migration instead of editing one).
+    /// Each migration runs in its own transaction. On PostgreSQL, concurrent starts are
+    /// serialised with an advisory lock.
+    ///
+    /// SQL differs between backends in a few places (`INTEGER PRIMARY KEY` vs `BIGINT
+    /// GENERATED BY DEFAULT AS IDENTITY`); branch on [`Database::backend`] to pass the
+    /// right set, as the framework does for its own tables.
+    pub async fn apply_migrations(&self, migrations: &[(&str, &str)]) -> Result<(), StoreError> {
+        migrate::check_application_versions(migrations)?;
+        migrate::run(&self.inner.write, self.inner.backend, migrations).await
+    }
+
+    /// The migration versions applied so far, in the order they were applied.
+    pub async fn applied_migrations(&self) -> Result<Vec<String>, StoreError> {
+        migrate::applied(&self.inner.write).await
+    }
+
+    // ---- the audit log ------------------------------------------------------------------
+
+    /// Records that a tool call is about to run (outcome `attempt`), as its own committed
+    /// statement, and returns the row's id for [`Database::record_outcome`].
+    pub(crate) async fn record_attempt(&self, entry: &AuditEntry) -> Result<AuditId, StoreError> {
+        let entry = entry.clone().outcome(ATTEMPT);
+        Ok(audit::insert(self.pool(), &entry, SOURCE_RUNTIME, false).await?)
+    }
+
+    /// Records how a call whose attempt was recorded ended.
+    pub(crate) async fn record_outcome(
+        &self,
+        id: AuditId,
+        outcome: Outcome,
+        message: Option<&str>,
+        document: Option<&DocumentRef>,
+    ) -> Result<(), StoreError> {
+        Ok(audit::finish(self.pool(), id, outcome, message, document).await?)
+    }
+
+    /// Records a finished tool call in one row (calls refused before execution).
+    pub(crate) async fn record_call(&self, entry: &AuditEntry) -> Result<AuditId, StoreError> {
+        Ok(audit::insert(self.pool(), entry, SOURCE_RUNTIME, true).await?)
+    }
+
+    /// Records an agent-loop event (`started`, `denied`, `failed`, `answered`, or a final
+    /// status such as `step_limit`) in the shared audit log, with `source = "agent"`.
+    ///
+    /// ```no_run
+    /// # async fn demo(db: erp_tools_core::Database, principal: erp_tools_core::Principal)
+    /// #     -> Result<(), erp_tools_core::StoreError> {
+    /// use erp_tools_core::AuditEntry;
+    ///
+    /// db.record_event(
+    ///     AuditEntry::new(&principal, "run-42", "denied")
+    ///         .tool("finance_create_refund_draft", "call_7")
+    ///         .message("amount 5000000 is above the limit of 1000000"),
+    /// )
+    /// .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn record_event(&self, entry: AuditEntry) -> Result<AuditId, StoreError> {
+        Ok(audit::insert(self.pool(), &entry, SOURCE_AGENT, true).await?)
+    }
+
+    /// The audit log, oldest first: every row, or only those of one agent run.
+    pub async fn audit_log(
+        &self,
+        agent_run_id: Option<&str>,
+    ) -> Result<Vec<AuditRecord>, StoreError> {
+        Ok(audit::select(self.pool(), agent_run_id).await?)
+    }
+
+    // ---- idempotency keys ---------------------------------------------------------------
+
+    /// Deletes idempotency keys created more than `older_than` ago and returns how many
+    /// were deleted. `older_than` must be at least [`Database::MIN_KEY_RETENTION`] (24
+    /// hours); the default policy is [`Database::DEFAULT_KEY_RETENTION`] (7 days). After a
+    /// key is purged, a retry with its `client_ref` creates a new draft.
+    pub async fn purge_idempotency_keys(&self, older_than: Duration) -> Result<u64, StoreError> {
+        if older_than < MIN_KEY_RETENTION {
+            return Err(StoreError::RetentionTooShort {
+                min_hours: MIN_KEY_RETENTION.as_secs() / 3600,
+                asked_secs: older_than.as_secs(),
+            });
+        }
+        Ok(keys::purge(self.pool(), older_than).await?)
+    }
+
+    /// Starts a background task that purges keys older than `retention` every `every`
+    /// (first run after one interval). A `retention` below [`Database::MIN_KEY_RETENTION`]
+    /// is raised to it. Failures are logged and retried at the next interval; abort the
+    /// returned handle to stop. Needs a Tokio runtime.
+    pub fn spawn_idempotency_reaper(
+        &self,
+        retention: Duration,
+        every: Duration,
+    ) -> tokio::task::JoinHandle<()> {
+        let db = self.clone();
+        let retention = retention.max(MIN_KEY_RETENTION);
+        let every = every.max(Duration::from_secs(1));
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticker.tick().await;
+                match db.purge_idempotency_keys(retention).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(purged = n, "purged expired idempotency keys"),
+                    Err(e) => tracing::warn!(error = %e, "could not purge idempotency keys"),
+                }
+            }
+        })
+    }
+
+    /// How many idempotency keys are stored (for reports and tests).
+    pub async fn idempotency_key_count(&self) -> Result<i64, StoreError> {
+        Ok(keys::count(self.pool()).await?)
+    }
+
+    // ---- transactions -------------------------------------------------------------------
+
+    /// Begins a write transaction. On SQLite it is `BEGIN IMMEDIATE`, so the write lock
+    /// is taken at once (waiting up to the busy timeout) instead of failing later.
+    pub(crate) async fn begin_write(
+        &self,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        match self.inner.backend {
+            Backend::Sqlite => self.inner.write.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.inner.write.begin().await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_backends() {
+        assert_eq!(backend_of("sqlite://x.db"), Some(Backend::Sqlite));
+        assert_eq!(
+            backend_of("postgres://root@localhost/test"),
+            Some(Backend::Postgres)
+        );
+        assert_eq!(
+            backend_of("postgresql://root@localhost/test"),
+            Some(Backend::Postgres)
+        );
+        assert_eq!(backend_of("mysql://root@localhost/test"), None);
+    }
+}

@@ -1,0 +1,389 @@
+//! Every sentence the framework itself says to a model, in one place, each idea worded
+//! once: what failed, what is allowed, what to do next, and what did *not* happen.
+//!
+//! Handlers write their own [`ToolError`]s; generated code, the pipeline (admission,
+//! reads, drafts), the agent loop and the MCP server use only the functions here.
+
+#[cfg(feature = "runtime")]
+use crate::idempotency::{IdempotencyKey, MAX_CLIENT_REF_CHARS, StoredKey};
+use crate::tool::Tier;
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::tool::error::{ToolError, ToolErrorKind};
+#[cfg(feature = "runtime")]
+use crate::tool::handles::DocumentRef;
+
+/// What a failed draft call did not do.
+pub const NO_DRAFT_CREATED: &str = "No draft was created.";
+/// What a failed read call did not do.
+pub const NOTHING_CHANGED: &str = "Nothing was changed.";
+
+/// The "what did not happen" sentence of a failed call of `tier`.
+pub(crate) fn not_done(tier: Tier) -> &'static str {
+    match tier {
+        Tier::Draft => NO_DRAFT_CREATED,
+        Tier::Read => NOTHING_CHANGED,
+    }
+}
+
+// ---- handlers ----------------------------------------------------------------------------
+
+/// `what` numbered `number` is not visible to the caller (the same text whether it does
+/// not exist or belongs to another branch).
+pub(crate) fn not_found(what: &str, number: &str) -> String {
+    format!("{what} {number} was not found in your branch.")
+}
+
+/// What to do after a not-found error.
+pub(crate) const NOT_FOUND_NEXT_STEP: &str =
+    "Check the number, or search first and use a number from the results.";
+
+/// An internal failure, as the model is told it (the detail stays in the log and audit).
+pub(crate) const INTERNAL_ERROR: &str =
+    "The server could not complete this call because of an internal error.";
+
+/// What to do after an internal failure.
+pub(crate) const INTERNAL_NEXT_STEP: &str =
+    "Try the same call again later; if it keeps failing, tell the user.";
+
+impl ToolError {
+    /// `what` (e.g. "Purchase order") numbered `number` is not visible to the caller.
+    /// The same text whether it does not exist or belongs to another branch.
+    pub fn not_found(what: &str, number: &str) -> Self {
+        Self::new(ToolErrorKind::NotFound, not_found(what, number)).next_step(NOT_FOUND_NEXT_STEP)
+    }
+
+    /// An internal failure. `detail` is logged and kept in [`details`](Self::details),
+    /// never shown to the model.
+    pub fn internal(detail: impl fmt::Display) -> Self {
+        Self::new(ToolErrorKind::Internal, INTERNAL_ERROR)
+            .next_step(INTERNAL_NEXT_STEP)
+            .with_details(Value::String(detail.to_string()))
+    }
+}
+
+// ---- generated code ----------------------------------------------------------------------
+
+/// Validated arguments that serde could not read into the handler's type (a mismatch
+/// between the schema and the type; generated code calls this).
+pub fn undecodable_arguments(error: impl std::fmt::Display, tier: Tier) -> ToolError {
+    ToolError::invalid_arguments(format!("The arguments could not be read: {error}."))
+        .next_step("Send arguments that match the tool's input schema.")
+        .not_done(not_done(tier))
+}
+
+/// "a, b and c" style list of backticked names.
+#[cfg(feature = "runtime")]
+fn ticked(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+// ---- admission ----------------------------------------------------------------------------
+
+/// No tool of that name is registered (or the caller may not see it). `available` are
+/// the tools the caller may use.
+#[cfg(feature = "runtime")]
+pub(crate) fn unknown_tool(name: &str, available: &[&str]) -> ToolError {
+    let e = ToolError::new(
+        ToolErrorKind::Denied,
+        format!("`{name}` is an unknown tool."),
+    );
+    let e = if available.is_empty() {
+        e.next_step("No tools are available to you; tell the user.")
+    } else {
+        e.allowed(available.iter().copied())
+            .next_step("Call one of the allowed tools instead.")
+    };
+    e.not_done(NOTHING_CHANGED)
+}
+
+/// The caller lacks scopes the tool needs.
+#[cfg(feature = "runtime")]
+pub(crate) fn missing_scopes(tool: &str, tier: Tier, missing: &[&str], user: &str) -> ToolError {
+    let noun = if missing.len() == 1 {
+        "scope"
+    } else {
+        "scopes"
+    };
+    ToolError::new(
+        ToolErrorKind::Denied,
+        format!(
+            "Permission denied: tool `{tool}` needs the {noun} {}, which user {user} does not hold.",
+            ticked(missing)
+        ),
+    )
+    .next_step(
+        "Do not retry this call. Use the tools you have been given, or tell the user that \
+         this needs a person with the missing permission.",
+    )
+    .not_done(not_done(tier))
+    .with_details(serde_json::json!({ "missing_scopes": missing }))
+}
+
+/// The arguments do not match the schema; `listed` are the problems, one per field.
+#[cfg(feature = "runtime")]
+pub(crate) fn invalid_arguments(tool: &str, tier: Tier, listed: &[String]) -> ToolError {
+    ToolError::invalid_arguments(format!(
+        "The arguments for `{tool}` are invalid: {}.",
+        listed.join("; ")
+    ))
+    .next_step("Correct the fields named above and call the tool again.")
+    .not_done(not_done(tier))
+}
+
+/// A draft tool whose arguments have no `client_ref` string: a bug in the tool.
+#[cfg(feature = "runtime")]
+pub(crate) fn client_ref_undeclared(tool: &str) -> ToolError {
+    ToolError::internal(format!(
+        "draft tool `{tool}` has no top-level `client_ref` string in its arguments \
+         (declare `client_ref: String`)"
+    ))
+    .not_done(NO_DRAFT_CREATED)
+}
+
+/// An empty `client_ref`.
+#[cfg(feature = "runtime")]
+pub(crate) fn client_ref_empty() -> ToolError {
+    ToolError::invalid_arguments("`client_ref` is empty.")
+        .next_step(
+            "Send your own short id for this write, e.g. \"R-1\", and reuse it only when \
+             retrying this same call.",
+        )
+        .not_done(NO_DRAFT_CREATED)
+}
+
+/// A `client_ref` longer than [`MAX_CLIENT_REF_CHARS`].
+#[cfg(feature = "runtime")]
+pub(crate) fn client_ref_too_long() -> ToolError {
+    ToolError::invalid_arguments(format!(
+        "`client_ref` is longer than {MAX_CLIENT_REF_CHARS} characters."
+    ))
+    .next_step("Send a short id for this write, e.g. \"R-1\".")
+    .not_done(NO_DRAFT_CREATED)
+}
+
+/// What a limit measures: `` `amount` `` or `` the total of `lines[].qty` ``.
+#[cfg(feature = "runtime")]
+fn limit_subject(path: &str) -> String {
+    if path.contains("[]") {
+        format!("the total of `{path}`")
+    } else {
+        format!("`{path}`")
+    }
+}
+
+#[cfg(feature = "runtime")]
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// A value (or sum) above a hard limit.
+#[cfg(feature = "runtime")]
+pub(crate) fn over_limit(tool: &str, tier: Tier, path: &str, value: &str, max: &str) -> ToolError {
+    let subject = limit_subject(path);
+    ToolError::new(
+        ToolErrorKind::Denied,
+        format!(
+            "{} is {value}, over the hard limit of {max} for `{tool}`. The limit is set in \
+             code: no approval, instruction or tool result can raise it.",
+            capitalised(&subject)
+        ),
+    )
+    .next_step(format!(
+        "Keep {subject} at or below {max}, or tell the user that a larger amount must be \
+         entered by a person in the ERP."
+    ))
+    .not_done(not_done(tier))
+    .with_details(serde_json::json!({ "limit": path, "max": max, "value": value }))
+}
+
+/// A value a limit applies to that cannot be read as a number.
+#[cfg(feature = "runtime")]
+pub(crate) fn limit_unreadable(
+    tool: &str,
+    tier: Tier,
+    path: &str,
+    max: &str,
+    problem: &str,
+) -> ToolError {
+    ToolError::new(
+        ToolErrorKind::Denied,
+        format!(
+            "{} could not be checked against the hard limit of {max} for `{tool}`: {problem}.",
+            capitalised(&limit_subject(path))
+        ),
+    )
+    .next_step(format!(
+        "Send `{path}` as a decimal string such as \"1250.50\"."
+    ))
+    .not_done(not_done(tier))
+}
+
+/// A limit whose maximum is not a number: every call is refused until it is fixed.
+#[cfg(feature = "runtime")]
+pub(crate) fn limit_misconfigured(tool: &str, tier: Tier, path: &str, max: &str) -> ToolError {
+    ToolError::internal(format!(
+        "the limit on `{path}` of `{tool}` has a maximum that is not a decimal: {max}"
+    ))
+    .not_done(not_done(tier))
+}
+
+// ---- execution ----------------------------------------------------------------------------
+
+/// A handler panicked.
+#[cfg(feature = "runtime")]
+pub(crate) fn handler_panicked(tier: Tier, panic: &str) -> ToolError {
+    ToolError::internal(format!("handler panicked: {panic}")).not_done(not_done(tier))
+}
+
+/// A draft handler returned `Ok` without recording its document.
+#[cfg(feature = "runtime")]
+pub(crate) fn document_not_recorded(tool: &str) -> ToolError {
+    ToolError::internal(format!(
+        "draft tool `{tool}` returned Ok without calling DraftTx::record_document; its \
+         transaction was rolled back"
+    ))
+    .not_done(NO_DRAFT_CREATED)
+}
+
+/// The draft's transaction failed before commit; everything was rolled back.
+#[cfg(feature = "runtime")]
+pub(crate) fn draft_transaction_failed(detail: impl std::fmt::Display) -> ToolError {
+    ToolError::internal(format!("draft transaction failed: {detail}")).not_done(NO_DRAFT_CREATED)
+}
+
+/// The commit itself failed: it may have taken effect.
+#[cfg(feature = "runtime")]
+pub(crate) fn commit_failed(detail: impl std::fmt::Display) -> ToolError {
+    ToolError::internal(format!("commit of the draft failed: {detail}")).not_done(
+        "If the draft was created after all, resending the same call with the same \
+         client_ref returns it instead of creating another.",
+    )
+}
+
+/// A key row without its stored response (never written so by the framework).
+#[cfg(feature = "runtime")]
+pub(crate) fn key_without_response(key: &IdempotencyKey) -> ToolError {
+    ToolError::internal(format!("idempotency key {key} has no stored response"))
+        .not_done(NO_DRAFT_CREATED)
+}
+
+/// The document type as words: `purchase_order` → `purchase order`.
+#[cfg(feature = "runtime")]
+pub(crate) fn human_doc_type(doc_type: &str) -> String {
+    doc_type.replace(['_', '-'], " ")
+}
+
+/// The `client_ref` was already used in this run for something else.
+#[cfg(feature = "runtime")]
+pub(crate) fn key_mismatch(
+    key: &IdempotencyKey,
+    stored: &StoredKey,
+    tool: &str,
+    same_caller: bool,
+) -> ToolError {
+    let doc = stored.document.as_ref().filter(|_| same_caller);
+    let message = if same_caller && stored.tool_name != tool {
+        let what = match doc {
+            Some(d) => format!("{} ({})", human_doc_type(&d.doc_type), d.number),
+            None => "another request".to_string(),
+        };
+        format!(
+            "client_ref {} was already used in this run by tool `{}` for {what}.",
+            key.client_ref, stored.tool_name
+        )
+    } else {
+        let what = match doc {
+            Some(d) => format!("a different {} ({})", human_doc_type(&d.doc_type), d.number),
+            None if same_caller => "a different request".to_string(),
+            None => "another request".to_string(),
+        };
+        format!(
+            "client_ref {} was already used in this run for {what}.",
+            key.client_ref
+        )
+    };
+    ToolError::new(ToolErrorKind::IdempotencyMismatch, message)
+        .next_step(
+            "Use a new client_ref for a new draft, or resend the original arguments to get \
+             the original result.",
+        )
+        .not_done(NO_DRAFT_CREATED)
+}
+
+/// The first line of a successful draft's text.
+#[cfg(feature = "runtime")]
+pub(crate) fn draft_created(doc: &DocumentRef) -> String {
+    format!(
+        "Created draft {} {}.",
+        human_doc_type(&doc.doc_type),
+        doc.number
+    )
+}
+
+/// The first line of a replayed draft's text.
+#[cfg(feature = "runtime")]
+pub(crate) fn draft_replayed(doc: &DocumentRef) -> String {
+    format!(
+        "Returned the existing draft {} {}: this client_ref was already used in this run \
+         with the same arguments, so no new draft was created.",
+        human_doc_type(&doc.doc_type),
+        doc.number
+    )
+}
+
+// ---- protocol-level failures -------------------------------------------------------------
+
+/// The audit log could not be written, so the call did not run.
+#[cfg(feature = "runtime")]
+pub(crate) fn audit_unavailable(detail: impl std::fmt::Display) -> String {
+    format!("the audit log could not be written, so the call was not run: {detail}")
+}
+
+/// A call with no agent run id.
+#[cfg(feature = "runtime")]
+pub(crate) const NO_RUN_ID: &str =
+    "the call has no agent run id: set ToolCall::agent_run_id or bind the token to a run";
+
+/// Told to an MCP client when the server failed internally.
+#[cfg(feature = "mcp")]
+pub(crate) const SERVER_FAILED: &str =
+    "the server could not complete this call; nothing was recorded as done";
+
+/// Told to an MCP client that sent no verified identity.
+#[cfg(feature = "mcp")]
+pub(crate) const NOT_AUTHENTICATED: &str =
+    "not authenticated: this connection has no verified caller; send a bearer token";
+
+// ---- the agent loop -----------------------------------------------------------------------
+
+/// The model proposed the same action once too often.
+#[cfg(feature = "agent")]
+pub(crate) fn repeated_action(times_before: u32) -> String {
+    format!(
+        "This exact action was already proposed {times_before} times; the run was stopped \
+         because it is not making progress. This call was not executed."
+    )
+}
+
+/// A tool call ran out of the run's time.
+#[cfg(feature = "agent")]
+pub(crate) const CALL_TIMED_OUT: &str = "The call ran out of time. It is not known whether \
+     it took effect; if it is retried later, reuse the same client_ref so it cannot happen \
+     twice.";
+
+/// A tool call failed inside the server (not a tool error).
+#[cfg(feature = "agent")]
+pub(crate) const CALL_FAILED_INSIDE: &str = "The call failed inside the server. It is not \
+     known whether it took effect; if you retry, reuse the same client_ref so it cannot \
+     happen twice, otherwise tell the user.";

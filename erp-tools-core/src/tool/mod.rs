@@ -1,0 +1,196 @@
+//! Tool definitions: what `#[erp_tool]` produces for each handler, and the types a handler
+//! sees (its context, its database handle, its errors, its argument types).
+
+pub(crate) mod args;
+pub(crate) mod context;
+pub(crate) mod error;
+pub(crate) mod handler;
+pub(crate) mod handles;
+pub(crate) mod tier;
+
+use serde_json::Value;
+
+use crate::schema::Schema;
+use handler::Handler;
+pub use tier::{Limit, Tier};
+
+/// Everything the framework knows about one tool. Produced by `#[erp_tool]` as a
+/// `'static` value (there is no other way to build one, so a definition always agrees
+/// with its handler: the tier is the handler's); collect them into a
+/// [`ToolRegistry`](crate::ToolRegistry).
+#[derive(Debug)]
+pub struct ToolDef {
+    name: &'static str,
+    fn_name: &'static str,
+    module: &'static str,
+    scopes: &'static [&'static str],
+    title: &'static str,
+    description: &'static str,
+    example: Option<&'static str>,
+    destructive: bool,
+    limits: &'static [Limit],
+    args_type: &'static str,
+    input_schema: fn() -> Schema,
+    output_schema: fn() -> Value,
+    handler: Handler,
+}
+
+/// The parts of a [`ToolDef`] that `#[erp_tool]` writes; built only by generated code
+/// through the hidden module.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ToolDefParts {
+    pub name: &'static str,
+    pub fn_name: &'static str,
+    pub module: &'static str,
+    pub scopes: &'static [&'static str],
+    pub title: &'static str,
+    pub description: &'static str,
+    pub example: Option<&'static str>,
+    pub destructive: bool,
+    pub limits: &'static [Limit],
+    pub args_type: &'static str,
+    pub input_schema: fn() -> Schema,
+    pub output_schema: fn() -> Value,
+    pub handler: Handler,
+}
+
+impl ToolDef {
+    /// Builds a definition; the tier follows from the handler's kind.
+    #[doc(hidden)]
+    pub const fn __from_parts(parts: ToolDefParts) -> ToolDef {
+        ToolDef {
+            name: parts.name,
+            fn_name: parts.fn_name,
+            module: parts.module,
+            scopes: parts.scopes,
+            title: parts.title,
+            description: parts.description,
+            example: parts.example,
+            destructive: parts.destructive,
+            limits: parts.limits,
+            args_type: parts.args_type,
+            input_schema: parts.input_schema,
+            output_schema: parts.output_schema,
+            handler: parts.handler,
+        }
+    }
+
+    /// Tool name, `{module}_{fn name}` unless `name = ".."` was given.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+    /// The Rust function's name.
+    pub fn fn_name(&self) -> &'static str {
+        self.fn_name
+    }
+    /// Module (namespace) the tool belongs to.
+    pub fn module(&self) -> &'static str {
+        self.module
+    }
+    /// Read or draft: decided by the handler's signature (`&ReadDb` or `&mut DraftTx`).
+    pub fn tier(&self) -> Tier {
+        match self.handler {
+            Handler::Read(_) => Tier::Read,
+            Handler::Draft(_) => Tier::Draft,
+        }
+    }
+    /// Scopes a caller must hold, all of them.
+    pub fn scopes(&self) -> &'static [&'static str] {
+        self.scopes
+    }
+    /// Human-readable title.
+    pub fn title(&self) -> &'static str {
+        self.title
+    }
+    /// The doc comment: what the tool does, first sentence first.
+    pub fn description(&self) -> &'static str {
+        self.description
+    }
+    /// An example call (JSON arguments), checked against the schema when the registry is
+    /// built and appended to the description.
+    pub fn example(&self) -> Option<&'static str> {
+        self.example
+    }
+    /// Set with `destructive = true`: the tool removes or overwrites data.
+    pub fn destructive(&self) -> bool {
+        self.destructive
+    }
+    /// Hard value limits declared with `limit = ".."`.
+    pub fn limits(&self) -> &'static [Limit] {
+        self.limits
+    }
+    /// Name of the argument type, for reports.
+    pub fn args_type(&self) -> &'static str {
+        self.args_type
+    }
+    /// The strict argument schema (built once, when the registry is built).
+    pub fn input_schema(&self) -> Schema {
+        (self.input_schema)()
+    }
+    /// The output schema (built once, when the registry is built).
+    pub fn output_schema(&self) -> Value {
+        (self.output_schema)()
+    }
+    #[cfg(feature = "runtime")]
+    pub(crate) fn handler(&self) -> Handler {
+        self.handler
+    }
+
+    /// The description shown to models: the doc comment, plus the example call if given.
+    pub fn full_description(&self) -> String {
+        match self.example {
+            Some(ex) => format!(
+                "{}\n\nExample arguments: {}",
+                self.description.trim_end(),
+                ex.trim()
+            ),
+            None => self.description.trim_end().to_string(),
+        }
+    }
+}
+
+/// Implemented by `#[erp_tool]` on a marker type named after the handler function, so a
+/// tool is registered by naming its function:
+///
+/// ```
+/// use erp_tools_core::prelude::*;
+/// use erp_tools_core::ToolRegistry;
+///
+/// #[derive(Deserialize, ToolArgs)]
+/// struct GetPoArgs {
+///     /// Purchase order number, e.g. PO-2026-0042
+///     number: String,
+/// }
+///
+/// #[derive(Serialize, JsonSchema)]
+/// struct PoView {
+///     number: String,
+/// }
+///
+/// /// Get one purchase order of the caller's branch.
+/// #[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"])]
+/// async fn get_po(ctx: &ToolContext, args: GetPoArgs) -> Result<PoView, ToolError> {
+///     Err(ToolError::not_found("Purchase order", &args.number))
+/// }
+///
+/// let registry = ToolRegistry::builder()
+///     .module("purchasing", "Purchase orders and vendors. Cannot approve, send or post.")
+///     .tool::<get_po>()
+///     .build()?;
+/// assert!(registry.get("purchasing_get_po").is_some());
+/// # Ok::<(), erp_tools_core::RegistryError>(())
+/// ```
+pub trait ErpTool {
+    /// The tool's definition.
+    fn definition() -> &'static ToolDef;
+}
+
+/// Collects tool definitions by handler name: `tools![create_po_draft, get_po]` is a
+/// `Vec<&'static ToolDef>` for [`ToolRegistryBuilder::tools`](crate::ToolRegistryBuilder::tools).
+#[macro_export]
+macro_rules! tools {
+    ($($tool:path),* $(,)?) => {
+        ::std::vec![$(<$tool as $crate::ErpTool>::definition()),*]
+    };
+}
