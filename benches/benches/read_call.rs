@@ -16,12 +16,12 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use erp_tools_benches::batch_audit::AuditBatcher;
-use erp_tools_benches::fixtures::BenchDb;
+use erp_tools_benches::fixtures::{ATTEMPT, BenchDb};
 use erp_tools_benches::plain::PlainServer;
+use erp_tools_benches::stages::{record_attempt, record_outcome_ok};
 use erp_tools_benches::tools::{self, ItemArgs};
 use erp_tools_benches::{bench_registry, connect_in_process, erp_server, principal};
-use erp_tools_core::audit::AuditEntry;
-use erp_tools_core::{Outcome, Target, ToolCall, ToolContext, ToolRuntime};
+use erp_tools_core::{AuditEntry, Outcome, Target, ToolCall, ToolContext, ToolRuntime};
 use rmcp::model::{CallToolRequestParams, JsonObject};
 use serde_json::{Value, json};
 
@@ -140,11 +140,11 @@ fn read_call(c: &mut Criterion) {
 
     // The pipeline's stages, one by one (memory body: no handler I/O).
     let tool = registry.get("catalog_describe_item").expect("registered");
-    let entry = AuditEntry::new(&who, "bench-run", "attempt")
+    let entry = AuditEntry::new(&who, "bench-run", ATTEMPT)
         .tool("catalog_describe_item", "call-1")
         .arguments(&arguments());
     let audit_id = rt
-        .block_on(db.db.record_attempt(&entry))
+        .block_on(record_attempt(&db.db, &entry))
         .expect("attempt row");
     let view = rt
         .block_on(tools::memory_body("BRG-0042"))
@@ -153,12 +153,12 @@ fn read_call(c: &mut Criterion) {
     let mut group = c.benchmark_group("read_stages");
     group.bench_function("validate_arguments", |b| {
         let args = arguments();
-        b.iter(|| black_box(erp_tools_core::validate::validate(&tool.schema, &args)))
+        b.iter(|| black_box(tool.validate(&args)))
     });
     group.bench_function("audit_entry_build", |b| {
         b.iter(|| {
             black_box(
-                AuditEntry::new(who, "bench-run", "attempt")
+                AuditEntry::new(who, "bench-run", ATTEMPT)
                     .tool("catalog_describe_item", "call-1")
                     .arguments(&arguments()),
             )
@@ -166,26 +166,19 @@ fn read_call(c: &mut Criterion) {
     });
     group.bench_function("audit_attempt_insert", |b| {
         b.to_async(&rt)
-            .iter(|| async move { black_box(db.db.record_attempt(entry).await.expect("insert")) })
+            .iter(|| async move { black_box(record_attempt(&db.db, entry).await.expect("insert")) })
     });
     group.bench_function("audit_outcome_update", |b| {
-        b.to_async(&rt).iter(|| async move {
-            db.db
-                .record_outcome(audit_id, Outcome::Ok, None, None)
-                .await
-                .expect("update")
-        })
+        b.to_async(&rt)
+            .iter(|| async move { record_outcome_ok(&db.db, audit_id).await.expect("update") })
     });
     // The audit pair by hand around the same body: what the pipeline adds, minus its
     // own CPU work.
     group.bench_function("attempt_body_outcome_by_hand", |b| {
         b.to_async(&rt).iter(|| async move {
-            let id = db.db.record_attempt(entry).await.expect("insert");
+            let id = record_attempt(&db.db, entry).await.expect("insert");
             let out = tools::memory_body("BRG-0042").await.expect("body");
-            db.db
-                .record_outcome(id, Outcome::Ok, None, None)
-                .await
-                .expect("update");
+            record_outcome_ok(&db.db, id).await.expect("update");
             black_box(out)
         })
     });

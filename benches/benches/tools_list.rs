@@ -22,7 +22,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use erp_tools_benches::fixtures::BenchDb;
 use erp_tools_benches::gen500::{self, Plain500};
 use erp_tools_benches::{connect_in_process, principal};
-use erp_tools_core::{ErpMcpServer, ToolRuntime};
+use erp_tools_core::ToolRuntime;
+use erp_tools_core::mcp::ErpMcpServer;
 use rmcp::model::{CacheScope, ListToolsResult};
 
 /// Scopes the caller holds: 10 of the 56 modules.

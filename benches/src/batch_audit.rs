@@ -4,9 +4,11 @@
 //! Used only to measure what such a writer would cost per call; the framework does not
 //! use it.
 
-use erp_tools_core::Database;
-use erp_tools_core::audit::{self, AuditEntry};
+use erp_tools_core::sqlx;
+use erp_tools_core::{AuditEntry, Database};
 use tokio::sync::mpsc;
+
+use crate::fixtures::{SOURCE_RUNTIME, now_text};
 
 /// Largest batch written in one transaction.
 pub const MAX_BATCH: usize = 256;
@@ -42,7 +44,7 @@ async fn insert_rows(
         query = query
             .bind(now.to_string())
             .bind(Some(now.to_string()))
-            .bind(audit::SOURCE_RUNTIME)
+            .bind(SOURCE_RUNTIME)
             .bind(e.agent_run_id.clone())
             .bind(e.tool_call_id.clone())
             .bind(e.tool_name.clone())
@@ -77,7 +79,7 @@ impl AuditBatcher {
             let mut written = 0u64;
             let mut batch = Vec::with_capacity(MAX_BATCH);
             while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-                let now = audit::now_text();
+                let now = now_text();
                 let mut txn = db.pool().begin().await.expect("begin audit batch");
                 for chunk in batch.chunks(ROWS_PER_STATEMENT) {
                     insert_rows(&mut txn, chunk, &now)

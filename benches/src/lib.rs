@@ -1,10 +1,12 @@
 //! Shared fixtures of the erp-tools benchmarks (see `BENCHMARKS.md` at the workspace
-//! root): the tools measured, the plain `rmcp` baseline server, throw-away databases,
-//! the hand-written "floor" transaction, and small statistics helpers.
+//! root): the tools measured, the plain `rmcp` baseline server, their tables on the
+//! fixture crate's throw-away databases (`erp_tools_tests::db`), the hand-written
+//! "floor" transaction, and small statistics helpers.
 
 pub mod batch_audit;
 pub mod fixtures;
 pub mod plain;
+pub mod stages;
 pub mod stats;
 pub mod tools;
 
@@ -17,30 +19,18 @@ pub mod gen500 {
 
 use std::sync::Arc;
 
-use erp_tools_core::{ErpMcpServer, Principal, ToolRegistry, ToolRuntime};
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
+use erp_tools_core::mcp::ErpMcpServer;
+use erp_tools_core::{Principal, ToolRegistry, ToolRuntime};
+use erp_tools_tests::principals::BUYER;
 
-/// An `rmcp` client connected to `server` over an in-process `tokio::io::duplex` pipe,
+/// An `rmcp` client connected to a server over an in-process `tokio::io::duplex` pipe,
 /// after the `initialize` handshake. The same transport is used for every server measured.
-pub async fn connect_in_process<S>(server: S) -> RunningService<RoleClient, ()>
-where
-    S: rmcp::ServerHandler,
-{
-    let (server_end, client_end) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        let running = server.serve(server_end).await.expect("server starts");
-        let _ = running.waiting().await;
-    });
-    ().serve(client_end).await.expect("client connects")
-}
+pub use erp_tools_tests::mcp::connect_in_process;
 
-/// The principal every benchmark calls as: user `u-7` of branch `SBY-01` (id 1).
+/// The principal every benchmark calls as: the fixture's buyer (branch `SBY-01`, id 1)
+/// holding `scopes`.
 pub fn principal(scopes: &[&str]) -> Principal {
-    Principal::builder("u-7", 1, "SBY-01")
-        .role("buyer")
-        .scopes(scopes.iter().copied())
-        .build()
+    BUYER.holding(scopes)
 }
 
 /// The registry of the read and draft tools measured by benchmarks 1, 2, 4.

@@ -4,7 +4,7 @@
 //! plain `rmcp` server.
 
 use erp_tools_core::prelude::*;
-use sqlx::Row;
+use erp_tools_core::sqlx::{self, Row};
 
 /// Namespace description of `catalog`.
 pub const CATALOG_DESCRIPTION: &str =

@@ -1,3 +1,50 @@
-//! Fixtures shared by the integration tests and their helper binaries.
+//! The one fixture every erp-tools test suite and benchmark runs against.
+//!
+//! - [`app`]: a small two-branch distributor (purchasing, inventory, finance): its tools
+//!   declared with `#[erp_tool]`, its tables and seed rows, and [`app::App`], the
+//!   application served on one database;
+//! - [`db`]: throw-away databases, a SQLite file or a PostgreSQL schema of its own;
+//! - [`principals`]: the people who call the tools (buyer, warehouse clerk, a buyer of the
+//!   other branch, ...);
+//! - [`ids`]: unique run ids and name suffixes;
+//! - [`mcp`]: an in-process MCP client and the checks every transport must pass;
+//! - [`agent`]: scripted-model helpers for the agent loop.
+//!
+//! A scenario written once as `async fn(&TestDb)` runs on both backends with
+//! [`on_both_backends!`].
 
-pub mod mcp_fixture;
+pub mod agent;
+pub mod app;
+pub mod db;
+pub mod ids;
+pub mod mcp;
+pub mod principals;
+
+/// Runs `$scenario(&TestDb)` on SQLite and on PostgreSQL as two tests, `$name::sqlite` and
+/// `$name::postgres`. Without `ERP_TOOLS_PG_URL` the PostgreSQL test prints
+/// `skipped: ERP_TOOLS_PG_URL not set` and passes.
+///
+/// ```text
+/// async fn replay(t: &TestDb) { /* ... */ }
+/// on_both_backends!(replay_returns_the_original_result, crate::replay);
+/// ```
+#[macro_export]
+macro_rules! on_both_backends {
+    ($name:ident, $scenario:path) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn sqlite() {
+                let t = $crate::db::TestDb::sqlite().await;
+                $scenario(&t).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn postgres() {
+                let Some(t) = $crate::db::TestDb::postgres().await else {
+                    return;
+                };
+                $scenario(&t).await;
+            }
+        }
+    };
+}

@@ -1,22 +1,26 @@
 //! Failures mid-run and retries (SPEC A5, A7, R4): a failed step does not undo earlier
 //! ones and is told to the model and audited; a retried write inside a run executes once.
+//! On SQLite and (with `ERP_TOOLS_PG_URL`) on PostgreSQL.
 
-mod agent_support;
-
-use agent_support::*;
 use erp_tools_core::agent::{
     AgentEventKind, ManualClock, ModelAction, ResultStatus, ScriptedModel, last_tool_result,
 };
+use erp_tools_tests::agent::{agent, order, pay, policy, results};
+use erp_tools_tests::app::App;
+use erp_tools_tests::app::seed::{VENDOR, VENDOR_BLOCKED};
+use erp_tools_tests::app::tools::{CREATE_PAYMENT_REQUEST_DRAFT, CREATE_PO_DRAFT};
+use erp_tools_tests::db::TestDb;
+use erp_tools_tests::on_both_backends;
+use erp_tools_tests::principals::MANAGER;
 
 /// Step 1 drafts a purchase order; step 2 (a payment request to a vendor finance has
 /// blocked) fails. The order draft stays (there is no rollback across steps), the failure
 /// is audited and told to the model, and the model ends with an honest answer saying
 /// what was and was not done.
-#[tokio::test]
-async fn a_failed_second_step_keeps_the_first_and_the_run_ends_honestly() {
-    let t = TestDb::new().await;
+async fn a_failed_second_step_keeps_the_first_and_the_run_ends_honestly(t: &TestDb) {
+    let app = App::new(&t.db).await;
     let clock = ManualClock::new();
-    let agent = agent(&t.db, policy(), &clock);
+    let agent = agent(&app, policy(), &clock);
     let mut model = ScriptedModel::from_fn(|history, _| {
         let rs = results(history);
         match rs.len() {
@@ -31,9 +35,9 @@ async fn a_failed_second_step_keeps_the_first_and_the_run_ends_honestly() {
     });
     let out = agent
         .run(
-            &budi(ALL_SCOPES),
+            &MANAGER.shared(),
             &mut model,
-            "Order 24 of BRG-0042 from V-0013 and request the deposit",
+            "Order 24 of BRG-0042 from V-00013 and request the deposit",
         )
         .await;
 
@@ -42,14 +46,14 @@ async fn a_failed_second_step_keeps_the_first_and_the_run_ends_honestly() {
     assert!(answer.contains("blocked for payments"), "{answer}");
     assert!(answer.contains("No draft was created."), "{answer}");
 
-    let pos = t.purchase_orders().await;
+    let pos = app.purchase_orders().await;
     assert_eq!(pos.len(), 1, "the first step's draft still exists");
     assert_eq!(
         (pos[0].0.as_str(), pos[0].3.as_str()),
         ("PO-2026-0001", out.run_id.as_str())
     );
     assert!(
-        t.payment_requests().await.is_empty(),
+        app.payment_requests().await.is_empty(),
         "the failed write left nothing behind"
     );
 
@@ -61,24 +65,24 @@ async fn a_failed_second_step_keeps_the_first_and_the_run_ends_honestly() {
             .map(|s| s.split('(').next().unwrap().to_string())
             .collect::<Vec<_>>(),
         [
-            format!("started:{PO}"),
-            format!("started:{PAY}"),
-            format!("failed:{PAY}"),
+            format!("started:{CREATE_PO_DRAFT}"),
+            format!("started:{CREATE_PAYMENT_REQUEST_DRAFT}"),
+            format!("failed:{CREATE_PAYMENT_REQUEST_DRAFT}"),
             "answered:-".to_string(),
         ]
     );
     assert_eq!(
-        t.audit_lines(&out.run_id).await,
+        app.audit_lines(&out.run_id).await,
         [
-            format!("agent:started:{PO}"),
-            format!("runtime:ok:{PO}"),
-            format!("agent:started:{PAY}"),
-            format!("runtime:tool_error:{PAY}"),
-            format!("agent:failed:{PAY}"),
+            format!("agent:started:{CREATE_PO_DRAFT}"),
+            format!("runtime:ok:{CREATE_PO_DRAFT}"),
+            format!("agent:started:{CREATE_PAYMENT_REQUEST_DRAFT}"),
+            format!("runtime:tool_error:{CREATE_PAYMENT_REQUEST_DRAFT}"),
+            format!("agent:failed:{CREATE_PAYMENT_REQUEST_DRAFT}"),
             "agent:answered:-".to_string(),
         ]
     );
-    let failed_row = t
+    let failed_row = app
         .audit(&out.run_id)
         .await
         .into_iter()
@@ -86,30 +90,33 @@ async fn a_failed_second_step_keeps_the_first_and_the_run_ends_honestly() {
         .unwrap();
     assert!(failed_row.message.unwrap().contains("blocked for payments"));
 }
+on_both_backends!(
+    a_failed_second_step_keeps_the_first_and_the_run_ends_honestly,
+    crate::a_failed_second_step_keeps_the_first_and_the_run_ends_honestly
+);
 
 /// The model, unsure whether its order went through, sends it again with the same
 /// `client_ref`: the runtime replays the original result and exactly one document
 /// exists. The replay is visible to the model and in the audit log.
-#[tokio::test]
-async fn an_idempotent_replay_inside_a_run_executes_once() {
-    let t = TestDb::new().await;
+async fn an_idempotent_replay_inside_a_run_executes_once(t: &TestDb) {
+    let app = App::new(&t.db).await;
     let clock = ManualClock::new();
-    let agent = agent(&t.db, policy(), &clock);
+    let agent = agent(&app, policy(), &clock);
     let mut model = ScriptedModel::new([
-        order("V-0001", "12", "po-1"),
-        order("V-0001", "12", "po-1"),
+        order(VENDOR, "12", "po-1"),
+        order(VENDOR, "12", "po-1"),
         ModelAction::answer("Ordered 12 of BRG-0042."),
     ]);
     let out = agent
         .run(
-            &budi(ALL_SCOPES),
+            &MANAGER.shared(),
             &mut model,
-            "Order 12 of BRG-0042 from V-0001",
+            "Order 12 of BRG-0042 from V-00001",
         )
         .await;
 
     assert_eq!(out.answer(), Some("Ordered 12 of BRG-0042."));
-    assert_eq!(t.purchase_orders().await.len(), 1);
+    assert_eq!(app.purchase_orders().await.len(), 1);
     let rs = results(&out.history);
     assert_eq!(
         (rs[0].status, rs[1].status),
@@ -122,18 +129,18 @@ async fn an_idempotent_replay_inside_a_run_executes_once() {
         .filter(|e| e.kind == AgentEventKind::Started)
         .count();
     assert_eq!(started, 2, "both attempts are audited");
-    let lines = t.audit_lines(&out.run_id).await;
+    let lines = app.audit_lines(&out.run_id).await;
     assert!(
-        lines.contains(&format!("runtime:ok:{PO}"))
-            && lines.contains(&format!("runtime:replayed:{PO}")),
+        lines.contains(&format!("runtime:ok:{CREATE_PO_DRAFT}"))
+            && lines.contains(&format!("runtime:replayed:{CREATE_PO_DRAFT}")),
         "{lines:?}"
     );
 
     // The same client_ref with other arguments is refused, not executed.
-    let mut model = ScriptedModel::new([order("V-0001", "99", "po-1"), ModelAction::answer("ok")]);
+    let mut model = ScriptedModel::new([order(VENDOR, "99", "po-1"), ModelAction::answer("ok")]);
     let out2 = agent
         .run_with(
-            &budi(ALL_SCOPES),
+            &MANAGER.shared(),
             &mut model,
             erp_tools_core::agent::RunRequest::new("Change it").run_id(&out.run_id),
         )
@@ -142,5 +149,9 @@ async fn an_idempotent_replay_inside_a_run_executes_once() {
         last_tool_result(&out2.history).unwrap().status,
         ResultStatus::ToolError
     );
-    assert_eq!(t.purchase_orders().await.len(), 1);
+    assert_eq!(app.purchase_orders().await.len(), 1);
 }
+on_both_backends!(
+    an_idempotent_replay_inside_a_run_executes_once,
+    crate::an_idempotent_replay_inside_a_run_executes_once
+);

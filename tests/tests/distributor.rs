@@ -2,8 +2,6 @@
 //! (when `ERP_TOOLS_PG_URL` is set) on PostgreSQL: seeded data, the seeds' unit error,
 //! drafts with replay and provenance, branch isolation, scopes, and the safety report.
 
-mod runtime_support;
-
 // `open_db` and `branch_id` serve the binary only.
 #[allow(dead_code)]
 #[path = "../../examples/distributor/app.rs"]
@@ -19,7 +17,8 @@ mod purchasing;
 use std::sync::Arc;
 
 use erp_tools_core::{Outcome, Principal, Target, ToolCall, ToolRuntime};
-use runtime_support::TestDb;
+use erp_tools_tests::db::TestDb;
+use erp_tools_tests::on_both_backends;
 use serde_json::{Value, json};
 
 const BUYER: &[&str] = &["purchasing:read", "purchasing:draft", "inventory:read"];
@@ -377,20 +376,17 @@ on_both_backends!(vendor_note_as_data, super::vendor_note_is_returned_as_data);
 #[test]
 fn every_tool_passes_the_safety_report_and_exports_are_strict() {
     let registry = app::registry().expect("registry");
-    let report = erp_tools_core::report::SurfaceReport::new(&registry);
+    let report = erp_tools_core::SurfaceReport::new(&registry);
     assert!(report.all_pass(), "{}", report.to_table());
     assert_eq!(report.tools.len(), 7);
     for (target, export) in [
-        (
-            Target::OpenAi,
-            erp_tools_core::export::openai_tools(&registry),
-        ),
+        (Target::OpenAi, erp_tools_core::openai_tools(&registry)),
         (
             Target::Anthropic,
-            erp_tools_core::export::anthropic_tools(&registry),
+            erp_tools_core::anthropic_tools(&registry),
         ),
     ] {
-        let problems = erp_tools_core::export::check_export(&export, target);
+        let problems = erp_tools_core::check_export(&export, target);
         assert!(problems.is_empty(), "{target:?}: {problems:?}");
     }
 }

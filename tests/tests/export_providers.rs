@@ -1,13 +1,12 @@
 //! The fixture's tools exported for OpenAI, Anthropic and MCP: the shapes each provider
 //! expects, the strict schemas, per-principal filtering, and the export checker.
 
-use erp_tools_core::Target;
-use erp_tools_core::export::{
-    anthropic_tools, anthropic_tools_for, check_export, mcp_tools, mcp_tools_for, openai_tools,
-    openai_tools_for,
+use erp_tools_core::{
+    Target, anthropic_tools, anthropic_tools_for, check_export, check_strict, mcp_tools,
+    mcp_tools_for, openai_tools, openai_tools_for,
 };
-use erp_tools_core::schema::check_strict;
-use erp_tools_tests::mcp_fixture::{buyer, registry, warehouse};
+use erp_tools_tests::app::registry;
+use erp_tools_tests::principals::{BUYER, WAREHOUSE};
 use serde_json::{Value, json};
 
 #[test]
@@ -24,12 +23,13 @@ fn openai_export_is_namespaced_strict_and_deferred() {
     assert_eq!(
         kinds,
         [
+            ("namespace", Some("finance")),
             ("namespace", Some("inventory")),
             ("namespace", Some("purchasing")),
             ("tool_search", None)
         ]
     );
-    let purchasing = &items[1];
+    let purchasing = &items[2];
     assert!(
         purchasing["description"]
             .as_str()
@@ -47,6 +47,7 @@ fn openai_export_is_namespaced_strict_and_deferred() {
         [
             "purchasing_create_po_draft",
             "purchasing_get_po",
+            "purchasing_get_vendor_summary",
             "purchasing_search_vendors"
         ]
     );
@@ -81,7 +82,7 @@ fn anthropic_export_has_input_schema_and_explicit_strict() {
         Vec::<String>::new()
     );
     let tools = export.as_array().unwrap();
-    assert_eq!(tools.len(), 4);
+    assert_eq!(tools.len(), 6);
     for t in tools {
         let keys: Vec<&String> = t.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["name", "description", "input_schema", "strict"]);
@@ -111,7 +112,11 @@ fn mcp_export_matches_the_served_tools() {
     for t in export.as_array().unwrap() {
         assert_eq!(check_strict(&t["inputSchema"], Target::Mcp), vec![]);
         let hints = &t["annotations"];
-        let read = t["name"] != json!("purchasing_create_po_draft");
+        let draft = [
+            "purchasing_create_po_draft",
+            "finance_create_payment_request_draft",
+        ];
+        let read = !draft.iter().any(|d| t["name"] == json!(d));
         assert_eq!(hints["readOnlyHint"], json!(read));
         assert_eq!(hints["destructiveHint"], json!(false));
         assert_eq!(hints["idempotentHint"], json!(true));
@@ -122,15 +127,15 @@ fn mcp_export_matches_the_served_tools() {
 #[test]
 fn exports_keep_only_what_the_principal_may_use() {
     let reg = registry();
-    let clerk = warehouse(None);
+    let clerk = WAREHOUSE.principal();
     let openai = openai_tools_for(&reg, &clerk);
     assert_eq!(check_export(&openai, Target::OpenAi), Vec::<String>::new());
     assert_eq!(
         openai,
         json!([
             {"type": "namespace", "name": "inventory",
-             "description": reg.namespaces()[0].description,
-             "tools": [openai_tools(&reg)[0]["tools"][0].clone()]},
+             "description": reg.namespaces()[1].description,
+             "tools": [openai_tools(&reg)[1]["tools"][0].clone()]},
             {"type": "tool_search"}
         ])
     );
@@ -146,7 +151,16 @@ fn exports_keep_only_what_the_principal_may_use() {
         ["inventory_get_stock"]
     );
     assert_eq!(names(&mcp_tools_for(&reg, &clerk)), ["inventory_get_stock"]);
-    assert_eq!(names(&anthropic_tools_for(&reg, &buyer(None))).len(), 4);
+    assert_eq!(
+        names(&anthropic_tools_for(&reg, &BUYER.principal())),
+        [
+            "inventory_get_stock",
+            "purchasing_create_po_draft",
+            "purchasing_get_po",
+            "purchasing_get_vendor_summary",
+            "purchasing_search_vendors"
+        ]
+    );
 }
 
 #[test]

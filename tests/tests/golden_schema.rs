@@ -8,8 +8,7 @@
 use std::path::PathBuf;
 
 use erp_tools_core::prelude::*;
-use erp_tools_core::schema::check_strict;
-use erp_tools_core::{Target, ToolRegistry};
+use erp_tools_core::{Target, ToolRegistry, check_strict};
 use serde_json::{Value, json};
 
 /// A unit of measure the price list knows.
@@ -258,7 +257,7 @@ fn output_schema_is_inlined() {
         json!("string")
     );
     // The handler's own output type, as `#[erp_tool]` describes it ...
-    let own = (tool.def.output_schema)();
+    let own = tool.def.output_schema();
     assert_eq!(own["required"], json!(["number", "total"]));
     // ... and as registered for a draft tool, with the runtime's `replayed` flag.
     assert_eq!(

@@ -135,7 +135,7 @@ fn shadowed_declarations_register() {
         names,
         ["hygiene_create_draft", "hygiene_look_up", "hygiene_whoami"]
     );
-    let schema = (<shadowed::create_draft as erp_tools_core::ErpTool>::definition().input_schema)();
+    let schema = <shadowed::create_draft as erp_tools_core::ErpTool>::definition().input_schema();
     let keys: Vec<&str> = schema
         .properties()
         .iter()

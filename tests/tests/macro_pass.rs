@@ -2,7 +2,7 @@
 //! the distributor example declare, register and render as expected.
 
 use erp_tools_core::prelude::*;
-use erp_tools_core::{ErpTool, Handler, Target, Tier, ToolRegistry};
+use erp_tools_core::{ErpTool, Target, Tier, ToolRegistry};
 use serde_json::json;
 
 #[derive(Debug, Deserialize, ToolArgs)]
@@ -172,42 +172,42 @@ fn registry() -> ToolRegistry {
 #[test]
 fn definitions_carry_the_attribute() {
     let def = create_po_draft::definition();
-    assert_eq!(def.name, "purchasing_create_po_draft");
-    assert_eq!(def.fn_name, "create_po_draft");
-    assert_eq!(def.module, "purchasing");
-    assert_eq!(def.tier, Tier::Draft);
-    assert_eq!(def.scopes, ["purchasing:draft"]);
-    assert_eq!(def.title, "Create po draft");
+    assert_eq!(def.name(), "purchasing_create_po_draft");
+    assert_eq!(def.fn_name(), "create_po_draft");
+    assert_eq!(def.module(), "purchasing");
+    assert_eq!(def.tier(), Tier::Draft);
+    assert_eq!(def.scopes(), ["purchasing:draft"]);
+    assert_eq!(def.title(), "Create po draft");
     assert_eq!(
-        def.description,
+        def.description(),
         "Create a DRAFT purchase order for the caller's branch. A person reviews and submits it in the ERP."
     );
-    assert_eq!(def.limits.len(), 1);
+    assert_eq!(def.limits().len(), 1);
     assert_eq!(
-        (def.limits[0].path, def.limits[0].max),
+        (def.limits()[0].path, def.limits()[0].max),
         ("lines[].qty", "1000")
     );
     assert!(
-        def.example
+        def.example()
             .is_some_and(|e| e.starts_with("{\"vendor_code\""))
     );
-    assert!(!def.destructive);
-    assert_eq!(def.args_type, "PoDraftArgs");
-    assert!(matches!(def.handler, Handler::Draft(_)));
+    assert!(!def.destructive());
+    assert_eq!(def.args_type(), "PoDraftArgs");
+    assert!(matches!(def.tier(), Tier::Draft));
 
     let def = search_vendors::definition();
-    assert_eq!(def.name, "purchasing_search_vendors");
-    assert_eq!(def.tier, Tier::Read);
+    assert_eq!(def.name(), "purchasing_search_vendors");
+    assert_eq!(def.tier(), Tier::Read);
     assert_eq!(
-        def.description,
+        def.description(),
         "Search the vendors the caller's branch buys from.\n\nReturns at most 20 vendors."
     );
-    assert!(matches!(def.handler, Handler::Read(_)));
-    assert_eq!(get_po::definition().title, "Get purchase order");
+    assert!(matches!(def.tier(), Tier::Read));
+    assert_eq!(get_po::definition().title(), "Get purchase order");
 
     let def = items_below_reorder_point::definition();
-    assert_eq!(def.args_type, "NoArgs");
-    assert_eq!(my_branch::definition().name, "inventory_whoami");
+    assert_eq!(def.args_type(), "NoArgs");
+    assert_eq!(my_branch::definition().name(), "inventory_whoami");
 }
 
 #[test]
@@ -228,7 +228,7 @@ fn registry_renders_every_tool() {
         for target in Target::ALL {
             let schema = tool.input_schema(target);
             assert_eq!(
-                erp_tools_core::schema::check_strict(schema, target),
+                erp_tools_core::check_strict(schema, target),
                 vec![],
                 "{} {target:?}",
                 tool.name()

@@ -2,8 +2,6 @@
 //! both protocol revisions (2025-11-25 sessions and 2026-07-28 stateless), and by plain
 //! HTTP requests for the authentication, origin and metadata rules.
 
-mod mcp_support;
-
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -11,9 +9,14 @@ use erp_tools_core::ToolRuntime;
 use erp_tools_core::auth::{Claims, TokenConfig, encode, mint};
 use erp_tools_core::mcp::{HttpConfig, router, serve_listener};
 use erp_tools_core::{Outcome, Principal};
-use erp_tools_tests::mcp_fixture::{self, buyer, warehouse};
+use erp_tools_tests::app::arguments::valid_arguments;
+use erp_tools_tests::app::{App, Table, count};
+use erp_tools_tests::db::TestDb;
+use erp_tools_tests::ids::new_run;
+use erp_tools_tests::mcp::{assert_list_matches, call, text_of};
+use erp_tools_tests::on_both_backends;
+use erp_tools_tests::principals::{BUYER, WAREHOUSE};
 use http::{HeaderName, HeaderValue};
-use mcp_support::*;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -22,17 +25,17 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-const BUYER_TOOLS: [&str; 4] = [
+const BUYER_TOOLS: [&str; 5] = [
     "inventory_get_stock",
     "purchasing_create_po_draft",
     "purchasing_get_po",
+    "purchasing_get_vendor_summary",
     "purchasing_search_vendors",
 ];
-const ALL_SCOPES: &str = "inventory:read purchasing:draft purchasing:read";
+const ALL_SCOPES: &str = "finance:draft inventory:read purchasing:draft purchasing:read";
 const ALLOWED_ORIGIN: &str = "http://localhost:5173";
 
 struct Server {
-    _dir: tempfile::TempDir,
     base: String,
     url: String,
     tokens: TokenConfig,
@@ -47,9 +50,8 @@ impl Drop for Server {
 }
 
 impl Server {
-    async fn start() -> Server {
-        let (dir, db_url) = temp_sqlite();
-        let runtime = mcp_fixture::runtime(&db_url).await;
+    async fn start(t: &TestDb) -> Server {
+        let runtime = App::new(&t.db).await.runtime;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let url = format!("{base}/mcp");
@@ -62,7 +64,6 @@ impl Server {
             stop.clone(),
         ));
         Server {
-            _dir: dir,
             base,
             url,
             tokens,
@@ -118,21 +119,20 @@ impl Server {
 const REVISIONS: [ProtocolVersion; 2] =
     [ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
 
-#[tokio::test]
-async fn lists_shrink_and_calls_are_denied_over_http_on_both_revisions() {
-    let server = Server::start().await;
+async fn lists_shrink_and_calls_are_denied_over_http_on_both_revisions(t: &TestDb) {
+    let server = Server::start(t).await;
     let registry = server.runtime.registry().clone();
     for revision in &REVISIONS {
         let as_buyer = server
-            .client(&server.token(&buyer(None)), revision, None)
+            .client(&server.token(&BUYER.principal()), revision, None)
             .await;
         let list = as_buyer.list_tools(None).await.unwrap();
         assert_list_matches(&list, &registry, &BUYER_TOOLS);
         assert_eq!(as_buyer.list_tools(None).await.unwrap().tools, list.tools);
 
-        let run = new_run("http-denied");
+        let run = new_run();
         let as_clerk = server
-            .client(&server.token(&warehouse(Some(&run))), revision, None)
+            .client(&server.token(&WAREHOUSE.in_run(&run)), revision, None)
             .await;
         let list = as_clerk.list_tools(None).await.unwrap();
         assert_list_matches(&list, &registry, &["inventory_get_stock"]);
@@ -158,7 +158,7 @@ async fn lists_shrink_and_calls_are_denied_over_http_on_both_revisions() {
             .unwrap();
         assert_eq!(log.len(), 1, "{revision}: {log:#?}");
         assert_eq!(log[0].outcome, Outcome::Denied.as_str());
-        assert_eq!(log[0].user_id, "u-wh");
+        assert_eq!(log[0].user_id, WAREHOUSE.user_id);
 
         let stock = as_clerk
             .call_tool(call(
@@ -177,16 +177,19 @@ async fn lists_shrink_and_calls_are_denied_over_http_on_both_revisions() {
         as_clerk.cancel().await.unwrap();
     }
     assert_eq!(
-        mcp_fixture::purchase_order_count(server.runtime.database()).await,
+        count(server.runtime.database(), Table::PurchaseOrders).await,
         0
     );
 }
+on_both_backends!(
+    lists_shrink_and_calls_are_denied_over_http_on_both_revisions,
+    crate::lists_shrink_and_calls_are_denied_over_http_on_both_revisions
+);
 
-#[tokio::test]
-async fn the_run_header_scopes_idempotency_across_connections_and_revisions() {
-    let server = Server::start().await;
-    let run = new_run("http-replay");
-    let token = server.token(&buyer(None));
+async fn the_run_header_scopes_idempotency_across_connections_and_revisions(t: &TestDb) {
+    let server = Server::start(t).await;
+    let run = new_run();
+    let token = server.token(&BUYER.principal());
     let arguments = valid_arguments("purchasing_create_po_draft", "r-7");
 
     let first = server
@@ -216,7 +219,7 @@ async fn the_run_header_scopes_idempotency_across_connections_and_revisions() {
     retry.cancel().await.unwrap();
 
     assert_eq!(
-        mcp_fixture::purchase_order_count(server.runtime.database()).await,
+        count(server.runtime.database(), Table::PurchaseOrders).await,
         1
     );
     let log = server
@@ -228,11 +231,14 @@ async fn the_run_header_scopes_idempotency_across_connections_and_revisions() {
     let outcomes: Vec<&str> = log.iter().map(|r| r.outcome.as_str()).collect();
     assert_eq!(outcomes, ["ok", "replayed"]);
 }
+on_both_backends!(
+    the_run_header_scopes_idempotency_across_connections_and_revisions,
+    crate::the_run_header_scopes_idempotency_across_connections_and_revisions
+);
 
-#[tokio::test]
-async fn without_a_named_run_the_session_is_the_run() {
-    let server = Server::start().await;
-    let token = server.token(&buyer(None));
+async fn without_a_named_run_the_session_is_the_run(t: &TestDb) {
+    let server = Server::start(t).await;
+    let token = server.token(&BUYER.principal());
     let client = server
         .client(&token, &ProtocolVersion::V_2025_11_25, None)
         .await;
@@ -258,11 +264,14 @@ async fn without_a_named_run_the_session_is_the_run() {
         log[0].agent_run_id
     );
 }
+on_both_backends!(
+    without_a_named_run_the_session_is_the_run,
+    crate::without_a_named_run_the_session_is_the_run
+);
 
-#[tokio::test]
-async fn without_a_named_run_stateless_retries_with_one_token_replay() {
-    let server = Server::start().await;
-    let token = server.token(&buyer(None));
+async fn without_a_named_run_stateless_retries_with_one_token_replay(t: &TestDb) {
+    let server = Server::start(t).await;
+    let token = server.token(&BUYER.principal());
     let arguments = valid_arguments("purchasing_create_po_draft", "r-stateless");
     // Two separate stateless connections, as a client retrying after a timeout would open.
     for expected in [false, true] {
@@ -281,7 +290,7 @@ async fn without_a_named_run_stateless_retries_with_one_token_replay() {
         client.cancel().await.unwrap();
     }
     assert_eq!(
-        mcp_fixture::purchase_order_count(server.runtime.database()).await,
+        count(server.runtime.database(), Table::PurchaseOrders).await,
         1
     );
     let log = server.runtime.database().audit_log(None).await.unwrap();
@@ -294,6 +303,10 @@ async fn without_a_named_run_stateless_retries_with_one_token_replay() {
         "the token itself is not stored"
     );
 }
+on_both_backends!(
+    without_a_named_run_stateless_retries_with_one_token_replay,
+    crate::without_a_named_run_stateless_retries_with_one_token_replay
+);
 
 fn initialize_body() -> Value {
     json!({
@@ -319,9 +332,8 @@ fn challenge(response: &reqwest::Response) -> String {
         .to_string()
 }
 
-#[tokio::test]
-async fn missing_and_bad_tokens_get_401_with_a_bearer_challenge() {
-    let server = Server::start().await;
+async fn missing_and_bad_tokens_get_401_with_a_bearer_challenge(t: &TestDb) {
+    let server = Server::start(t).await;
     let metadata = format!(
         "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource\", scope=\"{ALL_SCOPES}\"",
         server.base
@@ -345,22 +357,24 @@ async fn missing_and_bad_tokens_get_401_with_a_bearer_challenge() {
     let cases = [
         (
             "bad signature",
-            mint(&other_key, &buyer(None), Duration::from_secs(300)),
+            mint(&other_key, &BUYER.principal(), Duration::from_secs(300)),
             "signature",
         ),
         (
             "expired",
-            server.token_with(&buyer(None), |c| c.exp = c.iat - 120),
+            server.token_with(&BUYER.principal(), |c| c.exp = c.iat - 120),
             "expired",
         ),
         (
             "wrong audience",
-            server.token_with(&buyer(None), |c| c.aud = "http://127.0.0.1:1/mcp".into()),
+            server.token_with(&BUYER.principal(), |c| {
+                c.aud = "http://127.0.0.1:1/mcp".into()
+            }),
             "another resource",
         ),
         (
             "wrong issuer",
-            server.token_with(&buyer(None), |c| {
+            server.token_with(&BUYER.principal(), |c| {
                 c.iss = "https://someone-else.example".into()
             }),
             "unknown issuer",
@@ -390,7 +404,7 @@ async fn missing_and_bad_tokens_get_401_with_a_bearer_challenge() {
     }
 
     let response = post(&server.url, &body)
-        .bearer_auth(server.token(&buyer(None)))
+        .bearer_auth(server.token(&BUYER.principal()))
         .send()
         .await
         .unwrap();
@@ -405,12 +419,15 @@ async fn missing_and_bad_tokens_get_401_with_a_bearer_challenge() {
             .is_empty()
     );
 }
+on_both_backends!(
+    missing_and_bad_tokens_get_401_with_a_bearer_challenge,
+    crate::missing_and_bad_tokens_get_401_with_a_bearer_challenge
+);
 
-#[tokio::test]
-async fn every_request_of_a_session_is_checked() {
-    let server = Server::start().await;
-    let good = server.token(&buyer(None));
-    let expired = server.token_with(&buyer(None), |c| c.exp = c.iat - 120);
+async fn every_request_of_a_session_is_checked(t: &TestDb) {
+    let server = Server::start(t).await;
+    let good = server.token(&BUYER.principal());
+    let expired = server.token_with(&BUYER.principal(), |c| c.exp = c.iat - 120);
 
     let response = post(&server.url, &initialize_body())
         .bearer_auth(&good)
@@ -449,10 +466,13 @@ async fn every_request_of_a_session_is_checked() {
         assert_eq!(response.status(), status);
     }
 }
+on_both_backends!(
+    every_request_of_a_session_is_checked,
+    crate::every_request_of_a_session_is_checked
+);
 
-#[tokio::test]
-async fn protected_resource_metadata_is_served() {
-    let server = Server::start().await;
+async fn protected_resource_metadata_is_served(t: &TestDb) {
+    let server = Server::start(t).await;
     for path in [
         "/.well-known/oauth-protected-resource",
         "/.well-known/oauth-protected-resource/mcp",
@@ -465,17 +485,25 @@ async fn protected_resource_metadata_is_served() {
         assert_eq!(doc["resource"], json!(server.url), "{path}");
         assert_eq!(
             doc["scopes_supported"],
-            json!(["inventory:read", "purchasing:draft", "purchasing:read"])
+            json!([
+                "finance:draft",
+                "inventory:read",
+                "purchasing:draft",
+                "purchasing:read"
+            ])
         );
         assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
         assert!(doc["authorization_servers"].is_array());
     }
 }
+on_both_backends!(
+    protected_resource_metadata_is_served,
+    crate::protected_resource_metadata_is_served
+);
 
-#[tokio::test]
-async fn browser_origins_and_hosts_are_checked() {
-    let server = Server::start().await;
-    let token = server.token(&buyer(None));
+async fn browser_origins_and_hosts_are_checked(t: &TestDb) {
+    let server = Server::start(t).await;
+    let token = server.token(&BUYER.principal());
     let body = initialize_body();
 
     let response = post(&server.url, &body)
@@ -565,11 +593,14 @@ async fn browser_origins_and_hosts_are_checked() {
         "DNS rebinding: a host that is not allowed"
     );
 }
+on_both_backends!(
+    browser_origins_and_hosts_are_checked,
+    crate::browser_origins_and_hosts_are_checked
+);
 
-#[tokio::test]
-async fn a_run_header_that_contradicts_the_token_is_refused() {
-    let server = Server::start().await;
-    let token = server.token(&buyer(Some("run-from-token")));
+async fn a_run_header_that_contradicts_the_token_is_refused(t: &TestDb) {
+    let server = Server::start(t).await;
+    let token = server.token(&BUYER.in_run("run-from-token"));
     let response = post(&server.url, &initialize_body())
         .bearer_auth(&token)
         .header("x-agent-run-id", "run-from-elsewhere")
@@ -593,3 +624,7 @@ async fn a_run_header_that_contradicts_the_token_is_refused() {
         .unwrap();
     assert_eq!(response.status(), 200, "the same run is fine");
 }
+on_both_backends!(
+    a_run_header_that_contradicts_the_token_is_refused,
+    crate::a_run_header_that_contradicts_the_token_is_refused
+);

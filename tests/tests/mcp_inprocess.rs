@@ -1,36 +1,40 @@
 //! The MCP server driven by a real `rmcp` client in-process (`tokio::io::duplex`, the same
 //! async read/write transport stdio uses), logged in as two roles.
 
-mod mcp_support;
-
 use erp_tools_core::mcp::ErpMcpServer;
 use erp_tools_core::{Outcome, Principal};
-use erp_tools_tests::mcp_fixture::{self, buyer, warehouse};
-use mcp_support::*;
+use erp_tools_tests::app::arguments::valid_arguments;
+use erp_tools_tests::app::seed::VENDOR_JAKARTA;
+use erp_tools_tests::app::{App, Table, count};
+use erp_tools_tests::db::TestDb;
+use erp_tools_tests::ids::new_run;
+use erp_tools_tests::mcp::{assert_list_matches, assert_valid, call, connect_in_process, text_of};
+use erp_tools_tests::on_both_backends;
+use erp_tools_tests::principals::{BUYER, WAREHOUSE};
 use rmcp::model::{CallToolRequestParams, ErrorCode};
 use serde_json::{Value, json};
 
-const BUYER_TOOLS: [&str; 4] = [
+const BUYER_TOOLS: [&str; 5] = [
     "inventory_get_stock",
     "purchasing_create_po_draft",
     "purchasing_get_po",
+    "purchasing_get_vendor_summary",
     "purchasing_search_vendors",
 ];
 
-async fn server_for(principal: Principal) -> (tempfile::TempDir, ErpMcpServer) {
-    let (dir, url) = temp_sqlite();
-    let runtime = mcp_fixture::runtime(&url).await;
-    (dir, ErpMcpServer::with_principal(runtime, principal))
+async fn server_for(t: &TestDb, principal: Principal) -> ErpMcpServer {
+    ErpMcpServer::with_principal(App::new(&t.db).await.runtime, principal)
 }
 
-#[tokio::test]
-async fn each_role_sees_its_own_stable_list() {
-    let (_dir, url) = temp_sqlite();
-    let runtime = mcp_fixture::runtime(&url).await;
+async fn each_role_sees_its_own_stable_list(t: &TestDb) {
+    let runtime = App::new(&t.db).await.runtime;
     let registry = runtime.registry().clone();
 
-    let as_buyer =
-        connect_in_process(ErpMcpServer::with_principal(runtime.clone(), buyer(None))).await;
+    let as_buyer = connect_in_process(ErpMcpServer::with_principal(
+        runtime.clone(),
+        BUYER.principal(),
+    ))
+    .await;
     let first = as_buyer.list_tools(None).await.unwrap();
     assert_list_matches(&first, &registry, &BUYER_TOOLS);
     let second = as_buyer.list_tools(None).await.unwrap();
@@ -39,7 +43,8 @@ async fn each_role_sees_its_own_stable_list() {
         "same caller, same list, every time"
     );
 
-    let as_clerk = connect_in_process(ErpMcpServer::with_principal(runtime, warehouse(None))).await;
+    let as_clerk =
+        connect_in_process(ErpMcpServer::with_principal(runtime, WAREHOUSE.principal())).await;
     let list = as_clerk.list_tools(None).await.unwrap();
     assert_list_matches(&list, &registry, &["inventory_get_stock"]);
     assert_eq!(
@@ -51,10 +56,13 @@ async fn each_role_sees_its_own_stable_list() {
     as_buyer.cancel().await.unwrap();
     as_clerk.cancel().await.unwrap();
 }
+on_both_backends!(
+    each_role_sees_its_own_stable_list,
+    crate::each_role_sees_its_own_stable_list
+);
 
-#[tokio::test]
-async fn server_info_describes_namespaces_and_limits() {
-    let (_dir, server) = server_for(buyer(None)).await;
+async fn server_info_describes_namespaces_and_limits(t: &TestDb) {
+    let server = server_for(t, BUYER.principal()).await;
     let client = connect_in_process(server).await;
     let info = client.peer_info().expect("initialized");
     assert_eq!(
@@ -75,11 +83,14 @@ async fn server_info_describes_namespaces_and_limits() {
     );
     client.cancel().await.unwrap();
 }
+on_both_backends!(
+    server_info_describes_namespaces_and_limits,
+    crate::server_info_describes_namespaces_and_limits
+);
 
-#[tokio::test]
-async fn restricted_role_is_refused_with_the_missing_scope_and_audited() {
-    let run = new_run("denied");
-    let (_dir, server) = server_for(warehouse(Some(&run))).await;
+async fn restricted_role_is_refused_with_the_missing_scope_and_audited(t: &TestDb) {
+    let run = new_run();
+    let server = server_for(t, WAREHOUSE.in_run(&run)).await;
     let runtime = server.runtime().clone();
     let client = connect_in_process(server).await;
 
@@ -97,7 +108,7 @@ async fn restricted_role_is_refused_with_the_missing_scope_and_audited() {
         "names the missing scope: {text}"
     );
     assert!(
-        text.contains("nothing was changed"),
+        text.ends_with("No draft was created."),
         "says what did not happen: {text}"
     );
     // No structuredContent on errors (it would be checked against the outputSchema);
@@ -117,13 +128,11 @@ async fn restricted_role_is_refused_with_the_missing_scope_and_audited() {
         log[0].tool_name.as_deref(),
         Some("purchasing_create_po_draft")
     );
-    assert_eq!(log[0].user_id, "u-wh");
-    assert_eq!(
-        mcp_fixture::purchase_order_count(runtime.database()).await,
-        0
-    );
+    assert_eq!(log[0].user_id, WAREHOUSE.user_id);
+    assert_eq!(count(runtime.database(), Table::PurchaseOrders).await, 0);
 
-    // A name nobody registered is a protocol error (-32602), and nothing runs.
+    // A name nobody registered is a protocol error (-32602), and nothing runs; the
+    // attempt is audited as denied.
     let err = client
         .call_tool(CallToolRequestParams::new("purchasing_post_po"))
         .await
@@ -133,13 +142,21 @@ async fn restricted_role_is_refused_with_the_missing_scope_and_audited() {
     };
     assert_eq!(data.code, ErrorCode::INVALID_PARAMS);
     assert!(data.message.contains("unknown tool"), "{}", data.message);
+    let log = runtime.database().audit_log(Some(&run)).await.unwrap();
+    assert_eq!(log.len(), 2, "{log:#?}");
+    assert_eq!(log[1].outcome, Outcome::Denied.as_str());
+    assert_eq!(log[1].tool_name.as_deref(), Some("purchasing_post_po"));
+    assert_eq!(count(runtime.database(), Table::PurchaseOrders).await, 0);
     client.cancel().await.unwrap();
 }
+on_both_backends!(
+    restricted_role_is_refused_with_the_missing_scope_and_audited,
+    crate::restricted_role_is_refused_with_the_missing_scope_and_audited
+);
 
-#[tokio::test]
-async fn buyer_draft_is_created_once_and_replayed() {
-    let run = new_run("replay");
-    let (_dir, server) = server_for(buyer(Some(&run))).await;
+async fn buyer_draft_is_created_once_and_replayed(t: &TestDb) {
+    let run = new_run();
+    let server = server_for(t, BUYER.in_run(&run)).await;
     let runtime = server.runtime().clone();
     let client = connect_in_process(server).await;
     let arguments = valid_arguments("purchasing_create_po_draft", "r-1");
@@ -163,10 +180,7 @@ async fn buyer_draft_is_created_once_and_replayed() {
     let replayed = again.structured_content.clone().unwrap();
     assert_eq!(replayed["replayed"], json!(true));
     assert_eq!(replayed["number"], json!(number));
-    assert_eq!(
-        mcp_fixture::purchase_order_count(runtime.database()).await,
-        1
-    );
+    assert_eq!(count(runtime.database(), Table::PurchaseOrders).await, 1);
 
     let log = runtime.database().audit_log(Some(&run)).await.unwrap();
     let outcomes: Vec<&str> = log.iter().map(|r| r.outcome.as_str()).collect();
@@ -179,11 +193,14 @@ async fn buyer_draft_is_created_once_and_replayed() {
     );
     client.cancel().await.unwrap();
 }
+on_both_backends!(
+    buyer_draft_is_created_once_and_replayed,
+    crate::buyer_draft_is_created_once_and_replayed
+);
 
-#[tokio::test]
-async fn structured_content_matches_the_output_schema_of_every_tool() {
-    let run = new_run("schemas");
-    let (_dir, server) = server_for(buyer(Some(&run))).await;
+async fn structured_content_matches_the_output_schema_of_every_tool(t: &TestDb) {
+    let run = new_run();
+    let server = server_for(t, BUYER.in_run(&run)).await;
     let client = connect_in_process(server).await;
     let tools = client.list_tools(None).await.unwrap().tools;
     // Create first, so that purchasing_get_po finds PO-2026-0001.
@@ -218,10 +235,13 @@ async fn structured_content_matches_the_output_schema_of_every_tool() {
     }
     client.cancel().await.unwrap();
 }
+on_both_backends!(
+    structured_content_matches_the_output_schema_of_every_tool,
+    crate::structured_content_matches_the_output_schema_of_every_tool
+);
 
-#[tokio::test]
-async fn tool_errors_are_results_with_actionable_text() {
-    let (_dir, server) = server_for(buyer(Some(&new_run("errors")))).await;
+async fn tool_errors_are_results_with_actionable_text(t: &TestDb) {
+    let server = server_for(t, BUYER.in_run(&new_run())).await;
     let runtime = server.runtime().clone();
     let client = connect_in_process(server).await;
 
@@ -245,7 +265,7 @@ async fn tool_errors_are_results_with_actionable_text() {
 
     // Another branch's vendor looks exactly like a vendor that does not exist.
     let mut other_branch = valid_arguments("purchasing_create_po_draft", "r-jkt");
-    other_branch["vendor_code"] = json!("V-90001");
+    other_branch["vendor_code"] = json!(VENDOR_JAKARTA);
     let result = client
         .call_tool(call("purchasing_create_po_draft", other_branch))
         .await
@@ -256,17 +276,16 @@ async fn tool_errors_are_results_with_actionable_text() {
         "Vendor V-90001 was not found in your branch. Call purchasing_search_vendors and use a \
          code from the results. No draft was created."
     );
-    assert_eq!(
-        mcp_fixture::purchase_order_count(runtime.database()).await,
-        0
-    );
+    assert_eq!(count(runtime.database(), Table::PurchaseOrders).await, 0);
     client.cancel().await.unwrap();
 }
+on_both_backends!(
+    tool_errors_are_results_with_actionable_text,
+    crate::tool_errors_are_results_with_actionable_text
+);
 
-#[tokio::test]
-async fn without_an_identity_nothing_is_listed_or_run() {
-    let (_dir, url) = temp_sqlite();
-    let runtime = mcp_fixture::runtime(&url).await;
+async fn without_an_identity_nothing_is_listed_or_run(t: &TestDb) {
+    let runtime = App::new(&t.db).await.runtime;
     // `new` reads the caller from the HTTP request; in-process there is none.
     let client = connect_in_process(ErpMcpServer::new(runtime.clone())).await;
     assert!(client.list_tools(None).await.unwrap().tools.is_empty());
@@ -288,10 +307,13 @@ async fn without_an_identity_nothing_is_listed_or_run() {
     assert!(runtime.database().audit_log(None).await.unwrap().is_empty());
     client.cancel().await.unwrap();
 }
+on_both_backends!(
+    without_an_identity_nothing_is_listed_or_run,
+    crate::without_an_identity_nothing_is_listed_or_run
+);
 
-#[tokio::test]
-async fn a_connection_without_a_run_gets_its_own_run_id() {
-    let (_dir, server) = server_for(buyer(None)).await;
+async fn a_connection_without_a_run_gets_its_own_run_id(t: &TestDb) {
+    let server = server_for(t, BUYER.principal()).await;
     let runtime = server.runtime().clone();
     let connection_run = server.connection_run_id().to_string();
     let client = connect_in_process(server).await;
@@ -309,3 +331,7 @@ async fn a_connection_without_a_run_gets_its_own_run_id() {
     assert!(connection_run.starts_with("conn-"), "{connection_run}");
     client.cancel().await.unwrap();
 }
+on_both_backends!(
+    a_connection_without_a_run_gets_its_own_run_id,
+    crate::a_connection_without_a_run_gets_its_own_run_id
+);

@@ -2,14 +2,15 @@
 //! token, driven by `rmcp`'s child-process client. The caller is fixed by the token given
 //! at start-up.
 
-mod mcp_support;
-
 use std::time::Duration;
 
-use erp_tools_core::Database;
 use erp_tools_core::auth::{TokenConfig, mint};
-use erp_tools_tests::mcp_fixture::{buyer, warehouse};
-use mcp_support::*;
+use erp_tools_tests::app::arguments::valid_arguments;
+use erp_tools_tests::db::TestDb;
+use erp_tools_tests::ids::new_run;
+use erp_tools_tests::mcp::{call, names, text_of};
+use erp_tools_tests::on_both_backends;
+use erp_tools_tests::principals::{BUYER, WAREHOUSE};
 use rmcp::ServiceExt;
 use rmcp::transport::TokioChildProcess;
 use serde_json::json;
@@ -23,14 +24,13 @@ fn server_command(db_url: &str, token: &str) -> Command {
     cmd
 }
 
-#[tokio::test]
-async fn stdio_serves_the_caller_named_by_the_start_up_token() {
-    let (_dir, url) = temp_sqlite();
+async fn stdio_serves_the_caller_named_by_the_start_up_token(t: &TestDb) {
+    let url = t.url();
     let dev = TokenConfig::development();
-    let run = new_run("stdio");
+    let run = new_run();
 
-    let token = mint(&dev, &warehouse(Some(&run)), Duration::from_secs(300));
-    let transport = TokioChildProcess::new(server_command(&url, &token)).unwrap();
+    let token = mint(&dev, &WAREHOUSE.in_run(&run), Duration::from_secs(300));
+    let transport = TokioChildProcess::new(server_command(url, &token)).unwrap();
     let client = ().serve(transport).await.expect("stdio server starts");
     let tools = client.list_tools(None).await.unwrap().tools;
     assert_eq!(names(&tools), ["inventory_get_stock"]);
@@ -49,10 +49,10 @@ async fn stdio_serves_the_caller_named_by_the_start_up_token() {
     );
     client.cancel().await.unwrap();
 
-    let token = mint(&dev, &buyer(Some(&run)), Duration::from_secs(300));
-    let transport = TokioChildProcess::new(server_command(&url, &token)).unwrap();
+    let token = mint(&dev, &BUYER.in_run(&run), Duration::from_secs(300));
+    let transport = TokioChildProcess::new(server_command(url, &token)).unwrap();
     let client = ().serve(transport).await.expect("stdio server starts");
-    assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 4);
+    assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 5);
     let created = client
         .call_tool(call(
             "purchasing_create_po_draft",
@@ -67,26 +67,28 @@ async fn stdio_serves_the_caller_named_by_the_start_up_token() {
     );
     client.cancel().await.unwrap();
 
-    let db = Database::open(&url).await.unwrap();
-    let log = db.audit_log(Some(&run)).await.unwrap();
+    let log = t.db.audit_log(Some(&run)).await.unwrap();
     let rows: Vec<(&str, &str)> = log
         .iter()
         .map(|r| (r.user_id.as_str(), r.outcome.as_str()))
         .collect();
-    assert_eq!(rows, [("u-wh", "denied"), ("u-buyer", "ok")]);
+    assert_eq!(rows, [(WAREHOUSE.user_id, "denied"), (BUYER.user_id, "ok")]);
 }
+on_both_backends!(
+    stdio_serves_the_caller_named_by_the_start_up_token,
+    crate::stdio_serves_the_caller_named_by_the_start_up_token
+);
 
-#[tokio::test]
-async fn stdio_refuses_to_start_with_an_invalid_token() {
-    let (_dir, url) = temp_sqlite();
+async fn stdio_refuses_to_start_with_an_invalid_token(t: &TestDb) {
+    let url = t.url();
     let other = TokenConfig::new(
         b"a key the development server does not know, 32+ bytes".to_vec(),
         erp_tools_core::auth::DEV_ISSUER,
         erp_tools_core::auth::DEV_AUDIENCE,
     )
     .unwrap();
-    let forged = mint(&other, &buyer(None), Duration::from_secs(300));
-    let output = server_command(&url, &forged)
+    let forged = mint(&other, &BUYER.principal(), Duration::from_secs(300));
+    let output = server_command(url, &forged)
         .stdin(std::process::Stdio::null())
         .output()
         .await
@@ -96,3 +98,7 @@ async fn stdio_refuses_to_start_with_an_invalid_token() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("signature is invalid"), "{stderr}");
 }
+on_both_backends!(
+    stdio_refuses_to_start_with_an_invalid_token,
+    crate::stdio_refuses_to_start_with_an_invalid_token
+);

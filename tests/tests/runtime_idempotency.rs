@@ -2,10 +2,18 @@
 //! concurrent duplicates (one pool and two "server processes"), and rollback of failed
 //! writes. Each scenario runs on SQLite and, with `ERP_TOOLS_PG_URL`, on PostgreSQL.
 
-mod runtime_support;
-
 use erp_tools_core::Outcome;
-use runtime_support::*;
+use erp_tools_tests::app::arguments::po_draft;
+use erp_tools_tests::app::faults::{
+    VENDOR_FAILS_AFTER_INSERT, VENDOR_HANGS, VENDOR_PANICS_AFTER_INSERT,
+};
+use erp_tools_tests::app::seed::{ITEM, ITEM_BY_WEIGHT, VENDOR};
+use erp_tools_tests::app::tools::{CREATE_PO_DRAFT, GET_PO};
+use erp_tools_tests::app::{App, Table, handler_calls_for};
+use erp_tools_tests::db::TestDb;
+use erp_tools_tests::ids::new_run;
+use erp_tools_tests::on_both_backends;
+use erp_tools_tests::principals::{BUYER, OTHER_BRANCH_BUYER, SBY};
 use serde_json::{Value, json};
 
 fn without_replayed(v: &Value) -> Value {
@@ -16,10 +24,10 @@ fn without_replayed(v: &Value) -> Value {
 
 async fn replay(t: &TestDb) {
     let app = App::new(&t.db).await;
-    let who = buyer();
+    let who = BUYER.shared();
     let run = new_run();
 
-    let first = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    let first = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
     assert_eq!(first.structured["replayed"], false);
     assert_eq!(first.structured["status"], "draft");
@@ -34,7 +42,7 @@ async fn replay(t: &TestDb) {
         first.text
     );
 
-    let second = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    let second = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(second.outcome, Outcome::Replayed, "{}", second.text);
     assert!(!second.is_error());
     assert_eq!(second.structured["replayed"], true);
@@ -49,9 +57,9 @@ async fn replay(t: &TestDb) {
         second.text
     );
 
-    assert_eq!(app.count("purchase_orders").await, 1);
-    assert_eq!(app.count("po_lines").await, 2);
-    assert_eq!(app.count("erp_idempotency_keys").await, 1);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 1);
+    assert_eq!(app.count(Table::PoLines).await, 2);
+    assert_eq!(app.count(Table::IdempotencyKeys).await, 1);
     assert_eq!(handler_calls_for(&run), 1, "the handler ran once");
 
     let log = app.db().audit_log(Some(&run)).await.unwrap();
@@ -59,48 +67,50 @@ async fn replay(t: &TestDb) {
     assert_eq!(outcomes, ["ok", "replayed"]);
     for row in &log {
         assert_eq!(row.source, "runtime");
-        assert_eq!(row.tool_name.as_deref(), Some(DRAFT_TOOL));
-        assert_eq!(row.user_id, "u-17");
-        assert_eq!(row.branch_id, Some(1));
+        assert_eq!(row.tool_name.as_deref(), Some(CREATE_PO_DRAFT));
+        assert_eq!(row.user_id, BUYER.user_id);
+        assert_eq!(row.branch_id, Some(SBY.id));
         assert_eq!(row.branch_code.as_deref(), Some("SBY-01"));
         assert_eq!(row.model.as_deref(), Some("test-model"));
         assert_eq!(row.prompt_version.as_deref(), Some("p-3"));
         assert_eq!(row.document.as_ref(), Some(&doc));
-        assert_eq!(row.arguments_json(), Some(po_args("R-1")));
+        assert_eq!(row.arguments_json(), Some(po_draft("R-1")));
         assert!(row.finished_at.is_some());
     }
     assert_ne!(log[0].tool_call_id, log[1].tool_call_id);
 
     // The document carries its provenance.
     let view = app
-        .call(&who, &run, GET_TOOL, json!({"number": doc.number}))
+        .call(&who, &run, GET_PO, json!({"number": doc.number}))
         .await;
     assert_eq!(view.outcome, Outcome::Ok, "{}", view.text);
     assert_eq!(view.structured["drafted_by_agent_run"], run.as_str());
-    assert_eq!(view.structured["drafted_on_behalf_of"], "u-17");
+    assert_eq!(view.structured["drafted_on_behalf_of"], BUYER.user_id);
     assert_eq!(view.structured["status"], "draft");
 
     // Keys are scoped to the run: another run may use the same client_ref.
     let other_run = new_run();
-    let third = app.call(&who, &other_run, DRAFT_TOOL, po_args("R-1")).await;
+    let third = app
+        .call(&who, &other_run, CREATE_PO_DRAFT, po_draft("R-1"))
+        .await;
     assert_eq!(third.outcome, Outcome::Ok, "{}", third.text);
     assert_ne!(third.document.as_ref().unwrap().number, doc.number);
-    assert_eq!(app.count("purchase_orders").await, 2);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 2);
 }
 on_both_backends!(replay_returns_the_original_result, crate::replay);
 
 async fn mismatch(t: &TestDb) {
     let app = App::new(&t.db).await;
-    let who = buyer();
+    let who = BUYER.shared();
     let run = new_run();
 
-    let first = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    let first = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
     let number = first.document.unwrap().number;
 
-    let mut changed = po_args("R-1");
+    let mut changed = po_draft("R-1");
     changed["lines"][0]["qty"] = json!("48");
-    let second = app.call(&who, &run, DRAFT_TOOL, changed).await;
+    let second = app.call(&who, &run, CREATE_PO_DRAFT, changed).await;
     assert_eq!(second.outcome, Outcome::ToolError);
     assert!(second.is_error());
     assert_eq!(second.structured["error"], "idempotency_mismatch");
@@ -113,12 +123,17 @@ async fn mismatch(t: &TestDb) {
         )
     );
     assert!(second.document.is_none());
-    assert_eq!(app.count("purchase_orders").await, 1);
-    assert_eq!(app.count("po_lines").await, 2);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 1);
+    assert_eq!(app.count(Table::PoLines).await, 2);
 
     // Another user reusing the run id and client_ref learns nothing about the document.
     let third = app
-        .call(&other_branch_buyer(), &run, DRAFT_TOOL, po_args("R-1"))
+        .call(
+            &OTHER_BRANCH_BUYER.shared(),
+            &run,
+            CREATE_PO_DRAFT,
+            po_draft("R-1"),
+        )
         .await;
     assert_eq!(third.outcome, Outcome::ToolError);
     assert!(
@@ -129,7 +144,7 @@ async fn mismatch(t: &TestDb) {
         third.text
     );
     assert!(!third.text.contains(&number), "{}", third.text);
-    assert_eq!(app.count("purchase_orders").await, 1);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 1);
     assert_eq!(handler_calls_for(&run), 1);
 
     let outcomes: Vec<String> = app
@@ -146,55 +161,55 @@ on_both_backends!(mismatch_is_a_tool_error_and_writes_nothing, crate::mismatch);
 
 async fn key_order(t: &TestDb) {
     let app = App::new(&t.db).await;
-    let who = buyer();
+    let who = BUYER.shared();
     let run = new_run();
 
-    let first = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    let first = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
 
     // Same request: keys in another order, decimals written differently.
-    let reordered: Value = serde_json::from_str(
-        r#"{"lines": [{"uom": "BOX", "qty": "24.00", "item_code": "BRG-0042"},
-                      {"qty": "10.5", "uom": "KG", "item_code": "BRG-0077"}],
-            "note": "restock before the holidays", "client_ref": "R-1",
-            "needed_by": "2026-12-01", "vendor_code": "V-00231"}"#,
-    )
-    .unwrap();
-    let second = app.call(&who, &run, DRAFT_TOOL, reordered).await;
+    let reordered = json!({
+        "lines": [{"uom": "BOX", "qty": "24.00", "item_code": ITEM},
+                  {"qty": "10.5", "uom": "KG", "item_code": ITEM_BY_WEIGHT}],
+        "note": "restock before the holidays", "client_ref": "R-1",
+        "needed_by": "2026-12-01", "vendor_code": VENDOR});
+    let second = app.call(&who, &run, CREATE_PO_DRAFT, reordered).await;
     assert_eq!(second.outcome, Outcome::Replayed, "{}", second.text);
     assert_eq!(second.document, first.document);
 
     // An absent optional field is the same as null.
-    let mut with_null = po_args("R-2");
+    let mut with_null = po_draft("R-2");
     with_null["note"] = Value::Null;
-    let third = app.call(&who, &run, DRAFT_TOOL, with_null).await;
+    let third = app.call(&who, &run, CREATE_PO_DRAFT, with_null).await;
     assert_eq!(third.outcome, Outcome::Ok, "{}", third.text);
-    let mut absent = po_args("R-2");
+    let mut absent = po_draft("R-2");
     absent.as_object_mut().unwrap().remove("note");
-    let fourth = app.call(&who, &run, DRAFT_TOOL, absent).await;
+    let fourth = app.call(&who, &run, CREATE_PO_DRAFT, absent).await;
     assert_eq!(fourth.outcome, Outcome::Replayed, "{}", fourth.text);
 
     // Line order is part of the request.
-    let mut swapped = po_args("R-1");
+    let mut swapped = po_draft("R-1");
     let lines = swapped["lines"].as_array_mut().unwrap();
     lines.swap(0, 1);
-    let fifth = app.call(&who, &run, DRAFT_TOOL, swapped).await;
+    let fifth = app.call(&who, &run, CREATE_PO_DRAFT, swapped).await;
     assert_eq!(fifth.outcome, Outcome::ToolError, "{}", fifth.text);
 
-    assert_eq!(app.count("purchase_orders").await, 2);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 2);
     assert_eq!(handler_calls_for(&run), 2);
 }
 on_both_backends!(key_order_and_decimal_form_do_not_matter, crate::key_order);
 
 async fn concurrent_duplicates(t: &TestDb) {
     let app = std::sync::Arc::new(App::new(&t.db).await);
-    let who = buyer();
+    let who = BUYER.shared();
     let run = new_run();
 
     let tasks: Vec<_> = (0..50)
         .map(|_| {
             let (app, who, run) = (app.clone(), who.clone(), run.clone());
-            tokio::spawn(async move { app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await })
+            tokio::spawn(
+                async move { app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await },
+            )
         })
         .collect();
     let results: Vec<_> = futures::future::join_all(tasks)
@@ -218,9 +233,9 @@ async fn concurrent_duplicates(t: &TestDb) {
         assert_eq!(without_replayed(&r.structured), expected);
         assert_eq!(r.document, results[0].document);
     }
-    assert_eq!(app.count("purchase_orders").await, 1);
-    assert_eq!(app.count("po_lines").await, 2);
-    assert_eq!(app.count("erp_idempotency_keys").await, 1);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 1);
+    assert_eq!(app.count(Table::PoLines).await, 2);
+    assert_eq!(app.count(Table::IdempotencyKeys).await, 1);
     assert_eq!(handler_calls_for(&run), 1);
     let log = app.db().audit_log(Some(&run)).await.unwrap();
     assert_eq!(log.len(), 50);
@@ -233,7 +248,7 @@ async fn concurrent_duplicates(t: &TestDb) {
         .map(|i| {
             let (app, who, run) = (app.clone(), who.clone(), run2.clone());
             tokio::spawn(async move {
-                app.call(&who, &run, DRAFT_TOOL, po_args(&format!("R-{i}")))
+                app.call(&who, &run, CREATE_PO_DRAFT, po_draft(&format!("R-{i}")))
                     .await
             })
         })
@@ -255,8 +270,8 @@ async fn concurrent_duplicates(t: &TestDb) {
     numbers.sort();
     numbers.dedup();
     assert_eq!(numbers.len(), 50);
-    assert_eq!(app.count("purchase_orders").await, 51);
-    assert_eq!(app.count("erp_idempotency_keys").await, 51);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 51);
+    assert_eq!(app.count(Table::IdempotencyKeys).await, 51);
 }
 on_both_backends!(
     concurrent_duplicates_create_one_document,
@@ -267,13 +282,15 @@ async fn two_processes(t: &TestDb) {
     // Two independent `Database`s on one store, as two server processes would have.
     let a = std::sync::Arc::new(App::new(&t.db).await);
     let b = std::sync::Arc::new(App::new(&t.open_again().await).await);
-    let who = buyer();
+    let who = BUYER.shared();
     let run = new_run();
     let tasks: Vec<_> = (0..50)
         .map(|i| {
             let app = if i % 2 == 0 { a.clone() } else { b.clone() };
             let (who, run) = (who.clone(), run.clone());
-            tokio::spawn(async move { app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await })
+            tokio::spawn(
+                async move { app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await },
+            )
         })
         .collect();
     let results: Vec<_> = futures::future::join_all(tasks)
@@ -292,8 +309,8 @@ async fn two_processes(t: &TestDb) {
         "{:?}",
         results.iter().map(|r| &r.text).collect::<Vec<_>>()
     );
-    assert_eq!(a.count("purchase_orders").await, 1);
-    assert_eq!(b.count("purchase_orders").await, 1);
+    assert_eq!(a.count(Table::PurchaseOrders).await, 1);
+    assert_eq!(b.count(Table::PurchaseOrders).await, 1);
     assert_eq!(handler_calls_for(&run), 1);
 }
 on_both_backends!(
@@ -303,12 +320,12 @@ on_both_backends!(
 
 async fn crash(t: &TestDb) {
     let app = App::new(&t.db).await;
-    let who = buyer();
+    let who = BUYER.shared();
     let run = new_run();
 
-    let mut failing = po_args("R-1");
-    failing["vendor_code"] = json!(VENDOR_FAIL_AFTER_INSERT);
-    let out = app.call(&who, &run, DRAFT_TOOL, failing).await;
+    let mut failing = po_draft("R-1");
+    failing["vendor_code"] = json!(VENDOR_FAILS_AFTER_INSERT);
+    let out = app.call(&who, &run, CREATE_PO_DRAFT, failing).await;
     assert_eq!(out.outcome, Outcome::ToolError);
     assert_eq!(
         out.text,
@@ -317,9 +334,9 @@ async fn crash(t: &TestDb) {
     assert_eq!(out.structured["error"], "rejected");
     assert!(out.document.is_none());
 
-    let mut panicking = po_args("R-2");
-    panicking["vendor_code"] = json!(VENDOR_PANIC_AFTER_INSERT);
-    let out = app.call(&who, &run, DRAFT_TOOL, panicking).await;
+    let mut panicking = po_draft("R-2");
+    panicking["vendor_code"] = json!(VENDOR_PANICS_AFTER_INSERT);
+    let out = app.call(&who, &run, CREATE_PO_DRAFT, panicking).await;
     assert_eq!(out.outcome, Outcome::ToolError);
     assert_eq!(out.structured["error"], "internal");
     assert!(out.text.ends_with("No draft was created."), "{}", out.text);
@@ -330,9 +347,9 @@ async fn crash(t: &TestDb) {
     );
 
     // Nothing of either attempt persisted: no order, no line, no key.
-    assert_eq!(app.count("purchase_orders").await, 0);
-    assert_eq!(app.count("po_lines").await, 0);
-    assert_eq!(app.count("erp_idempotency_keys").await, 0);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 0);
+    assert_eq!(app.count(Table::PoLines).await, 0);
+    assert_eq!(app.count(Table::IdempotencyKeys).await, 0);
 
     let log = app.db().audit_log(Some(&run)).await.unwrap();
     let outcomes: Vec<&str> = log.iter().map(|r| r.outcome.as_str()).collect();
@@ -350,27 +367,27 @@ async fn crash(t: &TestDb) {
     assert!(log.iter().all(|r| r.document.is_none()));
 
     // A retry with the same client_refs succeeds: the failed calls claimed nothing.
-    let retry = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    let retry = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(retry.outcome, Outcome::Ok, "{}", retry.text);
-    let retry2 = app.call(&who, &run, DRAFT_TOOL, po_args("R-2")).await;
+    let retry2 = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-2")).await;
     assert_eq!(retry2.outcome, Outcome::Ok, "{}", retry2.text);
-    assert_eq!(app.count("purchase_orders").await, 2);
-    assert_eq!(app.count("po_lines").await, 4);
-    assert_eq!(app.count("erp_idempotency_keys").await, 2);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 2);
+    assert_eq!(app.count(Table::PoLines).await, 4);
+    assert_eq!(app.count(Table::IdempotencyKeys).await, 2);
 }
 on_both_backends!(failed_write_leaves_nothing_and_retry_succeeds, crate::crash);
 
 async fn cancelled(t: &TestDb) {
     let app = App::new(&t.db).await;
-    let who = buyer();
+    let who = BUYER.shared();
     let run = new_run();
-    let mut hanging = po_args("R-1");
-    hanging["vendor_code"] = json!(VENDOR_HANG_AFTER_INSERT);
+    let mut hanging = po_draft("R-1");
+    hanging["vendor_code"] = json!(VENDOR_HANGS);
     // The caller gives up while the handler is inside its transaction (a dropped
     // connection, a killed process): nothing commits, but the attempt is on record.
     let gave_up = tokio::time::timeout(
         std::time::Duration::from_millis(500),
-        app.call(&who, &run, DRAFT_TOOL, hanging),
+        app.call(&who, &run, CREATE_PO_DRAFT, hanging),
     )
     .await;
     assert!(gave_up.is_err(), "the handler hangs until cancelled");
@@ -380,13 +397,13 @@ async fn cancelled(t: &TestDb) {
     assert_eq!(log.len(), 1);
     assert_eq!(log[0].outcome, "attempt");
     assert!(log[0].finished_at.is_none());
-    assert_eq!(app.count("purchase_orders").await, 0);
-    assert_eq!(app.count("erp_idempotency_keys").await, 0);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 0);
+    assert_eq!(app.count(Table::IdempotencyKeys).await, 0);
 
     // The retry is not blocked by the abandoned attempt.
-    let retry = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    let retry = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(retry.outcome, Outcome::Ok, "{}", retry.text);
-    assert_eq!(app.count("purchase_orders").await, 1);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 1);
 }
 on_both_backends!(
     abandoned_call_leaves_an_attempt_and_no_write,

@@ -2,15 +2,18 @@
 //! the shared audit sink for agent-loop events, and durable keys across reopen. Each
 //! scenario runs on SQLite and, with `ERP_TOOLS_PG_URL`, on PostgreSQL.
 
-mod runtime_support;
-
 use std::time::Duration;
 
 use erp_tools_core::agent::{AgentEvent, AgentEventKind, AuditSink};
-use erp_tools_core::audit::AuditEntry;
-use erp_tools_core::idempotency::{DEFAULT_KEY_RETENTION, MIN_KEY_RETENTION};
-use erp_tools_core::{Database, Outcome, StoreError};
-use runtime_support::*;
+use erp_tools_core::sqlx;
+use erp_tools_core::{AuditEntry, Database, Outcome, StoreError};
+use erp_tools_tests::app::arguments::po_draft;
+use erp_tools_tests::app::tools::CREATE_PO_DRAFT;
+use erp_tools_tests::app::{App, MIGRATIONS, Table, count, migrate};
+use erp_tools_tests::db::TestDb;
+use erp_tools_tests::ids::new_run;
+use erp_tools_tests::on_both_backends;
+use erp_tools_tests::principals::BUYER;
 
 async fn migrations(t: &TestDb) {
     let applied = t.db.applied_migrations().await.unwrap();
@@ -32,27 +35,28 @@ async fn migrations(t: &TestDb) {
         [
             "erp_tools/0001_framework",
             "erp_tools/0002_audit_agent_columns",
-            "0001_purchase_orders"
+            "0001_fixture_tables",
+            "0002_fixture_seed"
         ]
     );
 
     // An applied migration whose SQL changed is refused, and nothing of it runs.
     let err =
-        t.db.apply_migrations(&[("0001_purchase_orders", "DROP TABLE purchase_orders")])
+        t.db.apply_migrations(&[(MIGRATIONS[0], "DROP TABLE purchase_orders")])
             .await
             .unwrap_err();
     assert!(
-        matches!(&err, StoreError::Migration { version, .. } if version == "0001_purchase_orders"),
+        matches!(&err, StoreError::Migration { version, .. } if version == MIGRATIONS[0]),
         "{err}"
     );
     assert!(err.to_string().contains("add a new migration"), "{err}");
-    assert_eq!(count(&t.db, "purchase_orders").await, 0);
+    assert_eq!(count(&t.db, Table::PurchaseOrders).await, 0);
 
     // A failing migration is rolled back and not recorded.
     let err =
         t.db.apply_migrations(&[(
             "0002_broken",
-            "CREATE TABLE vendors (code TEXT PRIMARY KEY); THIS IS NOT SQL",
+            "CREATE TABLE warehouses (code TEXT PRIMARY KEY); THIS IS NOT SQL",
         )])
         .await
         .unwrap_err();
@@ -64,11 +68,14 @@ async fn migrations(t: &TestDb) {
             .unwrap()
             .contains(&"0002_broken".to_string())
     );
-    let vendors_exists = sqlx::query("SELECT 1 FROM vendors")
+    let warehouses_exists = sqlx::query("SELECT 1 FROM warehouses")
         .fetch_optional(t.db.pool())
         .await
         .is_ok();
-    assert!(!vendors_exists, "the failed migration left no table behind");
+    assert!(
+        !warehouses_exists,
+        "the failed migration left no table behind"
+    );
 
     // The framework prefix is reserved; versions are unique.
     for bad in [
@@ -82,14 +89,16 @@ on_both_backends!(migrations_apply_once_and_refuse_edits, crate::migrations);
 
 async fn keys_are_durable_and_purged(t: &TestDb) {
     let app = App::new(&t.db).await;
-    let who = buyer();
+    let who = BUYER.shared();
     let run = new_run();
-    let first = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    let first = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
 
     // A restarted server (a new `Database` on the same store) still replays.
     let restarted = App::new(&t.open_again().await).await;
-    let again = restarted.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    let again = restarted
+        .call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1"))
+        .await;
     assert_eq!(again.outcome, Outcome::Replayed, "{}", again.text);
     assert_eq!(again.document, first.document);
 
@@ -104,7 +113,7 @@ async fn keys_are_durable_and_purged(t: &TestDb) {
     );
     // Young keys survive a purge.
     assert_eq!(
-        t.db.purge_idempotency_keys(MIN_KEY_RETENTION)
+        t.db.purge_idempotency_keys(Database::MIN_KEY_RETENTION)
             .await
             .unwrap(),
         0
@@ -115,15 +124,15 @@ async fn keys_are_durable_and_purged(t: &TestDb) {
         .await
         .unwrap();
     assert_eq!(
-        t.db.purge_idempotency_keys(DEFAULT_KEY_RETENTION)
+        t.db.purge_idempotency_keys(Database::DEFAULT_KEY_RETENTION)
             .await
             .unwrap(),
         1
     );
     assert_eq!(t.db.idempotency_key_count().await.unwrap(), 0);
-    let after = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    let after = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(after.outcome, Outcome::Ok, "{}", after.text);
-    assert_eq!(app.count("purchase_orders").await, 2);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 2);
 
     // The background reaper does the same on a schedule.
     sqlx::query("UPDATE erp_idempotency_keys SET created_at = '2020-01-01T00:00:00.000000Z'")
@@ -131,7 +140,7 @@ async fn keys_are_durable_and_purged(t: &TestDb) {
         .await
         .unwrap();
     let reaper =
-        t.db.spawn_idempotency_reaper(DEFAULT_KEY_RETENTION, Duration::from_millis(200));
+        t.db.spawn_idempotency_reaper(Database::DEFAULT_KEY_RETENTION, Duration::from_millis(200));
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while t.db.idempotency_key_count().await.unwrap() > 0 {
         assert!(
@@ -149,14 +158,14 @@ on_both_backends!(
 
 async fn shared_audit_sink(t: &TestDb) {
     let app = App::new(&t.db).await;
-    let who = buyer();
+    let who = BUYER.shared();
     let run = new_run();
     // The agent loop's events and the pipeline's rows land in one log, in order.
     app.db()
-        .record_event(AuditEntry::new(&who, run.clone(), "started").tool(DRAFT_TOOL, "call-1"))
+        .record_event(AuditEntry::new(&who, run.clone(), "started").tool(CREATE_PO_DRAFT, "call-1"))
         .await
         .unwrap();
-    let out = app.call(&who, &run, DRAFT_TOOL, po_args("R-1")).await;
+    let out = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(out.outcome, Outcome::Ok, "{}", out.text);
     app.db()
         .record_event(
@@ -211,12 +220,13 @@ async fn shared_audit_sink(t: &TestDb) {
         run_id: run.clone(),
         step: 3,
         kind: AgentEventKind::Stopped,
-        tool: Some(DRAFT_TOOL.into()),
+        tool: Some(CREATE_PO_DRAFT.into()),
         call_id: Some("call-9".into()),
         signature: Some("purchasing_create_po_draft{\"client_ref\":\"R-1\"}".into()),
+        arguments: None,
         detail: Some("no_progress".into()),
-        on_behalf_of: "u-17".into(),
-        branch_code: "SBY-01".into(),
+        on_behalf_of: BUYER.user_id.into(),
+        branch_code: BUYER.branch.code.into(),
         at: chrono::Utc::now(),
     };
     AuditSink::record(app.db(), &who, &event).await.unwrap();
@@ -230,8 +240,8 @@ async fn shared_audit_sink(t: &TestDb) {
     assert_eq!(last.action_signature, event.signature);
     assert_eq!(last.tool_call_id.as_deref(), Some("call-9"));
     assert_eq!(last.message.as_deref(), Some("no_progress"));
-    assert_eq!(last.user_id, "u-17");
-    assert_eq!(last.branch_code.as_deref(), Some("SBY-01"));
+    assert_eq!(last.user_id, BUYER.user_id);
+    assert_eq!(last.branch_code.as_deref(), Some(BUYER.branch.code));
 
     // Other runs are filtered out; the unfiltered log has everything.
     let other = new_run();

@@ -2,14 +2,18 @@
 //! and the outcome. A minimal subscriber records span fields; spans are told apart by
 //! their agent run id, so the two backends' tests can share it.
 
-mod runtime_support;
-
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use erp_tools_core::Outcome;
-use runtime_support::*;
+use erp_tools_tests::app::App;
+use erp_tools_tests::app::arguments::po_draft;
+use erp_tools_tests::app::tools::{CREATE_PO_DRAFT, GET_PO};
+use erp_tools_tests::db::TestDb;
+use erp_tools_tests::ids::new_run;
+use erp_tools_tests::on_both_backends;
+use erp_tools_tests::principals::{BUYER, VIEWER};
 use serde_json::json;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -84,13 +88,19 @@ async fn spans(t: &TestDb) {
     capture();
     let app = App::new(&t.db).await;
     let run = new_run();
-    let ok = app.call(&buyer(), &run, DRAFT_TOOL, po_args("R-1")).await;
+    let ok = app
+        .call(&BUYER.shared(), &run, CREATE_PO_DRAFT, po_draft("R-1"))
+        .await;
     assert_eq!(ok.outcome, Outcome::Ok, "{}", ok.text);
-    let replay = app.call(&buyer(), &run, DRAFT_TOOL, po_args("R-1")).await;
+    let replay = app
+        .call(&BUYER.shared(), &run, CREATE_PO_DRAFT, po_draft("R-1"))
+        .await;
     assert_eq!(replay.outcome, Outcome::Replayed);
-    let denied = app.call(&viewer(), &run, DRAFT_TOOL, po_args("R-2")).await;
+    let denied = app
+        .call(&VIEWER.shared(), &run, CREATE_PO_DRAFT, po_draft("R-2"))
+        .await;
     assert_eq!(denied.outcome, Outcome::Denied);
-    let bad = app.call(&buyer(), &run, GET_TOOL, json!({})).await;
+    let bad = app.call(&BUYER.shared(), &run, GET_PO, json!({})).await;
     assert_eq!(bad.outcome, Outcome::ToolError);
 
     let spans = spans_of_run(&run);
@@ -107,9 +117,9 @@ async fn spans(t: &TestDb) {
         assert_eq!(fields["otel.name"], format!("execute_tool {tool}"));
         assert!(fields["gen_ai.tool.call.id"].starts_with("call-"));
     }
-    assert_eq!(spans[0].1["gen_ai.tool.name"], DRAFT_TOOL);
-    assert_eq!(spans[0].1["erp_tools.on_behalf_of"], "u-17");
-    assert_eq!(spans[0].1["erp_tools.branch"], "SBY-01");
-    assert_eq!(spans[3].1["gen_ai.tool.name"], GET_TOOL);
+    assert_eq!(spans[0].1["gen_ai.tool.name"], CREATE_PO_DRAFT);
+    assert_eq!(spans[0].1["erp_tools.on_behalf_of"], BUYER.user_id);
+    assert_eq!(spans[0].1["erp_tools.branch"], BUYER.branch.code);
+    assert_eq!(spans[3].1["gen_ai.tool.name"], GET_PO);
 }
 on_both_backends!(calls_run_in_execute_tool_spans, crate::spans);

@@ -1,28 +1,4 @@
-//! The surface report (SPEC E3): for every tool, the seven-question safety checklist,
-//! answered from the registry itself rather than from anyone's memory of the code.
-//!
-//! ```
-//! # use erp_tools_core::prelude::*;
-//! # #[derive(Deserialize, ToolArgs)]
-//! # struct StockArgs { item_code: String }
-//! # #[derive(Serialize, JsonSchema)]
-//! # struct Stock { on_hand: Decimal }
-//! # /// Get stock on hand of one item in the caller's branch.
-//! # #[erp_tool(module = "inventory", tier = "read", scopes = ["inventory:read"])]
-//! # async fn get_stock(ctx: &ToolContext, args: StockArgs) -> Result<Stock, ToolError> {
-//! #     Ok(Stock { on_hand: Decimal::ZERO })
-//! # }
-//! use erp_tools_core::{ToolRegistry, report::SurfaceReport};
-//!
-//! let registry = ToolRegistry::builder()
-//!     .module("inventory", "Stock per warehouse. Read only.")
-//!     .tool::<get_stock>()
-//!     .build()?;
-//! let report = SurfaceReport::new(&registry);
-//! print!("{}", report.to_table());
-//! assert!(report.all_pass());
-//! # Ok::<(), erp_tools_core::RegistryError>(())
-//! ```
+//! The surface report (see [`SurfaceReport`]).
 
 use std::fmt::Write as _;
 
@@ -89,6 +65,32 @@ impl ToolReport {
     }
 }
 
+/// The surface report (SPEC E3): for every tool, the seven-question safety checklist,
+/// answered from the registry itself rather than from anyone's memory of the code.
+///
+/// ```
+/// # use erp_tools_core::prelude::*;
+/// # #[derive(Deserialize, ToolArgs)]
+/// # struct StockArgs { item_code: String }
+/// # #[derive(Serialize, JsonSchema)]
+/// # struct Stock { on_hand: Decimal }
+/// # /// Get stock on hand of one item in the caller's branch.
+/// # #[erp_tool(module = "inventory", tier = "read", scopes = ["inventory:read"])]
+/// # async fn get_stock(ctx: &ToolContext, args: StockArgs) -> Result<Stock, ToolError> {
+/// #     Ok(Stock { on_hand: Decimal::ZERO })
+/// # }
+/// use erp_tools_core::{SurfaceReport, ToolRegistry};
+///
+/// let registry = ToolRegistry::builder()
+///     .module("inventory", "Stock per warehouse. Read only.")
+///     .tool::<get_stock>()
+///     .build()?;
+/// let report = SurfaceReport::new(&registry);
+/// print!("{}", report.to_table());
+/// assert!(report.all_pass());
+/// # Ok::<(), erp_tools_core::RegistryError>(())
+/// ```
+///
 /// The checklist for every tool of a registry.
 #[derive(Clone, Debug)]
 pub struct SurfaceReport {

@@ -1,4 +1,4 @@
-//! The MCP fixture served over stdio, for the stdio transport test.
+//! The fixture application served over MCP stdio, for the stdio transport test.
 //!
 //! Environment: `ERP_TOOLS_DB_URL` (the fixture database) and `ERP_TOOLS_TOKEN` (a
 //! development token naming the caller). The caller is fixed at start-up from the token;
@@ -6,7 +6,7 @@
 
 use erp_tools_core::auth::{TokenConfig, verify};
 use erp_tools_core::mcp::serve_stdio;
-use erp_tools_tests::mcp_fixture;
+use erp_tools_tests::app::App;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
@@ -24,8 +24,8 @@ async fn main() {
             std::process::exit(3);
         }
     };
-    let runtime = mcp_fixture::runtime(&url).await;
-    if let Err(e) = serve_stdio(runtime, principal).await {
+    let app = App::open(&url).await;
+    if let Err(e) = serve_stdio(app.runtime, principal).await {
         eprintln!("{e}");
         std::process::exit(1);
     }

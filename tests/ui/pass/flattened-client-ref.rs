@@ -24,7 +24,7 @@ pub async fn create_transfer_draft(_ctx: &ToolContext, _tx: &mut DraftTx, args: 
 }
 
 fn main() {
-    let schema = (<create_transfer_draft as erp_tools_core::ErpTool>::definition().input_schema)();
+    let schema = <create_transfer_draft as erp_tools_core::ErpTool>::definition().input_schema();
     let names: Vec<&str> = schema.properties().iter().map(|p| p.name.as_ref()).collect();
     assert_eq!(names, ["item_code", "qty", "client_ref"]);
 }

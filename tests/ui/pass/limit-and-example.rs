@@ -37,8 +37,8 @@ pub async fn replace_lines(_ctx: &ToolContext, _tx: &mut DraftTx, args: ReplaceL
 
 fn main() {
     let def = <replace_lines as erp_tools_core::ErpTool>::definition();
-    assert_eq!(def.name, "purchasing_replace_draft_lines");
-    assert!(def.destructive);
-    assert_eq!(def.limits.len(), 2);
-    assert_eq!(def.limits[1].max, "5000000.00");
+    assert_eq!(def.name(), "purchasing_replace_draft_lines");
+    assert!(def.destructive());
+    assert_eq!(def.limits().len(), 2);
+    assert_eq!(def.limits()[1].max, "5000000.00");
 }

@@ -34,5 +34,5 @@ pub async fn list_pos(_ctx: &ToolContext, _db: &ReadDb, args: ListPosArgs) -> Re
 
 fn main() {
     let def = <list_pos as erp_tools_core::ErpTool>::definition();
-    assert_eq!(def.name, "purchasing_list_pos");
+    assert_eq!(def.name(), "purchasing_list_pos");
 }

@@ -1,37 +1,17 @@
-//! Helpers shared by the MCP tests: throw-away databases, real `rmcp` clients, and the
-//! checks every transport must pass.
+//! MCP clients for tests and benchmarks, and the checks every transport must pass.
 
-#![allow(dead_code)]
-
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use erp_tools_core::mcp::ErpMcpServer;
 use erp_tools_core::{Target, Tier, ToolRegistry, check_export};
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, ListToolsResult, Tool};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-/// A fresh SQLite file in a temporary directory (kept alive by the returned guard).
-pub fn temp_sqlite() -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let url = format!("sqlite://{}", dir.path().join("erp.db").display());
-    (dir, url)
-}
-
-/// A fresh agent run id.
-pub fn new_run(tag: &str) -> String {
-    static SEQ: AtomicUsize = AtomicUsize::new(0);
-    format!(
-        "run-{tag}-{}-{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// An `rmcp` client connected in-process (over `tokio::io::duplex`) to `server`, using the
-/// `initialize` handshake.
-pub async fn connect_in_process(server: ErpMcpServer) -> RunningService<RoleClient, ()> {
+/// An `rmcp` client connected to `server` over an in-process `tokio::io::duplex` pipe
+/// (the async read/write transport stdio uses), after the `initialize` handshake.
+pub async fn connect_in_process<S>(server: S) -> RunningService<RoleClient, ()>
+where
+    S: rmcp::ServerHandler,
+{
     let (server_end, client_end) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
         let running = server.serve(server_end).await.expect("server starts");
@@ -45,14 +25,13 @@ pub fn names(tools: &[Tool]) -> Vec<String> {
     tools.iter().map(|t| t.name.to_string()).collect()
 }
 
-/// Arguments as an MCP arguments object.
-pub fn args(value: Value) -> JsonObject {
-    value.as_object().expect("arguments are an object").clone()
-}
-
 /// `tools/call` parameters.
 pub fn call(name: impl Into<String>, arguments: Value) -> CallToolRequestParams {
-    CallToolRequestParams::new(name.into()).with_arguments(args(arguments))
+    let arguments: JsonObject = arguments
+        .as_object()
+        .expect("arguments are an object")
+        .clone();
+    CallToolRequestParams::new(name.into()).with_arguments(arguments)
 }
 
 /// The text of the first content block.
@@ -65,27 +44,7 @@ pub fn text_of(result: &CallToolResult) -> String {
         .unwrap_or_default()
 }
 
-/// Valid arguments for every fixture tool the buyer may call.
-pub fn valid_arguments(tool: &str, client_ref: &str) -> Value {
-    match tool {
-        "purchasing_search_vendors" => json!({"query": "sinar"}),
-        "purchasing_get_po" => json!({"number": "PO-2026-0001"}),
-        "purchasing_create_po_draft" => json!({
-            "vendor_code": "V-00231",
-            "needed_by": "2026-12-01",
-            "client_ref": client_ref,
-            "note": "restock before the holidays",
-            "lines": [
-                {"item_code": "BRG-0042", "qty": "24", "uom": "BOX"},
-                {"item_code": "BRG-0077", "qty": "2.5", "uom": "KG"}
-            ]
-        }),
-        "inventory_get_stock" => json!({"item_code": "BRG-0042"}),
-        other => panic!("no arguments for {other}"),
-    }
-}
-
-/// The four annotation hints expected for `tier` (`destructive` false for the fixture).
+/// The four annotation hints expected for `tier` (no fixture tool is destructive).
 pub fn expected_annotations(tier: Tier) -> Value {
     match tier {
         Tier::Read => json!({"readOnlyHint": true, "destructiveHint": false,
@@ -122,11 +81,16 @@ pub fn assert_list_matches(list: &ListToolsResult, registry: &ToolRegistry, expe
         );
         assert_eq!(
             wire["annotations"],
-            expected_annotations(reg.def.tier),
+            expected_annotations(reg.def.tier()),
             "{}: annotations from the tier",
             tool.name
         );
-        assert_eq!(wire["title"], json!(reg.def.title), "{}: title", tool.name);
+        assert_eq!(
+            wire["title"],
+            json!(reg.def.title()),
+            "{}: title",
+            tool.name
+        );
         assert_eq!(
             wire["description"],
             json!(reg.description),
