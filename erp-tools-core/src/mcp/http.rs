@@ -88,7 +88,7 @@ impl HttpConfig {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self.allowed_hosts = strings(hosts);
         self
     }
 
@@ -99,9 +99,9 @@ impl HttpConfig {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.allowed_origins = origins
-            .into_iter()
-            .map(|o| normalise_origin(&o.into()))
+        self.allowed_origins = strings(origins)
+            .iter()
+            .map(|o| normalise_origin(o))
             .collect();
         self
     }
@@ -112,7 +112,7 @@ impl HttpConfig {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.authorization_servers = servers.into_iter().map(Into::into).collect();
+        self.authorization_servers = strings(servers);
         self
     }
 
@@ -376,6 +376,14 @@ async fn authenticated(state: &GuardState, mut request: Request, next: Next) -> 
         agent_run_id,
     });
     next.run(request).await
+}
+
+fn strings<I, S>(items: I) -> Vec<String>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    items.into_iter().map(Into::into).collect()
 }
 
 fn bearer_token(headers: &HeaderMap) -> Option<&str> {

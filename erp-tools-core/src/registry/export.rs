@@ -79,19 +79,28 @@ pub fn anthropic_tools_for(registry: &ToolRegistry, principal: &Principal) -> Va
 }
 
 fn anthropic_export(registry: &ToolRegistry, keep: impl Fn(&RegisteredTool) -> bool) -> Value {
+    each_tool(registry, keep, |t| {
+        json!({
+            "name": t.name(),
+            "description": t.description,
+            "input_schema": t.input_schema(Target::Anthropic).as_ref(),
+            "strict": true,
+        })
+    })
+}
+
+/// The tools `keep` accepts, each rendered by `render`, as a JSON array.
+fn each_tool(
+    registry: &ToolRegistry,
+    keep: impl Fn(&RegisteredTool) -> bool,
+    render: impl Fn(&RegisteredTool) -> Value,
+) -> Value {
     Value::Array(
         registry
             .tools()
             .iter()
             .filter(|t| keep(t))
-            .map(|t| {
-                json!({
-                    "name": t.name(),
-                    "description": t.description,
-                    "input_schema": t.input_schema(Target::Anthropic).as_ref(),
-                    "strict": true,
-                })
-            })
+            .map(render)
             .collect(),
     )
 }
@@ -108,14 +117,7 @@ pub fn mcp_tools_for(registry: &ToolRegistry, principal: &Principal) -> Value {
 }
 
 fn mcp_export(registry: &ToolRegistry, keep: impl Fn(&RegisteredTool) -> bool) -> Value {
-    Value::Array(
-        registry
-            .tools()
-            .iter()
-            .filter(|t| keep(t))
-            .map(mcp_tool)
-            .collect(),
-    )
+    each_tool(registry, keep, mcp_tool)
 }
 
 /// The MCP `tools/list` entry of a registered tool: name, title, description, the strict

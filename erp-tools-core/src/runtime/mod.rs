@@ -22,7 +22,6 @@ use crate::tool::handler::Handler;
 use crate::tool::handles::DocumentRef;
 use admit::{Admitted, Check, Refused};
 use answer::Finished;
-use limits::LimitCheck;
 
 /// One tool call as it arrives from a client. The run id comes from the token or the
 /// agent host, never from the arguments.
@@ -163,7 +162,14 @@ impl ToolRuntime {
             if run_id.trim().is_empty() {
                 return Err(CallError::Internal(text::NO_RUN_ID.into()));
             }
-            match self.admit(principal, &run_id, &call.name, &call.arguments, &[]) {
+            match admit::admit(
+                &self.registry,
+                principal,
+                &run_id,
+                &call.name,
+                &call.arguments,
+                &[],
+            ) {
                 Ok(admitted) => self.execute(principal, entry, admitted).await,
                 Err(refused) => self.refuse(entry, refused).await,
             }
@@ -177,25 +183,6 @@ impl ToolRuntime {
         };
         span.record("erp_tools.outcome", outcome);
         result
-    }
-
-    /// Admission (see [`admit`]): pure, no database.
-    pub(crate) fn admit(
-        &self,
-        principal: &Principal,
-        run_id: &str,
-        name: &str,
-        arguments: &Value,
-        extra_limits: &[LimitCheck<'_>],
-    ) -> Result<Admitted<'_>, Refused> {
-        admit::admit(
-            &self.registry,
-            principal,
-            run_id,
-            name,
-            arguments,
-            extra_limits,
-        )
     }
 
     /// The audit row of `call` for `principal` in `run_id`, before its outcome is known.

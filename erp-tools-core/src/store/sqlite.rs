@@ -24,42 +24,47 @@ fn sqlite_path(url: &str) -> Result<&str, StoreError> {
 pub(super) async fn open(options: &DatabaseOptions) -> Result<(AnyPool, AnyPool), StoreError> {
     let path = sqlite_path(&options.url)?;
     let busy_ms = options.busy_timeout.as_millis().min(u128::from(u32::MAX)) as u64;
-    let write_pragmas = format!(
-        "PRAGMA busy_timeout = {busy_ms}; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;"
-    );
-    let write = AnyPoolOptions::new()
-        .max_connections(options.max_connections.unwrap_or(1))
-        .acquire_timeout(options.acquire_timeout)
-        .after_connect(move |conn, _meta| {
-            let pragmas = write_pragmas.clone();
-            Box::pin(async move {
-                conn.execute(sqlx::raw_sql(AssertSqlSafe(pragmas))).await?;
-                Ok(())
-            })
-        })
-        .connect(&format!("sqlite://{path}?mode=rwc"))
-        .await?;
+    let common = format!("PRAGMA busy_timeout = {busy_ms}; PRAGMA foreign_keys = ON;");
+    let write = pool(
+        options,
+        options.max_connections.unwrap_or(1),
+        format!("{common} PRAGMA synchronous = NORMAL;"),
+        &format!("sqlite://{path}?mode=rwc"),
+    )
+    .await?;
     // WAL is a property of the file: set it once, before any reader opens it.
     sqlx::raw_sql("PRAGMA journal_mode = WAL")
         .execute(&write)
         .await?;
+    let read = pool(
+        options,
+        4,
+        format!("{common} PRAGMA query_only = ON;"),
+        &format!("sqlite://{path}?mode=ro"),
+    )
+    .await?;
+    Ok((write, read))
+}
 
-    let read_pragmas = format!(
-        "PRAGMA busy_timeout = {busy_ms}; PRAGMA foreign_keys = ON; PRAGMA query_only = ON;"
-    );
-    let read = AnyPoolOptions::new()
-        .max_connections(4)
+/// A pool of `max` connections to `url`, each running `pragmas` when it opens.
+async fn pool(
+    options: &DatabaseOptions,
+    max: u32,
+    pragmas: String,
+    url: &str,
+) -> Result<AnyPool, StoreError> {
+    Ok(AnyPoolOptions::new()
+        .max_connections(max)
         .acquire_timeout(options.acquire_timeout)
         .after_connect(move |conn, _meta| {
-            let pragmas = read_pragmas.clone();
+            let pragmas = pragmas.clone();
             Box::pin(async move {
                 conn.execute(sqlx::raw_sql(AssertSqlSafe(pragmas))).await?;
                 Ok(())
             })
         })
-        .connect(&format!("sqlite://{path}?mode=ro"))
-        .await?;
-    Ok((write, read))
+        .connect(url)
+        .await?)
 }
 
 #[cfg(test)]

@@ -28,9 +28,7 @@ async fn step_budget_with_distinct_actions() {
             json!({"vendor_code": format!("V-{n:03}")}),
         )
     });
-    let out = agent
-        .run(&principal(&["purchasing:read"]), &mut model, "loop")
-        .await;
+    let out = run_reader(&agent, &mut model, "loop").await;
     assert_eq!(out.status, RunStatus::StepLimit);
     assert_eq!(out.steps, 4);
     assert_eq!(exec.calls.lock().unwrap().len(), 4);
@@ -41,23 +39,8 @@ async fn step_budget_with_distinct_actions() {
 async fn repeated_action_with_reordered_keys_is_no_progress() {
     let (exec, policy) = setup(|_| ok("vendor"));
     let agent = Agent::with_executor(exec.clone(), policy).clock(ManualClock::new());
-    let mut model = ScriptedModel::new([
-        ModelAction::tool_call(
-            "purchasing_get_vendor_summary",
-            json!({"vendor_code": "V-001"}),
-        ),
-        ModelAction::tool_call(
-            "purchasing_get_vendor_summary",
-            json!({"vendor_code": "V-001"}),
-        ),
-        ModelAction::tool_call(
-            "purchasing_get_vendor_summary",
-            json!({"vendor_code": "V-001"}),
-        ),
-    ]);
-    let out = agent
-        .run(&principal(&["purchasing:read"]), &mut model, "stuck")
-        .await;
+    let mut model = ScriptedModel::new([lookup("V-001"), lookup("V-001"), lookup("V-001")]);
+    let out = run_reader(&agent, &mut model, "stuck").await;
     assert!(
         matches!(out.status, RunStatus::NoProgress { .. }),
         "{:?}",
@@ -114,9 +97,7 @@ async fn timeout_counts_model_and_tool_time() {
             json!({"vendor_code": format!("V-{n}")}),
         )
     });
-    let out = agent
-        .run(&principal(&["purchasing:read"]), &mut model, "slow")
-        .await;
+    let out = run_reader(&agent, &mut model, "slow").await;
     assert_eq!(out.status, RunStatus::Timeout);
     assert_eq!(exec.calls.lock().unwrap().len(), 3);
     assert_eq!(out.elapsed, Duration::from_secs(150));

@@ -168,3 +168,18 @@ fn pay(amount: &str, client_ref: &str) -> ModelAction {
 mod brakes;
 mod failures;
 mod policy;
+
+/// The model proposes looking up `vendor_code`.
+fn lookup(vendor_code: impl Into<String>) -> ModelAction {
+    ModelAction::tool_call(
+        "purchasing_get_vendor_summary",
+        json!({"vendor_code": vendor_code.into()}),
+    )
+}
+
+/// Runs `task` for a user who may read purchasing data.
+async fn run_reader(agent: &Agent, model: &mut ScriptedModel, task: &str) -> RunOutcome {
+    agent
+        .run(&principal(&["purchasing:read"]), model, task)
+        .await
+}

@@ -11,9 +11,7 @@ async fn missing_scope_and_unknown_tool_are_told_to_the_model() {
         ModelAction::tool_call("finance_post_payment", json!({})),
         ModelAction::answer("I could not do it."),
     ]);
-    let out = agent
-        .run(&principal(&["purchasing:read"]), &mut model, "pay")
-        .await;
+    let out = run_reader(&agent, &mut model, "pay").await;
     assert_eq!(out.answer(), Some("I could not do it."));
     assert!(exec.calls.lock().unwrap().is_empty());
     let results: Vec<_> = out
