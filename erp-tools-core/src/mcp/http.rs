@@ -36,16 +36,13 @@ use tokio_util::sync::CancellationToken;
 use super::handler::{AGENT_RUN_HEADER, Authenticated, ErpMcpServer};
 use crate::auth::{AuthError, TokenConfig, verify};
 use crate::runtime::ToolRuntime;
-use crate::runtime::run_id::token_run_id;
+use crate::runtime::run_id::{MAX_RUN_ID_LEN, valid_run_id};
 
 /// Path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
 
 /// Path of the RFC 9728 protected-resource metadata.
 pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
-
-/// Longest accepted [`AGENT_RUN_HEADER`] value.
-pub const MAX_RUN_ID_LEN: usize = 128;
 
 /// How the HTTP endpoint authenticates and which hosts and browser origins it accepts.
 #[derive(Clone, Debug)]
@@ -362,11 +359,8 @@ async fn authenticated(state: &GuardState, mut request: Request, next: Next) -> 
         }
         (Some(claim), _) => Some(claim.to_string()),
         (None, Some(header)) => Some(header),
-        // A stateless request (no session) that names no run: the token is the run, so a
-        // retry with the same token replays instead of drafting twice.
-        (None, None) if !request.headers().contains_key("mcp-session-id") => {
-            bearer_token(request.headers()).map(token_run_id)
-        }
+        // No run named: the call runs in the caller's own scope (`principal_run_id`),
+        // whatever the session or connection, so a resent call replays after a reconnect.
         (None, None) => None,
     };
 
@@ -419,10 +413,6 @@ fn bad_request(message: &str) -> Response {
         axum::Json(json!({ "error": "invalid_request", "error_description": message })),
     )
         .into_response()
-}
-
-fn valid_run_id(v: &str) -> bool {
-    !v.is_empty() && v.len() <= MAX_RUN_ID_LEN && v.bytes().all(|b| b.is_ascii_graphic())
 }
 
 fn normalise_origin(origin: &str) -> String {

@@ -24,7 +24,6 @@ mod stdio;
 
 #[cfg(feature = "mcp-http")]
 pub use self::http::{HttpConfig, MCP_PATH, METADATA_PATH, router, serve_http, serve_listener};
-pub use crate::runtime::run_id::token_run_id;
 pub use handler::{
     AGENT_RUN_HEADER, Authenticated, ERROR_META_KEY, ErpMcpServer, call_tool_result, instructions,
 };
