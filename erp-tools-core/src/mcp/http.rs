@@ -15,7 +15,10 @@
 //!
 //! The verified caller is put into the request as [`Authenticated`]; the
 //! `Authorization` header is removed before the request reaches the MCP layer, so the
-//! token is never passed on.
+//! token is never passed on. An MCP session (`Mcp-Session-Id`, protocol revisions up to
+//! 2025-11-25) belongs to the principal (user and branch) that opened it: anyone else's
+//! request on it gets `404`, as for an unknown session, and cannot end it
+//! (`mcp/sessions.rs`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -34,6 +37,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::handler::{AGENT_RUN_HEADER, Authenticated, ErpMcpServer};
+use super::sessions::{self, SessionOwners};
 use crate::auth::{AuthError, TokenConfig, verify};
 use crate::runtime::ToolRuntime;
 use crate::runtime::run_id::{MAX_RUN_ID_LEN, valid_run_id};
@@ -171,9 +175,11 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
     if config.allowed_hosts.is_empty() {
         rmcp_config = rmcp_config.disable_allowed_hosts();
     }
+    let sessions = Arc::new(LocalSessionManager::default());
+    let owners = Arc::new(SessionOwners::new(sessions.clone()));
     let mcp = StreamableHttpService::new(
         move || Ok(server.new_connection()),
-        Arc::new(LocalSessionManager::default()),
+        sessions,
         rmcp_config,
     );
 
@@ -191,9 +197,12 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
         allowed_origins: config.allowed_origins,
     });
 
-    let mcp_routes = Router::new()
-        .route_service(MCP_PATH, mcp)
-        .layer(middleware::from_fn_with_state(guard, authenticate));
+    let mut mcp_routes = Router::new().route_service(MCP_PATH, mcp);
+    if config.legacy_sessions {
+        // Runs after `authenticate`: sessions belong to the principal that opened them.
+        mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(owners, sessions::bind));
+    }
+    let mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(guard, authenticate));
     let metadata_routes = Router::new()
         .route(METADATA_PATH, get(protected_resource_metadata))
         .route(

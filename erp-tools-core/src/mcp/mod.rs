@@ -19,6 +19,8 @@
 mod handler;
 #[cfg(feature = "mcp-http")]
 mod http;
+#[cfg(feature = "mcp-http")]
+mod sessions;
 #[cfg(feature = "mcp-stdio")]
 mod stdio;
 
