@@ -177,11 +177,8 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
     }
     let sessions = Arc::new(LocalSessionManager::default());
     let owners = Arc::new(SessionOwners::new(sessions.clone()));
-    let mcp = StreamableHttpService::new(
-        move || Ok(server.new_connection()),
-        sessions,
-        rmcp_config,
-    );
+    let mcp =
+        StreamableHttpService::new(move || Ok(server.new_connection()), sessions, rmcp_config);
 
     let metadata = Arc::new(json!({
         "resource": config.tokens.resource_url(),

@@ -214,7 +214,11 @@ impl ToolRuntime {
     }
 
     /// Whether `run` is `principal`'s: bound to it now if no one used it before.
-    pub(crate) async fn owns_run(&self, principal: &Principal, run: &str) -> Result<bool, CallError> {
+    pub(crate) async fn owns_run(
+        &self,
+        principal: &Principal,
+        run: &str,
+    ) -> Result<bool, CallError> {
         let owner = self
             .db
             .claim_agent_run(run, principal)

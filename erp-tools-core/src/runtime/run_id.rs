@@ -175,7 +175,10 @@ mod tests {
             .build();
         assert_eq!(choose(&bound, Some("run-header")).unwrap(), "run-token");
         assert_eq!(choose(&budi(), Some("run-header")).unwrap(), "run-header");
-        assert_eq!(choose(&budi(), Some("")).unwrap(), principal_run_id(&budi()));
+        assert_eq!(
+            choose(&budi(), Some("")).unwrap(),
+            principal_run_id(&budi())
+        );
         assert_eq!(choose(&budi(), None).unwrap(), principal_run_id(&budi()));
     }
 

@@ -329,7 +329,11 @@ impl Database {
             user_id: principal.user_id().to_string(),
             branch_id: principal.branch_id(),
         };
-        let key = (run_id.to_string(), claimant.user_id.clone(), claimant.branch_id);
+        let key = (
+            run_id.to_string(),
+            claimant.user_id.clone(),
+            claimant.branch_id,
+        );
         if self.known_runs().is_some_and(|k| k.contains(&key)) {
             return Ok(claimant);
         }

@@ -61,6 +61,8 @@ pub(crate) async fn claim(
         return Ok(claimant.clone());
     }
     owner(pool, run_id).await?.ok_or_else(|| {
-        sqlx::Error::Protocol(format!("agent run {run_id} conflicted but could not be read"))
+        sqlx::Error::Protocol(format!(
+            "agent run {run_id} conflicted but could not be read"
+        ))
     })
 }
