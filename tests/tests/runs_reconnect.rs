@@ -108,7 +108,9 @@ async fn a_new_conversation_reusing_a_client_ref(t: TestDb) {
     assert_eq!(drafted(&same), (number.clone(), true));
     let text = text_of(&same);
     assert!(
-        text.contains(&format!("Returned the existing draft purchase order {number}")),
+        text.contains(&format!(
+            "Returned the existing draft purchase order {number}"
+        )),
         "{text}"
     );
 
@@ -156,7 +158,10 @@ async fn in_process_connections_share_the_principal_scope(t: TestDb) {
         seen.push(draft_on(&client, &arguments).await);
         client.cancel().await.unwrap();
     }
-    assert!(!seen[0].1 && seen[1] == (seen[0].0.clone(), true), "{seen:?}");
+    assert!(
+        !seen[0].1 && seen[1] == (seen[0].0.clone(), true),
+        "{seen:?}"
+    );
     assert_eq!(purchase_order_count(runtime.database()).await, 1);
 }
 on_both_backends!(in_process_connections_share_the_principal_scope);

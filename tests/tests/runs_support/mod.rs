@@ -505,10 +505,100 @@ pub fn drafted(result: &CallToolResult) -> (String, bool) {
 }
 
 /// Sends the draft `arguments` on `client` and returns `(number, replayed)`.
-pub async fn draft_on(client: &RunningService<RoleClient, ()>, arguments: &Value) -> (String, bool) {
+pub async fn draft_on(
+    client: &RunningService<RoleClient, ()>,
+    arguments: &Value,
+) -> (String, bool) {
     let result = client
         .call_tool(call(DRAFT, arguments.clone()))
         .await
         .expect("tools/call");
     drafted(&result)
+}
+
+// ---------------------------------------------------------------------------------------
+// Plain HTTP, for what a real client library would not send
+// ---------------------------------------------------------------------------------------
+
+/// A POST to the MCP endpoint with the headers every streamable-HTTP request carries.
+pub fn post(url: &str, token: &str, body: &Value) -> reqwest::RequestBuilder {
+    reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string())
+}
+
+/// A stateless (2026-07-28) `tools/call` of `tool` with `arguments`, as a raw request.
+pub fn stateless_call(
+    url: &str,
+    token: &str,
+    tool: &str,
+    arguments: &Value,
+) -> reqwest::RequestBuilder {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {
+            "name": tool,
+            "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}
+            }
+        }
+    });
+    post(url, token, &body)
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool)
+}
+
+/// The JSON-RPC message of a response, whether sent as JSON or as one SSE event.
+pub async fn json_rpc(response: reqwest::Response) -> Value {
+    let text = response.text().await.expect("response body");
+    if let Ok(v) = serde_json::from_str::<Value>(&text) {
+        return v;
+    }
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|v| v.get("id").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC message in {text:?}"))
+}
+
+/// `initialize` (2025-11-25) as a raw request; returns the session id.
+pub async fn open_session(url: &str, token: &str) -> String {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "issue-15-test", "version": "1"}
+        }
+    });
+    let response = post(url, token, &body).send().await.expect("initialize");
+    assert_eq!(response.status(), 200);
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .expect("a session id")
+        .to_str()
+        .unwrap()
+        .to_string();
+    drop(response);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let response = in_session(post(url, token, &initialized), &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 202);
+    session
+}
+
+/// Adds the session headers of a 2025-11-25 request.
+pub fn in_session(request: reqwest::RequestBuilder, session: &str) -> reqwest::RequestBuilder {
+    request
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-11-25")
 }
