@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 /// characters).
 pub const MAX_RUN_ID_LEN: usize = 128;
 
-/// Whether `id` is usable as an agent run id: 1 to [`MAX_RUN_ID_LEN`] visible ASCII
+/// Whether `id` is usable as an agent run id: 1 to 128 visible ASCII
 /// characters (no spaces, no control characters). Every source of a run id (a token's
 /// `run` claim, the agent host's header or call, the agent loop's request) is checked
 /// with it.
