@@ -5,13 +5,19 @@ Usage: python3 scripts/real_client_check.py [path/to/distributor-binary]
 
 Starts the example on a fresh SQLite file, then, as a buyer and as a warehouse user,
 over streamable HTTP and over stdio: lists tools, calls the draft tool, repeats it, and
-sends a unit the item is not stocked in. Prints what the client saw and exits non-zero
-when the server does not behave as documented.
+sends a unit the item is not stocked in. Then the retries that must replay across
+reconnects (issue 15): a draft resent in a new session, after the server process was
+killed (`kill -9`) and restarted on the same SQLite file, and from a new stdio process,
+must come back with the same number and `replayed: true`, with exactly one document; and
+another user's request on the buyer's MCP session must get 404. Prints what the client
+saw and exits non-zero when the server does not behave as documented.
 """
 import asyncio
 import json
 import os
+import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -106,6 +112,128 @@ async def over_http(env, url):
                     await exercise(session, role, "http")
 
 
+RESTART_NOTE = "issue 15: resent after a reconnect and a restart"
+RESENT = dict(DRAFT, client_ref="py-restart-1", note=RESTART_NOTE)
+
+
+def documents_with_note(db_path, note):
+    with sqlite3.connect(db_path) as db:
+        return db.execute("SELECT number FROM purchase_orders WHERE note = ?", (note,)).fetchall()
+
+
+async def draft_in_new_session(url, tok, args, label):
+    """Opens a new MCP session, sends the draft once, closes the session."""
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {tok}"}, timeout=30) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                res = await session.call_tool("purchasing_create_po_draft", args)
+                s = res.structured_content or {}
+                print(f"[{label}] number={s.get('number')} replayed={s.get('replayed')} "
+                      f"isError={res.is_error}")
+                return s.get("number"), s.get("replayed")
+
+
+def start_server(env, port):
+    server = subprocess.Popen([BIN, "serve", "--addr", f"127.0.0.1:{port}"], env=env)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return server
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("the server did not start")
+
+
+async def session_belongs_to_its_opener(url, env):
+    """Another user's request on the buyer's session is answered as for an unknown one."""
+    sessions = []
+    hooks = {"response": [lambda r: _remember(r, sessions)]}
+    buyer, other = token(env, BUYER), token(env, BUYER, user="8")
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {buyer}"}, timeout=30,
+                                  event_hooks=hooks) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                sid = sessions[0]
+                body = {"jsonrpc": "2.0", "id": 9, "method": "tools/list"}
+                headers = {"Authorization": f"Bearer {other}", "Mcp-Session-Id": sid,
+                           "Mcp-Protocol-Version": "2025-11-25",
+                           "Content-Type": "application/json",
+                           "Accept": "application/json, text/event-stream"}
+                async with httpx2.AsyncClient(timeout=30) as raw:
+                    stolen = await raw.post(url, json=body, headers=headers)
+                    ended = await raw.delete(url, headers=headers)
+                print(f"[session] other user on the buyer's session: POST {stolen.status_code}, "
+                      f"DELETE {ended.status_code}")
+                check(stolen.status_code == 404 and ended.status_code == 404,
+                      "another user's POST and DELETE on a session get 404")
+                try:
+                    alive = len((await session.list_tools()).tools) > 0
+                except Exception as exc:  # the session was ended by the other user
+                    print(f"[session] the buyer's session after that: {exc}")
+                    alive = False
+                check(alive, "the buyer's session still works after that")
+
+
+async def _remember(response, sessions):
+    sid = response.headers.get("mcp-session-id")
+    if sid:
+        sessions.append(sid)
+
+
+async def reconnect_and_restart(env, port, db_path):
+    """The same draft from a new session, then after kill -9 and a restart: one document."""
+    url = f"http://127.0.0.1:{port}/mcp"
+    server = start_server(env, port)
+    try:
+        tok = token(env, BUYER)
+        n1, r1 = await draft_in_new_session(url, tok, RESENT, "restart: first session")
+        check(n1 is not None and r1 is False, "restart: first draft created")
+        n2, r2 = await draft_in_new_session(url, tok, RESENT, "restart: new session")
+        check(n2 == n1 and r2 is True, "restart: resent in a new session replays")
+        try:
+            await session_belongs_to_its_opener(url, env)
+        except Exception as exc:
+            check(False, f"session check ran to the end ({exc!r})")
+    finally:
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=10)
+    print("[restart] server killed with SIGKILL; starting it again on the same file")
+    server = start_server(env, port)
+    try:
+        tok = token(env, BUYER)  # a new token, as after a refresh
+        n3, r3 = await draft_in_new_session(url, tok, RESENT, "restart: after restart")
+        check(n3 == n1 and r3 is True, "restart: resent after kill -9 and restart replays")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    docs = documents_with_note(db_path, RESTART_NOTE)
+    print(f"[restart] documents with the note: {[d[0] for d in docs]}")
+    check(len(docs) == 1, "restart: exactly one document")
+
+
+async def stdio_restart(env, db_path):
+    """Two stdio processes (a client restarting its server), one token: one document."""
+    e = dict(env, ERP_TOOLS_TOKEN=token(env, BUYER))
+    args = dict(DRAFT, client_ref="py-stdio-restart", note="issue 15: stdio restart")
+    seen = []
+    for attempt in (1, 2):
+        params = StdioServerParameters(command=BIN, args=["serve", "--stdio"], env=e)
+        async with stdio_client(params) as (r, w):
+            async with ClientSession(r, w) as session:
+                await session.initialize()
+                res = await session.call_tool("purchasing_create_po_draft", args)
+                s = res.structured_content or {}
+                print(f"[stdio restart] process {attempt}: number={s.get('number')} "
+                      f"replayed={s.get('replayed')}")
+                seen.append((s.get("number"), s.get("replayed")))
+    check(seen[0][1] is False and seen[1] == (seen[0][0], True),
+          "stdio: resent from a new server process replays")
+    check(len(documents_with_note(db_path, "issue 15: stdio restart")) == 1,
+          "stdio: exactly one document")
+
+
 async def over_stdio(env):
     for role, scopes in (("buyer", BUYER), ("warehouse", WAREHOUSE)):
         e = dict(env, ERP_TOOLS_TOKEN=token(env, scopes))
@@ -136,6 +264,11 @@ async def main():
     finally:
         server.terminate()
         server.wait(timeout=10)
+    port = free_port()
+    restart_env = dict(env, ERP_TOOLS_DB=f"sqlite://{tmp}/restart.db",
+                       ERP_TOOLS_RESOURCE=f"http://127.0.0.1:{port}/mcp")
+    await reconnect_and_restart(restart_env, port, f"{tmp}/restart.db")
+    await stdio_restart(dict(env, ERP_TOOLS_DB=f"sqlite://{tmp}/stdio.db"), f"{tmp}/stdio.db")
     print(f"\n{len(failures)} failure(s)")
     sys.exit(1 if failures else 0)
 

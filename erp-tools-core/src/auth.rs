@@ -345,6 +345,14 @@ pub fn verify_claims(config: &TokenConfig, token: &str) -> Result<Claims, AuthEr
             "`sub` and `branch_code` must not be empty".into(),
         ));
     }
+    if let Some(run) = &claims.agent_run_id
+        && !crate::tool::context::valid_run_id(run)
+    {
+        return Err(AuthError::InvalidClaims(format!(
+            "the `run` claim must be 1 to {} visible ASCII characters",
+            crate::tool::context::MAX_RUN_ID_LEN
+        )));
+    }
     Ok(claims)
 }
 
@@ -413,6 +421,13 @@ mod tests {
             verify(&c, &encode(&c, &claims)),
             Err(AuthError::WrongIssuer)
         );
+
+        for run in ["r".repeat(300 * 1024), "run é".to_string(), String::new()] {
+            let mut claims = Claims::for_principal(&c, &buyer(), Duration::from_secs(60));
+            claims.agent_run_id = Some(run);
+            let err = verify(&c, &encode(&c, &claims)).unwrap_err();
+            assert!(err.to_string().contains("`run` claim"), "{err}");
+        }
 
         assert_eq!(verify(&c, "not.a.jwt"), Err(AuthError::Malformed));
         assert_eq!(verify(&c, ""), Err(AuthError::Malformed));

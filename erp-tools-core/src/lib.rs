@@ -116,7 +116,7 @@ pub use schema::{
     Target, check_strict,
 };
 pub use tool::args::{NoArgs, ToolArgs};
-pub use tool::context::{Principal, PrincipalBuilder, ToolContext};
+pub use tool::context::{Principal, PrincipalBuilder, ToolContext, valid_run_id};
 pub use tool::error::{ToolError, ToolErrorKind};
 pub use tool::handles::{Backend, DocumentRef, DraftTx, Provenance, ReadDb};
 pub use tool::{ErpTool, Limit, Tier, ToolDef};
@@ -125,13 +125,15 @@ pub use validate::{ArgumentErrors, ArgumentProblem, canonical_hash, canonical_js
 #[cfg(feature = "runtime")]
 pub use audit::{AuditEntry, AuditId, AuditRecord, Outcome};
 #[cfg(feature = "runtime")]
+pub use runtime::run_id::principal_run_id;
+#[cfg(feature = "runtime")]
 pub use runtime::{CallError, CallOutcome, ToolCall, ToolRuntime};
 /// The `sqlx` this crate is built with: handlers reach the database through it
 /// (`sqlx::query(..).fetch_one(tx.conn())`), without a dependency of their own.
 #[cfg(feature = "runtime")]
 pub use sqlx;
 #[cfg(feature = "runtime")]
-pub use store::{Database, DatabaseOptions, StoreError};
+pub use store::{Database, DatabaseOptions, RunOwner, StoreError};
 
 /// Everything a module declaring and registering tools needs:
 /// `use erp_tools_core::prelude::*;`.

@@ -342,6 +342,48 @@ pub(crate) fn draft_replayed(doc: &DocumentRef) -> String {
     )
 }
 
+// ---- the run a call belongs to ------------------------------------------------------------
+
+/// What a call refused because of its run did not do (its tier is not looked at).
+#[cfg(feature = "runtime")]
+pub(crate) const NOTHING_RAN: &str = "Nothing ran: no draft was created and nothing was changed.";
+
+/// A run id that is not 1 to `max` visible ASCII characters; `source` says who sent it.
+#[cfg(feature = "runtime")]
+pub(crate) fn invalid_run_id(source: &str, bytes: usize, max: usize) -> ToolError {
+    ToolError::new(
+        ToolErrorKind::Denied,
+        format!(
+            "The agent run id from {source} was refused: a run id must be 1 to {max} visible \
+             ASCII characters without spaces, and this one has {bytes} bytes."
+        ),
+    )
+    .next_step(
+        "Do not retry this call: the run id is not something you can change. Tell the user \
+         that the agent host sends an invalid run id.",
+    )
+    .not_done(NOTHING_RAN)
+}
+
+/// The call's run belongs to another person (or is another person's reserved scope).
+/// Never names that person.
+#[cfg(feature = "runtime")]
+pub(crate) fn run_of_another_person(run_id: &str) -> ToolError {
+    ToolError::new(
+        ToolErrorKind::Denied,
+        format!(
+            "Agent run {run_id} belongs to another person, so this call was refused: a run, \
+             its drafts and its client_refs belong to the person (user and branch) who used \
+             it first."
+        ),
+    )
+    .next_step(
+        "Do not retry this call in this run. Work in a run of your own (a new run id, or \
+         none to use your own scope), or tell the user.",
+    )
+    .not_done(NOTHING_RAN)
+}
+
 // ---- protocol-level failures -------------------------------------------------------------
 
 /// The audit log could not be written, so the call did not run.
@@ -349,11 +391,6 @@ pub(crate) fn draft_replayed(doc: &DocumentRef) -> String {
 pub(crate) fn audit_unavailable(detail: impl std::fmt::Display) -> String {
     format!("the audit log could not be written, so the call was not run: {detail}")
 }
-
-/// A call with no agent run id.
-#[cfg(feature = "runtime")]
-pub(crate) const NO_RUN_ID: &str =
-    "the call has no agent run id: set ToolCall::agent_run_id or bind the token to a run";
 
 /// Told to an MCP client when the server failed internally.
 #[cfg(feature = "mcp")]

@@ -69,7 +69,7 @@ enum Command {
         /// Roles, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "buyer")]
         roles: Vec<String>,
-        /// Agent run id to bind the token to (otherwise the client's session is the run).
+        /// Agent run id to bind the token to (otherwise the run is the user's own scope).
         #[arg(long)]
         run: Option<String>,
         /// Lifetime in minutes.

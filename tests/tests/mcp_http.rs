@@ -236,7 +236,7 @@ on_both_backends!(
     crate::the_run_header_scopes_idempotency_across_connections_and_revisions
 );
 
-async fn without_a_named_run_the_session_is_the_run(t: &TestDb) {
+async fn without_a_named_run_the_callers_scope_is_the_run(t: &TestDb) {
     let server = Server::start(t).await;
     let token = server.token(&BUYER.principal());
     let client = server
@@ -258,15 +258,15 @@ async fn without_a_named_run_the_session_is_the_run(t: &TestDb) {
     let log = server.runtime.database().audit_log(None).await.unwrap();
     assert_eq!(log.len(), 2);
     assert_eq!(log[0].agent_run_id, log[1].agent_run_id);
-    assert!(
-        log[0].agent_run_id.starts_with("mcp-session-"),
-        "{}",
-        log[0].agent_run_id
+    assert_eq!(
+        log[0].agent_run_id,
+        erp_tools_core::principal_run_id(&BUYER.principal()),
+        "the session is not the run: the caller's own scope is"
     );
 }
 on_both_backends!(
-    without_a_named_run_the_session_is_the_run,
-    crate::without_a_named_run_the_session_is_the_run
+    without_a_named_run_the_callers_scope_is_the_run,
+    crate::without_a_named_run_the_callers_scope_is_the_run
 );
 
 async fn without_a_named_run_stateless_retries_with_one_token_replay(t: &TestDb) {
@@ -297,7 +297,10 @@ async fn without_a_named_run_stateless_retries_with_one_token_replay(t: &TestDb)
     let runs: Vec<&str> = log.iter().map(|r| r.agent_run_id.as_str()).collect();
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0], runs[1]);
-    assert_eq!(runs[0], erp_tools_core::mcp::token_run_id(&token));
+    assert_eq!(
+        runs[0],
+        erp_tools_core::principal_run_id(&BUYER.principal())
+    );
     assert!(
         !runs[0].contains(&token[..20]),
         "the token itself is not stored"

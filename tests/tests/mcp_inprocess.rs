@@ -312,10 +312,10 @@ on_both_backends!(
     crate::without_an_identity_nothing_is_listed_or_run
 );
 
-async fn a_connection_without_a_run_gets_its_own_run_id(t: &TestDb) {
+async fn a_connection_without_a_run_uses_the_callers_scope(t: &TestDb) {
     let server = server_for(t, BUYER.principal()).await;
     let runtime = server.runtime().clone();
-    let connection_run = server.connection_run_id().to_string();
+    let scope = erp_tools_core::principal_run_id(&BUYER.principal());
     let client = connect_in_process(server).await;
     let result = client
         .call_tool(call(
@@ -327,11 +327,11 @@ async fn a_connection_without_a_run_gets_its_own_run_id(t: &TestDb) {
     assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
     let log = runtime.database().audit_log(None).await.unwrap();
     assert_eq!(log.len(), 1);
-    assert_eq!(log[0].agent_run_id, connection_run);
-    assert!(connection_run.starts_with("conn-"), "{connection_run}");
+    assert_eq!(log[0].agent_run_id, scope);
+    assert!(scope.starts_with("user-"), "{scope}");
     client.cancel().await.unwrap();
 }
 on_both_backends!(
-    a_connection_without_a_run_gets_its_own_run_id,
-    crate::a_connection_without_a_run_gets_its_own_run_id
+    a_connection_without_a_run_uses_the_callers_scope,
+    crate::a_connection_without_a_run_uses_the_callers_scope
 );

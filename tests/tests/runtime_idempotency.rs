@@ -2,32 +2,66 @@
 //! concurrent duplicates (one pool and two "server processes"), and rollback of failed
 //! writes. Each scenario runs on SQLite and, with `ERP_TOOLS_PG_URL`, on PostgreSQL.
 
-use erp_tools_core::Outcome;
+use std::sync::Arc;
+
+use erp_tools_core::{CallOutcome, Outcome};
 use erp_tools_tests::app::arguments::po_draft;
 use erp_tools_tests::app::faults::{
     VENDOR_FAILS_AFTER_INSERT, VENDOR_HANGS, VENDOR_PANICS_AFTER_INSERT,
 };
 use erp_tools_tests::app::seed::{ITEM, ITEM_BY_WEIGHT, VENDOR};
 use erp_tools_tests::app::tools::{CREATE_PO_DRAFT, GET_PO};
-use erp_tools_tests::app::{App, Table, handler_calls_for};
+use erp_tools_tests::app::{App, Session, Table, handler_calls_for, without_replayed};
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::ids::new_run;
 use erp_tools_tests::on_both_backends;
 use erp_tools_tests::principals::{BUYER, OTHER_BRANCH_BUYER, SBY};
 use serde_json::{Value, json};
 
-fn without_replayed(v: &Value) -> Value {
-    let mut v = v.clone();
-    v.as_object_mut().expect("object result").remove("replayed");
-    v
+/// How many duplicates the concurrency scenarios send at once.
+const AT_ONCE: usize = 50;
+
+/// [`AT_ONCE`] purchase order drafts of the buyer in `run`, sent at the same time: the
+/// `i`th to `apps[i % apps.len()]`, with the client_ref `client_ref(i)`.
+async fn all_at_once(
+    apps: &[Arc<App>],
+    run: &str,
+    client_ref: impl Fn(usize) -> String,
+) -> Vec<CallOutcome> {
+    let who = BUYER.shared();
+    let tasks: Vec<_> = (0..AT_ONCE)
+        .map(|i| {
+            let (app, who, run) = (apps[i % apps.len()].clone(), who.clone(), run.to_string());
+            let arguments = po_draft(&client_ref(i));
+            tokio::spawn(async move { app.call(&who, &run, CREATE_PO_DRAFT, arguments).await })
+        })
+        .collect();
+    futures::future::join_all(tasks)
+        .await
+        .into_iter()
+        .map(|r| r.expect("task"))
+        .collect()
+}
+
+/// Asserts that exactly one of `results` created the draft and every other one replayed it.
+fn assert_one_created_the_rest_replayed(results: &[CallOutcome]) {
+    let ok = results.iter().filter(|r| r.outcome == Outcome::Ok).count();
+    let replayed = results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Replayed)
+        .count();
+    assert_eq!(
+        (ok, replayed),
+        (1, AT_ONCE - 1),
+        "{:?}",
+        results.iter().map(|r| &r.text).collect::<Vec<_>>()
+    );
 }
 
 async fn replay(t: &TestDb) {
-    let app = App::new(&t.db).await;
-    let who = BUYER.shared();
-    let run = new_run();
+    let buyer = Session::new(&t.db, BUYER).await;
 
-    let first = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
+    let first = buyer.call(CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
     assert_eq!(first.structured["replayed"], false);
     assert_eq!(first.structured["status"], "draft");
@@ -42,7 +76,7 @@ async fn replay(t: &TestDb) {
         first.text
     );
 
-    let second = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
+    let second = buyer.call(CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(second.outcome, Outcome::Replayed, "{}", second.text);
     assert!(!second.is_error());
     assert_eq!(second.structured["replayed"], true);
@@ -57,12 +91,12 @@ async fn replay(t: &TestDb) {
         second.text
     );
 
-    assert_eq!(app.count(Table::PurchaseOrders).await, 1);
-    assert_eq!(app.count(Table::PoLines).await, 2);
-    assert_eq!(app.count(Table::IdempotencyKeys).await, 1);
-    assert_eq!(handler_calls_for(&run), 1, "the handler ran once");
+    assert_eq!(buyer.app.count(Table::PurchaseOrders).await, 1);
+    assert_eq!(buyer.app.count(Table::PoLines).await, 2);
+    assert_eq!(buyer.app.count(Table::IdempotencyKeys).await, 1);
+    assert_eq!(handler_calls_for(&buyer.run), 1, "the handler ran once");
 
-    let log = app.db().audit_log(Some(&run)).await.unwrap();
+    let log = buyer.app.audit(&buyer.run).await;
     let outcomes: Vec<&str> = log.iter().map(|r| r.outcome.as_str()).collect();
     assert_eq!(outcomes, ["ok", "replayed"]);
     for row in &log {
@@ -80,37 +114,31 @@ async fn replay(t: &TestDb) {
     assert_ne!(log[0].tool_call_id, log[1].tool_call_id);
 
     // The document carries its provenance.
-    let view = app
-        .call(&who, &run, GET_PO, json!({"number": doc.number}))
-        .await;
+    let view = buyer.call(GET_PO, json!({"number": doc.number})).await;
     assert_eq!(view.outcome, Outcome::Ok, "{}", view.text);
-    assert_eq!(view.structured["drafted_by_agent_run"], run.as_str());
+    assert_eq!(view.structured["drafted_by_agent_run"], buyer.run.as_str());
     assert_eq!(view.structured["drafted_on_behalf_of"], BUYER.user_id);
     assert_eq!(view.structured["status"], "draft");
 
     // Keys are scoped to the run: another run may use the same client_ref.
-    let other_run = new_run();
-    let third = app
-        .call(&who, &other_run, CREATE_PO_DRAFT, po_draft("R-1"))
-        .await;
+    let other_run = buyer.app.session(BUYER);
+    let third = other_run.call(CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(third.outcome, Outcome::Ok, "{}", third.text);
     assert_ne!(third.document.as_ref().unwrap().number, doc.number);
-    assert_eq!(app.count(Table::PurchaseOrders).await, 2);
+    assert_eq!(buyer.app.count(Table::PurchaseOrders).await, 2);
 }
 on_both_backends!(replay_returns_the_original_result, crate::replay);
 
 async fn mismatch(t: &TestDb) {
-    let app = App::new(&t.db).await;
-    let who = BUYER.shared();
-    let run = new_run();
+    let buyer = Session::new(&t.db, BUYER).await;
 
-    let first = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
+    let first = buyer.call(CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
     let number = first.document.unwrap().number;
 
     let mut changed = po_draft("R-1");
     changed["lines"][0]["qty"] = json!("48");
-    let second = app.call(&who, &run, CREATE_PO_DRAFT, changed).await;
+    let second = buyer.call(CREATE_PO_DRAFT, changed).await;
     assert_eq!(second.outcome, Outcome::ToolError);
     assert!(second.is_error());
     assert_eq!(second.structured["error"], "idempotency_mismatch");
@@ -123,48 +151,41 @@ async fn mismatch(t: &TestDb) {
         )
     );
     assert!(second.document.is_none());
-    assert_eq!(app.count(Table::PurchaseOrders).await, 1);
-    assert_eq!(app.count(Table::PoLines).await, 2);
+    assert_eq!(buyer.app.count(Table::PurchaseOrders).await, 1);
+    assert_eq!(buyer.app.count(Table::PoLines).await, 2);
 
-    // Another user reusing the run id and client_ref learns nothing about the document.
-    let third = app
+    // Another user reusing the run id and client_ref is refused: the run is not theirs,
+    // and they learn nothing about the document.
+    let third = buyer
+        .app
         .call(
             &OTHER_BRANCH_BUYER.shared(),
-            &run,
+            &buyer.run,
             CREATE_PO_DRAFT,
             po_draft("R-1"),
         )
         .await;
-    assert_eq!(third.outcome, Outcome::ToolError);
+    assert_eq!(third.outcome, Outcome::Denied);
     assert!(
-        third
-            .text
-            .starts_with("client_ref R-1 was already used in this run for another request."),
+        third.text.contains("belongs to another person"),
         "{}",
         third.text
     );
     assert!(!third.text.contains(&number), "{}", third.text);
-    assert_eq!(app.count(Table::PurchaseOrders).await, 1);
-    assert_eq!(handler_calls_for(&run), 1);
+    assert_eq!(buyer.app.count(Table::PurchaseOrders).await, 1);
+    assert_eq!(handler_calls_for(&buyer.run), 1);
 
-    let outcomes: Vec<String> = app
-        .db()
-        .audit_log(Some(&run))
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.outcome)
-        .collect();
-    assert_eq!(outcomes, ["ok", "tool_error", "tool_error"]);
+    assert_eq!(
+        buyer.app.outcomes(&buyer.run).await,
+        ["ok", "tool_error", "denied"]
+    );
 }
 on_both_backends!(mismatch_is_a_tool_error_and_writes_nothing, crate::mismatch);
 
 async fn key_order(t: &TestDb) {
-    let app = App::new(&t.db).await;
-    let who = BUYER.shared();
-    let run = new_run();
+    let buyer = Session::new(&t.db, BUYER).await;
 
-    let first = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
+    let first = buyer.call(CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
 
     // Same request: keys in another order, decimals written differently.
@@ -173,61 +194,38 @@ async fn key_order(t: &TestDb) {
                   {"qty": "10.5", "uom": "KG", "item_code": ITEM_BY_WEIGHT}],
         "note": "restock before the holidays", "client_ref": "R-1",
         "needed_by": "2026-12-01", "vendor_code": VENDOR});
-    let second = app.call(&who, &run, CREATE_PO_DRAFT, reordered).await;
+    let second = buyer.call(CREATE_PO_DRAFT, reordered).await;
     assert_eq!(second.outcome, Outcome::Replayed, "{}", second.text);
     assert_eq!(second.document, first.document);
 
     // An absent optional field is the same as null.
     let mut with_null = po_draft("R-2");
     with_null["note"] = Value::Null;
-    let third = app.call(&who, &run, CREATE_PO_DRAFT, with_null).await;
+    let third = buyer.call(CREATE_PO_DRAFT, with_null).await;
     assert_eq!(third.outcome, Outcome::Ok, "{}", third.text);
     let mut absent = po_draft("R-2");
     absent.as_object_mut().unwrap().remove("note");
-    let fourth = app.call(&who, &run, CREATE_PO_DRAFT, absent).await;
+    let fourth = buyer.call(CREATE_PO_DRAFT, absent).await;
     assert_eq!(fourth.outcome, Outcome::Replayed, "{}", fourth.text);
 
     // Line order is part of the request.
     let mut swapped = po_draft("R-1");
     let lines = swapped["lines"].as_array_mut().unwrap();
     lines.swap(0, 1);
-    let fifth = app.call(&who, &run, CREATE_PO_DRAFT, swapped).await;
+    let fifth = buyer.call(CREATE_PO_DRAFT, swapped).await;
     assert_eq!(fifth.outcome, Outcome::ToolError, "{}", fifth.text);
 
-    assert_eq!(app.count(Table::PurchaseOrders).await, 2);
-    assert_eq!(handler_calls_for(&run), 2);
+    assert_eq!(buyer.app.count(Table::PurchaseOrders).await, 2);
+    assert_eq!(handler_calls_for(&buyer.run), 2);
 }
 on_both_backends!(key_order_and_decimal_form_do_not_matter, crate::key_order);
 
 async fn concurrent_duplicates(t: &TestDb) {
-    let app = std::sync::Arc::new(App::new(&t.db).await);
-    let who = BUYER.shared();
+    let app = Arc::new(App::new(&t.db).await);
     let run = new_run();
 
-    let tasks: Vec<_> = (0..50)
-        .map(|_| {
-            let (app, who, run) = (app.clone(), who.clone(), run.clone());
-            tokio::spawn(
-                async move { app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await },
-            )
-        })
-        .collect();
-    let results: Vec<_> = futures::future::join_all(tasks)
-        .await
-        .into_iter()
-        .map(|r| r.expect("task"))
-        .collect();
-    let ok = results.iter().filter(|r| r.outcome == Outcome::Ok).count();
-    let replayed = results
-        .iter()
-        .filter(|r| r.outcome == Outcome::Replayed)
-        .count();
-    assert_eq!(
-        (ok, replayed),
-        (1, 49),
-        "{:?}",
-        results.iter().map(|r| &r.text).collect::<Vec<_>>()
-    );
+    let results = all_at_once(&[app.clone()], &run, |_| "R-1".into()).await;
+    assert_one_created_the_rest_replayed(&results);
     let expected = without_replayed(&results[0].structured);
     for r in &results {
         assert_eq!(without_replayed(&r.structured), expected);
@@ -237,27 +235,16 @@ async fn concurrent_duplicates(t: &TestDb) {
     assert_eq!(app.count(Table::PoLines).await, 2);
     assert_eq!(app.count(Table::IdempotencyKeys).await, 1);
     assert_eq!(handler_calls_for(&run), 1);
-    let log = app.db().audit_log(Some(&run)).await.unwrap();
-    assert_eq!(log.len(), 50);
-    assert_eq!(log.iter().filter(|r| r.outcome == "ok").count(), 1);
-    assert_eq!(log.iter().filter(|r| r.outcome == "replayed").count(), 49);
+    let outcomes = app.outcomes(&run).await;
+    assert_eq!(outcomes.len(), AT_ONCE);
+    assert_eq!(outcomes.iter().filter(|o| *o == "ok").count(), 1);
+    assert_eq!(
+        outcomes.iter().filter(|o| *o == "replayed").count(),
+        AT_ONCE - 1
+    );
 
     // Distinct client_refs: one document each.
-    let run2 = new_run();
-    let tasks: Vec<_> = (0..50)
-        .map(|i| {
-            let (app, who, run) = (app.clone(), who.clone(), run2.clone());
-            tokio::spawn(async move {
-                app.call(&who, &run, CREATE_PO_DRAFT, po_draft(&format!("R-{i}")))
-                    .await
-            })
-        })
-        .collect();
-    let results: Vec<_> = futures::future::join_all(tasks)
-        .await
-        .into_iter()
-        .map(|r| r.expect("task"))
-        .collect();
+    let results = all_at_once(&[app.clone()], &new_run(), |i| format!("R-{i}")).await;
     assert!(
         results.iter().all(|r| r.outcome == Outcome::Ok),
         "{:?}",
@@ -269,7 +256,7 @@ async fn concurrent_duplicates(t: &TestDb) {
         .collect();
     numbers.sort();
     numbers.dedup();
-    assert_eq!(numbers.len(), 50);
+    assert_eq!(numbers.len(), AT_ONCE);
     assert_eq!(app.count(Table::PurchaseOrders).await, 51);
     assert_eq!(app.count(Table::IdempotencyKeys).await, 51);
 }
@@ -280,35 +267,11 @@ on_both_backends!(
 
 async fn two_processes(t: &TestDb) {
     // Two independent `Database`s on one store, as two server processes would have.
-    let a = std::sync::Arc::new(App::new(&t.db).await);
-    let b = std::sync::Arc::new(App::new(&t.open_again().await).await);
-    let who = BUYER.shared();
+    let a = Arc::new(App::new(&t.db).await);
+    let b = Arc::new(App::new(&t.open_again().await).await);
     let run = new_run();
-    let tasks: Vec<_> = (0..50)
-        .map(|i| {
-            let app = if i % 2 == 0 { a.clone() } else { b.clone() };
-            let (who, run) = (who.clone(), run.clone());
-            tokio::spawn(
-                async move { app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await },
-            )
-        })
-        .collect();
-    let results: Vec<_> = futures::future::join_all(tasks)
-        .await
-        .into_iter()
-        .map(|r| r.expect("task"))
-        .collect();
-    let ok = results.iter().filter(|r| r.outcome == Outcome::Ok).count();
-    let replayed = results
-        .iter()
-        .filter(|r| r.outcome == Outcome::Replayed)
-        .count();
-    assert_eq!(
-        (ok, replayed),
-        (1, 49),
-        "{:?}",
-        results.iter().map(|r| &r.text).collect::<Vec<_>>()
-    );
+    let results = all_at_once(&[a.clone(), b.clone()], &run, |_| "R-1".into()).await;
+    assert_one_created_the_rest_replayed(&results);
     assert_eq!(a.count(Table::PurchaseOrders).await, 1);
     assert_eq!(b.count(Table::PurchaseOrders).await, 1);
     assert_eq!(handler_calls_for(&run), 1);
@@ -319,13 +282,11 @@ on_both_backends!(
 );
 
 async fn crash(t: &TestDb) {
-    let app = App::new(&t.db).await;
-    let who = BUYER.shared();
-    let run = new_run();
+    let buyer = Session::new(&t.db, BUYER).await;
 
     let mut failing = po_draft("R-1");
     failing["vendor_code"] = json!(VENDOR_FAILS_AFTER_INSERT);
-    let out = app.call(&who, &run, CREATE_PO_DRAFT, failing).await;
+    let out = buyer.call(CREATE_PO_DRAFT, failing).await;
     assert_eq!(out.outcome, Outcome::ToolError);
     assert_eq!(
         out.text,
@@ -336,7 +297,7 @@ async fn crash(t: &TestDb) {
 
     let mut panicking = po_draft("R-2");
     panicking["vendor_code"] = json!(VENDOR_PANICS_AFTER_INSERT);
-    let out = app.call(&who, &run, CREATE_PO_DRAFT, panicking).await;
+    let out = buyer.call(CREATE_PO_DRAFT, panicking).await;
     assert_eq!(out.outcome, Outcome::ToolError);
     assert_eq!(out.structured["error"], "internal");
     assert!(out.text.ends_with("No draft was created."), "{}", out.text);
@@ -347,11 +308,11 @@ async fn crash(t: &TestDb) {
     );
 
     // Nothing of either attempt persisted: no order, no line, no key.
-    assert_eq!(app.count(Table::PurchaseOrders).await, 0);
-    assert_eq!(app.count(Table::PoLines).await, 0);
-    assert_eq!(app.count(Table::IdempotencyKeys).await, 0);
+    assert_eq!(buyer.app.count(Table::PurchaseOrders).await, 0);
+    assert_eq!(buyer.app.count(Table::PoLines).await, 0);
+    assert_eq!(buyer.app.count(Table::IdempotencyKeys).await, 0);
 
-    let log = app.db().audit_log(Some(&run)).await.unwrap();
+    let log = buyer.app.audit(&buyer.run).await;
     let outcomes: Vec<&str> = log.iter().map(|r| r.outcome.as_str()).collect();
     assert_eq!(outcomes, ["tool_error", "tool_error"]);
     assert!(log[0].message.as_deref().unwrap().contains("blocked"));
@@ -367,43 +328,41 @@ async fn crash(t: &TestDb) {
     assert!(log.iter().all(|r| r.document.is_none()));
 
     // A retry with the same client_refs succeeds: the failed calls claimed nothing.
-    let retry = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
+    let retry = buyer.call(CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(retry.outcome, Outcome::Ok, "{}", retry.text);
-    let retry2 = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-2")).await;
+    let retry2 = buyer.call(CREATE_PO_DRAFT, po_draft("R-2")).await;
     assert_eq!(retry2.outcome, Outcome::Ok, "{}", retry2.text);
-    assert_eq!(app.count(Table::PurchaseOrders).await, 2);
-    assert_eq!(app.count(Table::PoLines).await, 4);
-    assert_eq!(app.count(Table::IdempotencyKeys).await, 2);
+    assert_eq!(buyer.app.count(Table::PurchaseOrders).await, 2);
+    assert_eq!(buyer.app.count(Table::PoLines).await, 4);
+    assert_eq!(buyer.app.count(Table::IdempotencyKeys).await, 2);
 }
 on_both_backends!(failed_write_leaves_nothing_and_retry_succeeds, crate::crash);
 
 async fn cancelled(t: &TestDb) {
-    let app = App::new(&t.db).await;
-    let who = BUYER.shared();
-    let run = new_run();
+    let buyer = Session::new(&t.db, BUYER).await;
     let mut hanging = po_draft("R-1");
     hanging["vendor_code"] = json!(VENDOR_HANGS);
     // The caller gives up while the handler is inside its transaction (a dropped
     // connection, a killed process): nothing commits, but the attempt is on record.
     let gave_up = tokio::time::timeout(
         std::time::Duration::from_millis(500),
-        app.call(&who, &run, CREATE_PO_DRAFT, hanging),
+        buyer.call(CREATE_PO_DRAFT, hanging),
     )
     .await;
     assert!(gave_up.is_err(), "the handler hangs until cancelled");
-    assert_eq!(handler_calls_for(&run), 1);
+    assert_eq!(handler_calls_for(&buyer.run), 1);
 
-    let log = app.db().audit_log(Some(&run)).await.unwrap();
+    let log = buyer.app.audit(&buyer.run).await;
     assert_eq!(log.len(), 1);
     assert_eq!(log[0].outcome, "attempt");
     assert!(log[0].finished_at.is_none());
-    assert_eq!(app.count(Table::PurchaseOrders).await, 0);
-    assert_eq!(app.count(Table::IdempotencyKeys).await, 0);
+    assert_eq!(buyer.app.count(Table::PurchaseOrders).await, 0);
+    assert_eq!(buyer.app.count(Table::IdempotencyKeys).await, 0);
 
     // The retry is not blocked by the abandoned attempt.
-    let retry = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
+    let retry = buyer.call(CREATE_PO_DRAFT, po_draft("R-1")).await;
     assert_eq!(retry.outcome, Outcome::Ok, "{}", retry.text);
-    assert_eq!(app.count(Table::PurchaseOrders).await, 1);
+    assert_eq!(buyer.app.count(Table::PurchaseOrders).await, 1);
 }
 on_both_backends!(
     abandoned_call_leaves_an_attempt_and_no_write,

@@ -37,8 +37,9 @@ pub enum RunStatus {
         /// Its signature (also in `action`).
         signature: String,
     },
-    /// The model or the audit store failed, so the run could not continue safely. Never
-    /// caused by a tool result.
+    /// The model or the audit store failed, so the run could not continue safely, or the
+    /// run could not start because its run id is invalid or the run belongs to another
+    /// person. Never caused by a tool result.
     Aborted {
         /// What failed.
         reason: String,

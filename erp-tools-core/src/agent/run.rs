@@ -41,8 +41,10 @@ use super::signature::action_signature;
 use super::state::{CallRef, Event, State};
 use crate::registry::ToolRegistry;
 use crate::runtime::admit::{Admitted, Refused};
-use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime, run_id};
+use crate::runtime::run_id::{self, BadRunId};
+use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime};
 use crate::schema::Target;
+use crate::text;
 use crate::tool::context::Principal;
 
 /// Runs admitted tool calls. Implemented by [`ToolRuntime`]; a seam for the loop's unit
@@ -63,6 +65,14 @@ pub(crate) trait Executor: Send + Sync {
         call: ToolCall,
         refused: Refused,
     ) -> BoxFuture<'a, Result<CallOutcome, CallError>>;
+    /// Whether `run` is `principal`'s (bound to it now if no one used it before).
+    fn owns_run<'a>(
+        &'a self,
+        _principal: &'a Principal,
+        _run: &'a str,
+    ) -> BoxFuture<'a, Result<bool, CallError>> {
+        Box::pin(async { Ok(true) })
+    }
 }
 
 impl Executor for ToolRuntime {
@@ -86,6 +96,13 @@ impl Executor for ToolRuntime {
     ) -> BoxFuture<'a, Result<CallOutcome, CallError>> {
         let entry = self.entry(principal, &call.agent_run_id, &call);
         Box::pin(ToolRuntime::refuse(self, entry, refused))
+    }
+    fn owns_run<'a>(
+        &'a self,
+        principal: &'a Principal,
+        run: &'a str,
+    ) -> BoxFuture<'a, Result<bool, CallError>> {
+        Box::pin(ToolRuntime::owns_run(self, principal, run))
     }
 }
 
@@ -218,14 +235,24 @@ impl Agent {
     }
 
     /// Runs `request` for `principal`.
+    ///
+    /// The run is the principal's bound run (its token's `run` claim), else
+    /// `request.run_id`, else a fresh one. Before the model is asked anything, the run is
+    /// checked as [`ToolRuntime::call`] checks it: an invalid run id, another person's
+    /// scope, or a run another person (user and branch) used first ends the run at once
+    /// with [`RunStatus::Aborted`] and one `denied` audit event.
     pub async fn run_with(
         &self,
         principal: &Arc<Principal>,
         model: &mut dyn Model,
         request: RunRequest,
     ) -> RunOutcome {
-        let run_id = run_id::first_of(principal, [request.run_id.as_deref()])
-            .unwrap_or_else(|| run_id::fresh("run"));
+        let named = request.run_id.unwrap_or_else(|| run_id::fresh("run"));
+        let chosen = run_id::choose(principal, Some(&named));
+        let run_id = match &chosen {
+            Ok(run) => run.clone(),
+            Err(bad) => bad.audit_id().to_string(),
+        };
         let approvals = request
             .approvals
             .into_iter()
@@ -248,8 +275,45 @@ impl Agent {
             ],
             audit: Vec::new(),
         };
-        let status = self.drive(principal, model, &mut st).await;
+        let status = match self.refused_run(principal, &mut st, chosen).await {
+            Some(status) => status,
+            None => self.drive(principal, model, &mut st).await,
+        };
         st.finish(principal, status, self.clock.as_ref())
+    }
+
+    /// Ends a run that may not start: its run id is invalid, or the run is not the
+    /// principal's. `None` if it may start.
+    async fn refused_run(
+        &self,
+        principal: &Arc<Principal>,
+        st: &mut State,
+        chosen: Result<String, BadRunId>,
+    ) -> Option<RunStatus> {
+        let refusal = match chosen {
+            Err(bad) => {
+                // The events name the run by a stand-in; an invalid id is never stored.
+                st.run_id = bad.audit_id().to_string();
+                bad.refusal()
+            }
+            Ok(run) => match self.exec.owns_run(principal, &run).await {
+                Ok(true) => return None,
+                Ok(false) => text::run_of_another_person(&run),
+                Err(e) => {
+                    return Some(RunStatus::Aborted {
+                        reason: e.to_string(),
+                    });
+                }
+            },
+        };
+        let reason = refusal.to_string();
+        let event = Event::new(AgentEventKind::Denied).detail(reason.clone());
+        Some(match self.record(st, principal, event).await {
+            Ok(()) => RunStatus::Aborted { reason },
+            Err(e) => RunStatus::Aborted {
+                reason: e.to_string(),
+            },
+        })
     }
 
     /// Resumes a run that stopped with [`RunStatus::AwaitingApproval`]. `approval` must
@@ -308,6 +372,10 @@ impl Agent {
             history: paused.history,
             audit: paused.audit,
         };
+        let chosen = run_id::choose(principal, Some(&st.run_id));
+        if let Some(status) = self.refused_run(principal, &mut st, chosen).await {
+            return Ok(st.finish(principal, status, self.clock.as_ref()));
+        }
         let detail = format!("approved by {}", approval.approved_by);
         st.approvals.push(approval);
         let status = async {

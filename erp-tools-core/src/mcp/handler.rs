@@ -13,7 +13,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use crate::registry::{RegisteredTool, ToolRegistry};
-use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime, run_id};
+use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime};
 use crate::text;
 use crate::tool::context::Principal;
 
@@ -77,16 +77,17 @@ struct Shared {
 /// Without an identity the tool list is empty and every call is refused.
 ///
 /// The agent run a call belongs to (idempotency keys are scoped to it) is, in order: the
-/// token's `run` claim; the [`AGENT_RUN_HEADER`] request header; the `Mcp-Session-Id` of a
-/// 2025-11-25 HTTP session; for a stateless (2026-07-28) HTTP request, a digest of the
-/// bearer token ([`token_run_id`](super::token_run_id)), so retries with the same
-/// token replay; otherwise an id generated for this connection (a stdio process or an
-/// in-process client). The tool call id is the JSON-RPC request id.
+/// token's `run` claim; the [`AGENT_RUN_HEADER`] request header; otherwise the caller's
+/// own scope ([`principal_run_id`](crate::principal_run_id): a digest of the user and
+/// the branch). Neither the MCP session nor the connection is part of it, so a client
+/// that names no run and resends a call after a reconnect, a server restart or a switch
+/// to another server process gets the replay, not a second draft. The rule itself, and
+/// the check that the run belongs to the caller, are in [`ToolRuntime::call`]. The tool
+/// call id is the JSON-RPC request id.
 #[derive(Clone)]
 pub struct ErpMcpServer {
     shared: Arc<Shared>,
     identity: Identity,
-    connection_run_id: Arc<str>,
     list_ttl_ms: u64,
 }
 
@@ -95,7 +96,6 @@ impl std::fmt::Debug for ErpMcpServer {
         f.debug_struct("ErpMcpServer")
             .field("tools", &self.shared.tools.len())
             .field("identity", &self.identity)
-            .field("connection_run_id", &self.connection_run_id)
             .finish()
     }
 }
@@ -114,7 +114,6 @@ impl ErpMcpServer {
                 info,
             }),
             identity: Identity::FromRequest,
-            connection_run_id: run_id::fresh("conn").into(),
             list_ttl_ms: 0,
         }
     }
@@ -138,13 +137,9 @@ impl ErpMcpServer {
         self
     }
 
-    /// A handle for a new connection: shares the runtime and the tool definitions, with a
-    /// fresh fallback run id.
+    /// A handle for a new connection: shares the runtime and the tool definitions.
     pub fn new_connection(&self) -> Self {
-        ErpMcpServer {
-            connection_run_id: run_id::fresh("conn").into(),
-            ..self.clone()
-        }
+        self.clone()
     }
 
     /// The runtime calls go through.
@@ -155,11 +150,6 @@ impl ErpMcpServer {
     /// The registry served.
     pub fn registry(&self) -> &Arc<ToolRegistry> {
         self.shared.runtime.registry()
-    }
-
-    /// The run id used when neither the token, a header nor a session names one.
-    pub fn connection_run_id(&self) -> &str {
-        &self.connection_run_id
     }
 
     /// The tools `principal` may see, as `tools/list` returns them (stable, by name).
@@ -182,25 +172,6 @@ impl ErpMcpServer {
                 .and_then(|parts| parts.extensions.get::<Authenticated>())
                 .cloned(),
         }
-    }
-
-    fn run_id(&self, caller: &Authenticated, context: &RequestContext<RoleServer>) -> String {
-        let session = context
-            .extensions
-            .get::<::http::request::Parts>()
-            .and_then(|parts| parts.headers.get("mcp-session-id"))
-            .and_then(|v| v.to_str().ok())
-            .filter(|s| !s.is_empty())
-            .map(|s| format!("mcp-session-{s}"));
-        run_id::first_of(
-            &caller.principal,
-            [
-                caller.agent_run_id.as_deref(),
-                session.as_deref(),
-                Some(&*self.connection_run_id),
-            ],
-        )
-        .unwrap_or_else(|| self.connection_run_id.to_string())
     }
 }
 
@@ -233,7 +204,9 @@ impl ServerHandler for ErpMcpServer {
         };
         let name = request.name.to_string();
         let call = ToolCall {
-            agent_run_id: self.run_id(&caller, &context),
+            // The run the token or the agent host names; empty for none (the caller's own
+            // scope). `ToolRuntime::call` decides and checks it.
+            agent_run_id: caller.agent_run_id.clone().unwrap_or_default(),
             tool_call_id: request_id_string(&context.id),
             name,
             arguments: Value::Object(request.arguments.unwrap_or_default()),

@@ -15,7 +15,10 @@
 //!
 //! The verified caller is put into the request as [`Authenticated`]; the
 //! `Authorization` header is removed before the request reaches the MCP layer, so the
-//! token is never passed on.
+//! token is never passed on. An MCP session (`Mcp-Session-Id`, protocol revisions up to
+//! 2025-11-25) belongs to the principal (user and branch) that opened it: anyone else's
+//! request on it gets `404`, as for an unknown session, and cannot end it
+//! (`mcp/sessions.rs`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -34,18 +37,16 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::handler::{AGENT_RUN_HEADER, Authenticated, ErpMcpServer};
+use super::sessions::{self, SessionOwners};
 use crate::auth::{AuthError, TokenConfig, verify};
 use crate::runtime::ToolRuntime;
-use crate::runtime::run_id::token_run_id;
+use crate::runtime::run_id::{MAX_RUN_ID_LEN, valid_run_id};
 
 /// Path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
 
 /// Path of the RFC 9728 protected-resource metadata.
 pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
-
-/// Longest accepted [`AGENT_RUN_HEADER`] value.
-pub const MAX_RUN_ID_LEN: usize = 128;
 
 /// How the HTTP endpoint authenticates and which hosts and browser origins it accepts.
 #[derive(Clone, Debug)]
@@ -174,11 +175,10 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
     if config.allowed_hosts.is_empty() {
         rmcp_config = rmcp_config.disable_allowed_hosts();
     }
-    let mcp = StreamableHttpService::new(
-        move || Ok(server.new_connection()),
-        Arc::new(LocalSessionManager::default()),
-        rmcp_config,
-    );
+    let sessions = Arc::new(LocalSessionManager::default());
+    let owners = Arc::new(SessionOwners::new(sessions.clone()));
+    let mcp =
+        StreamableHttpService::new(move || Ok(server.new_connection()), sessions, rmcp_config);
 
     let metadata = Arc::new(json!({
         "resource": config.tokens.resource_url(),
@@ -194,9 +194,12 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
         allowed_origins: config.allowed_origins,
     });
 
-    let mcp_routes = Router::new()
-        .route_service(MCP_PATH, mcp)
-        .layer(middleware::from_fn_with_state(guard, authenticate));
+    let mut mcp_routes = Router::new().route_service(MCP_PATH, mcp);
+    if config.legacy_sessions {
+        // Runs after `authenticate`: sessions belong to the principal that opened them.
+        mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(owners, sessions::bind));
+    }
+    let mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(guard, authenticate));
     let metadata_routes = Router::new()
         .route(METADATA_PATH, get(protected_resource_metadata))
         .route(
@@ -362,11 +365,8 @@ async fn authenticated(state: &GuardState, mut request: Request, next: Next) -> 
         }
         (Some(claim), _) => Some(claim.to_string()),
         (None, Some(header)) => Some(header),
-        // A stateless request (no session) that names no run: the token is the run, so a
-        // retry with the same token replays instead of drafting twice.
-        (None, None) if !request.headers().contains_key("mcp-session-id") => {
-            bearer_token(request.headers()).map(token_run_id)
-        }
+        // No run named: the call runs in the caller's own scope (`principal_run_id`),
+        // whatever the session or connection, so a resent call replays after a reconnect.
         (None, None) => None,
     };
 
@@ -427,10 +427,6 @@ fn bad_request(message: &str) -> Response {
         axum::Json(json!({ "error": "invalid_request", "error_description": message })),
     )
         .into_response()
-}
-
-fn valid_run_id(v: &str) -> bool {
-    !v.is_empty() && v.len() <= MAX_RUN_ID_LEN && v.bytes().all(|b| b.is_ascii_graphic())
 }
 
 fn normalise_origin(origin: &str) -> String {

@@ -19,12 +19,13 @@
 mod handler;
 #[cfg(feature = "mcp-http")]
 mod http;
+#[cfg(feature = "mcp-http")]
+mod sessions;
 #[cfg(feature = "mcp-stdio")]
 mod stdio;
 
 #[cfg(feature = "mcp-http")]
 pub use self::http::{HttpConfig, MCP_PATH, METADATA_PATH, router, serve_http, serve_listener};
-pub use crate::runtime::run_id::token_run_id;
 pub use handler::{
     AGENT_RUN_HEADER, Authenticated, ERROR_META_KEY, ErpMcpServer, call_tool_result, instructions,
 };

@@ -18,16 +18,21 @@ use crate::registry::ToolRegistry;
 use crate::store::{Database, StoreError};
 use crate::text;
 use crate::tool::context::{Principal, ToolContext};
+use crate::tool::error::ToolError;
 use crate::tool::handler::Handler;
 use crate::tool::handles::DocumentRef;
 use admit::{Admitted, Check, Refused};
 use answer::Finished;
+use run_id::BadRunId;
 
 /// One tool call as it arrives from a client. The run id comes from the token or the
 /// agent host, never from the arguments.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
-    /// The agent run the call belongs to (idempotency keys are scoped to it).
+    /// The agent run the agent host names for the call (idempotency keys are scoped to
+    /// the run); empty for none, which puts the call in the caller's own scope
+    /// ([`principal_run_id`](crate::principal_run_id)). A token bound to a run overrides
+    /// it. See [`ToolRuntime::call`] for the rules.
     pub agent_run_id: String,
     /// The protocol's id for this call.
     pub tool_call_id: String,
@@ -40,6 +45,8 @@ pub struct ToolCall {
 impl ToolCall {
     /// Longest `client_ref` a draft call may carry, in characters.
     pub const MAX_CLIENT_REF_CHARS: usize = crate::idempotency::MAX_CLIENT_REF_CHARS;
+    /// Longest agent run id, from any source, in (visible ASCII) characters.
+    pub const MAX_RUN_ID_LEN: usize = run_id::MAX_RUN_ID_LEN;
 }
 
 /// The result of a call, ready for any protocol: structured content plus text.
@@ -132,9 +139,18 @@ impl ToolRuntime {
 
     /// Runs one call through the pipeline (see [`ToolRuntime`]).
     ///
-    /// When the principal is bound to an agent run (its token names one), that run id is
-    /// used and `call.agent_run_id` is ignored: a client cannot move its writes into
-    /// another run's idempotency scope.
+    /// The call's run is, first present wins: the run the principal is bound to (its
+    /// token's `run` claim; `call.agent_run_id` is then ignored, so a client cannot move
+    /// its writes into another run's idempotency scope), `call.agent_run_id`, or else the
+    /// principal's own scope ([`principal_run_id`](crate::principal_run_id)), which is the
+    /// same on every connection, server restart and server process.
+    ///
+    /// Before admission, the run is checked: a run id that is not 1 to
+    /// [`ToolCall::MAX_RUN_ID_LEN`] visible ASCII characters, another principal's scope,
+    /// or a run that another principal (user and branch) used first
+    /// ([`Database::claim_agent_run`]) is refused with a `denied` audit row and a text
+    /// that says so; nothing runs. Replays and `client_ref` mismatches therefore only
+    /// happen within one person's run.
     ///
     /// Returns `Ok` for every tool outcome, including tool errors and denials (MCP
     /// `isError: true`); `Err` only for protocol errors: an unknown tool, or the audit
@@ -144,8 +160,11 @@ impl ToolRuntime {
         principal: &Arc<Principal>,
         call: ToolCall,
     ) -> Result<CallOutcome, CallError> {
-        let run_id =
-            run_id::first_of(principal, [Some(call.agent_run_id.as_str())]).unwrap_or_default();
+        let chosen = run_id::choose(principal, Some(call.agent_run_id.as_str()));
+        let run_id = match &chosen {
+            Ok(run) => run.clone(),
+            Err(bad) => bad.audit_id().to_string(),
+        };
         let span = tracing::info_span!(
             "execute_tool",
             otel.name = %format_args!("execute_tool {}", call.name),
@@ -159,8 +178,8 @@ impl ToolRuntime {
         );
         let result = async {
             let entry = self.entry(principal, &run_id, &call);
-            if run_id.trim().is_empty() {
-                return Err(CallError::Internal(text::NO_RUN_ID.into()));
+            if let Some(refusal) = self.check_run(principal, chosen).await? {
+                return self.refuse_run(entry, refusal).await;
             }
             match admit::admit(
                 &self.registry,
@@ -183,6 +202,53 @@ impl ToolRuntime {
         };
         span.record("erp_tools.outcome", outcome);
         result
+    }
+
+    /// Why the call's run may not be used by `principal`, if it may not: invalid, another
+    /// person's reserved scope, or bound to another person ([`Database::claim_agent_run`]).
+    pub(crate) async fn check_run(
+        &self,
+        principal: &Principal,
+        chosen: Result<String, BadRunId>,
+    ) -> Result<Option<ToolError>, CallError> {
+        let run = match chosen {
+            Ok(run) => run,
+            Err(bad) => return Ok(Some(bad.refusal())),
+        };
+        let owned = self.owns_run(principal, &run).await?;
+        Ok((!owned).then(|| text::run_of_another_person(&run)))
+    }
+
+    /// Whether `run` is `principal`'s: bound to it now if no one used it before.
+    pub(crate) async fn owns_run(
+        &self,
+        principal: &Principal,
+        run: &str,
+    ) -> Result<bool, CallError> {
+        let owner = self
+            .db
+            .claim_agent_run(run, principal)
+            .await
+            .map_err(internal)?;
+        Ok(owner.is(principal))
+    }
+
+    /// Records a call refused because of its run (one `denied` audit row) and answers it.
+    async fn refuse_run(
+        &self,
+        entry: AuditEntry,
+        error: ToolError,
+    ) -> Result<CallOutcome, CallError> {
+        let finished = Finished::failed(Outcome::Denied, error);
+        self.db
+            .record_call(
+                &entry
+                    .outcome(Outcome::Denied.as_str())
+                    .message(finished.audit_message.clone().unwrap_or_default()),
+            )
+            .await
+            .map_err(internal)?;
+        Ok(finished.outcome)
     }
 
     /// The audit row of `call` for `principal` in `run_id`, before its outcome is known.

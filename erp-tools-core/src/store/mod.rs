@@ -1,7 +1,8 @@
 //! Storage (see [`Database`]): one file per backend, migrations, and the SQL of the
-//! audit log and the idempotency keys.
+//! audit log, the idempotency keys and run ownership.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sqlx::AnyPool;
@@ -10,6 +11,7 @@ use crate::audit::{
     ATTEMPT, AuditEntry, AuditId, AuditRecord, Outcome, SOURCE_AGENT, SOURCE_RUNTIME,
 };
 use crate::idempotency::{DEFAULT_KEY_RETENTION, MIN_KEY_RETENTION};
+use crate::tool::context::Principal;
 use crate::tool::handles::{Backend, DocumentRef, ReadDb};
 
 pub(crate) mod audit;
@@ -19,16 +21,24 @@ mod migrate;
 mod options;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
 pub use error::StoreError;
 pub use options::DatabaseOptions;
+pub use runs::RunOwner;
+
+/// Most (run, owner) pairs remembered per [`Database`]; the set is emptied when full.
+const KNOWN_RUNS_CAP: usize = 100_000;
 
 struct Inner {
     backend: Backend,
     write: AnyPool,
     read: ReadDb,
+    /// (run, user, branch) pairs already checked against `erp_agent_runs`. A run's owner
+    /// never changes, so remembering a positive answer is safe; a refusal is never cached.
+    known_runs: Mutex<HashSet<(String, String, i64)>>,
 }
 
 /// A connection to the application database: the write pool, the read-only pool, the
@@ -51,7 +61,9 @@ struct Inner {
 /// - `erp_idempotency_keys`: one row per claimed `agent_run_id:client_ref` key, with the
 ///   request hash, the document created and the response returned (see
 ///   [`Database::purge_idempotency_keys`] for the retention policy);
-/// - `erp_audit_log`: one row per tool call and per agent-loop event (see [`AuditEntry`](crate::AuditEntry)).
+/// - `erp_audit_log`: one row per tool call and per agent-loop event (see [`AuditEntry`](crate::AuditEntry));
+/// - `erp_agent_runs`: which principal (user and branch) each agent run belongs to (see
+///   [`Database::claim_agent_run`]).
 ///
 /// Applications add their own tables with [`Database::apply_migrations`]. All SQL goes
 /// through `sqlx`'s `Any` driver with `$1, $2, ...` placeholders (SQLite accepts them too).
@@ -139,6 +151,7 @@ impl Database {
                 backend,
                 write,
                 read: ReadDb::new(read, backend),
+                known_runs: Mutex::new(HashSet::new()),
             }),
         };
         migrate::run(&db.inner.write, backend, migrate::framework(backend)).await?;
@@ -295,6 +308,57 @@ impl Database {
     /// How many idempotency keys are stored (for reports and tests).
     pub async fn idempotency_key_count(&self) -> Result<i64, StoreError> {
         Ok(keys::count(self.pool()).await?)
+    }
+
+    // ---- run ownership ------------------------------------------------------------------
+
+    /// Binds agent run `run_id` to `principal` (its user and branch) if no one used the run
+    /// before, and returns the run's owner: `principal` itself, or the person who used the
+    /// run first. A run's owner never changes; the pipeline refuses every call in a run
+    /// that is not the caller's ([`ToolRuntime::call`](crate::ToolRuntime::call)), so
+    /// replays and `client_ref` mismatches only ever happen within one person's run.
+    ///
+    /// Costs one indexed read the first time a process sees a (run, principal) pair (plus
+    /// one insert for a new run); the answer is then remembered in memory.
+    pub async fn claim_agent_run(
+        &self,
+        run_id: &str,
+        principal: &Principal,
+    ) -> Result<RunOwner, StoreError> {
+        let claimant = RunOwner {
+            user_id: principal.user_id().to_string(),
+            branch_id: principal.branch_id(),
+        };
+        let key = (
+            run_id.to_string(),
+            claimant.user_id.clone(),
+            claimant.branch_id,
+        );
+        if self.known_runs().is_some_and(|k| k.contains(&key)) {
+            return Ok(claimant);
+        }
+        let owner = match runs::owner(self.inner.read.pool(), run_id).await? {
+            Some(owner) => owner,
+            None => runs::claim(self.pool(), run_id, &claimant).await?,
+        };
+        if owner == claimant
+            && let Some(mut known) = self.known_runs()
+        {
+            if known.len() >= KNOWN_RUNS_CAP {
+                known.clear();
+            }
+            known.insert(key);
+        }
+        Ok(owner)
+    }
+
+    /// The principal agent run `run_id` belongs to, if it was used.
+    pub async fn agent_run_owner(&self, run_id: &str) -> Result<Option<RunOwner>, StoreError> {
+        Ok(runs::owner(self.pool(), run_id).await?)
+    }
+
+    fn known_runs(&self) -> Option<std::sync::MutexGuard<'_, HashSet<(String, String, i64)>>> {
+        self.inner.known_runs.lock().ok()
     }
 
     // ---- transactions -------------------------------------------------------------------

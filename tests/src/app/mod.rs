@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use erp_tools_core::sqlx;
 use erp_tools_core::{
-    AuditRecord, CallOutcome, Database, Principal, ToolCall, ToolRegistry, ToolRuntime,
+    AuditRecord, CallOutcome, Database, Outcome, Principal, ToolCall, ToolRegistry, ToolRuntime,
 };
 use serde_json::Value;
 
@@ -32,9 +32,11 @@ pub mod inventory;
 pub mod purchasing;
 mod schema;
 pub mod seed;
+mod session;
 
 pub use calls::handler_calls_for;
 pub use schema::{MIGRATIONS, migrate};
+pub use session::Session;
 
 use crate::ids::unique_suffix;
 
@@ -52,6 +54,16 @@ pub mod tools {
     pub const GET_STOCK: &str = "inventory_get_stock";
     /// `finance_create_payment_request_draft`
     pub const CREATE_PAYMENT_REQUEST_DRAFT: &str = "finance_create_payment_request_draft";
+
+    /// What a [`BUYER`](crate::principals::BUYER) may use (every tool but the payment
+    /// request), in the order tool lists serve them: by name.
+    pub const FOR_BUYER: [&str; 5] = [
+        GET_STOCK,
+        CREATE_PO_DRAFT,
+        GET_PO,
+        GET_VENDOR_SUMMARY,
+        SEARCH_VENDORS,
+    ];
 }
 
 /// The registry of the six tools.
@@ -107,7 +119,35 @@ pub async fn count(db: &Database, table: Table) -> i64 {
         .expect("count")
 }
 
+/// The outcome of every audit row of `run` (of the whole log for `None`), oldest first.
+pub async fn audit_outcomes(db: &Database, run: Option<&str>) -> Vec<String> {
+    db.audit_log(run)
+        .await
+        .expect("read the audit log")
+        .into_iter()
+        .map(|r| r.outcome)
+        .collect()
+}
+
+/// `out`, after asserting that the call ended with `expected` (its text says why not).
+pub fn expect_outcome(out: CallOutcome, expected: Outcome) -> CallOutcome {
+    assert_eq!(out.outcome, expected, "{}", out.text);
+    out
+}
+
+/// A draft's structured result without the runtime's `replayed` flag: what a replay must
+/// return unchanged.
+pub fn without_replayed(result: &Value) -> Value {
+    let mut result = result.clone();
+    result
+        .as_object_mut()
+        .expect("object result")
+        .remove("replayed");
+    result
+}
+
 /// The application served on one database.
+#[derive(Clone)]
 pub struct App {
     /// The call pipeline over [`registry`] and the database.
     pub runtime: ToolRuntime,
@@ -191,6 +231,16 @@ impl App {
             .audit_log(Some(run))
             .await
             .expect("read the audit log")
+    }
+
+    /// The whole audit log, every run.
+    pub async fn whole_audit_log(&self) -> Vec<AuditRecord> {
+        self.db().audit_log(None).await.expect("read the audit log")
+    }
+
+    /// The outcome of every audit row of one run, oldest first.
+    pub async fn outcomes(&self, run: &str) -> Vec<String> {
+        audit_outcomes(self.db(), Some(run)).await
     }
 
     /// The audit log of one run as `source:outcome:tool` lines.
