@@ -107,7 +107,7 @@ pub fn arguments_text(arguments: &Value) -> String {
 /// characters), so an oversized call cannot bloat the log.
 ///
 /// ```
-/// use erp_tools_core::{Principal, audit::AuditEntry};
+/// use erp_tools_core::{AuditEntry, Principal};
 ///
 /// let principal = Principal::builder("u-17", 3, "SBY-01").model("gpt-5").build();
 /// let entry = AuditEntry::new(&principal, "run-42", "started")

@@ -79,6 +79,39 @@ pub(crate) fn tool_bug(tool: &str, detail: impl fmt::Display) -> ToolError {
     .with_details(Value::String(detail.to_string()))
 }
 
+// ---- building a registry or an agent (told to the developer, not to a model) -----------
+
+/// A module description that does not say what the module cannot do.
+pub(crate) fn module_without_cannot(module: &str, description: &str) -> String {
+    let shown = if description.trim().is_empty() {
+        "is empty".to_string()
+    } else {
+        format!(
+            "\"{}\" does not say what the module cannot do",
+            description.trim()
+        )
+    };
+    format!(
+        "the description of module `{module}` {shown}: add a sentence such as \"Cannot \
+         approve, send or post orders.\" or \"Read only.\", so a model stops looking for \
+         tools that do not exist"
+    )
+}
+
+/// A policy rule naming a tool the registry does not have.
+#[cfg(feature = "agent")]
+pub(crate) fn policy_unknown_tool(rule: &str, tool: &str, suggestion: Option<&str>) -> String {
+    let hint = match suggestion {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => "check the spelling against the registry's tool names".to_string(),
+    };
+    if tool.ends_with('*') {
+        format!("the policy's {rule} rule for `{tool}` matches no registered tool; {hint}")
+    } else {
+        format!("the policy's {rule} rule names `{tool}`, which is not a registered tool; {hint}")
+    }
+}
+
 // ---- generated code ----------------------------------------------------------------------
 
 /// Validated arguments that serde could not read into the handler's type (a mismatch

@@ -12,7 +12,7 @@
 //! # async fn get_stock(ctx: &ToolContext, args: StockArgs) -> Result<Stock, ToolError> {
 //! #     Ok(Stock { on_hand: Decimal::ZERO })
 //! # }
-//! use erp_tools_core::{ToolRegistry, report::SurfaceReport};
+//! use erp_tools_core::{SurfaceReport, ToolRegistry};
 //!
 //! let registry = ToolRegistry::builder()
 //!     .module("inventory", "Stock per warehouse. Read only.")
