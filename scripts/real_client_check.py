@@ -10,6 +10,7 @@ when the server does not behave as documented.
 """
 import asyncio
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -26,6 +27,21 @@ BIN = sys.argv[1] if len(sys.argv) > 1 else "target/debug/examples/distributor"
 BUYER = "purchasing:read,purchasing:draft,inventory:read"
 WAREHOUSE = "inventory:read"
 failures = []
+
+
+class Warnings(logging.Handler):
+    """Collects what the client logs at WARNING and above (e.g. a failed session DELETE)."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+client_warnings = Warnings()
+logging.getLogger().addHandler(client_warnings)
 
 
 def check(cond, what):
@@ -104,6 +120,8 @@ async def over_http(env, url):
                     init = await session.initialize()
                     print(f"[http] negotiated protocol {init.protocol_version}")
                     await exercise(session, role, "http")
+    check(not any("Session termination failed" in m for m in client_warnings.messages),
+          f"http: clean disconnects log no error (client warnings: {client_warnings.messages})")
 
 
 async def over_stdio(env):

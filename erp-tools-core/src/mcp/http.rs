@@ -375,7 +375,21 @@ async fn authenticated(state: &GuardState, mut request: Request, next: Next) -> 
         principal: Arc::new(principal),
         agent_run_id,
     });
-    next.run(request).await
+    let terminating = request.method() == Method::DELETE;
+    let mut response = next.run(request).await;
+    if terminating {
+        session_closed(&mut response);
+    }
+    response
+}
+
+/// A session closed with `DELETE` is answered `204 No Content`: rmcp says `202 Accepted`,
+/// which clients that expect 200 or 204 (the official Python SDK) log as a failed
+/// termination at every clean disconnect.
+fn session_closed(response: &mut Response) {
+    if response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
 }
 
 fn bearer_token(headers: &HeaderMap) -> Option<&str> {
