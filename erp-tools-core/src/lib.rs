@@ -101,7 +101,7 @@ pub mod auth;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 
-pub use erp_tools_macros::{ToolArgs, erp_tool};
+pub use erp_tools_macros::{ToolArgs, erp_tool, tool_args, tool_output};
 pub use registry::export::{
     ANTHROPIC_MAX_UNION_PARAMETERS, anthropic_tools, anthropic_tools_for, check_export, mcp_tools,
     mcp_tools_for, openai_tools, openai_tools_for,
@@ -119,6 +119,7 @@ pub use tool::args::{NoArgs, ToolArgs};
 pub use tool::context::{Principal, PrincipalBuilder, ToolContext};
 pub use tool::error::{ToolError, ToolErrorKind};
 pub use tool::handles::{Backend, DocumentRef, DraftTx, Provenance, ReadDb};
+pub use tool::output::ModelText;
 pub use tool::{ErpTool, Limit, Tier, ToolDef};
 pub use validate::{ArgumentErrors, ArgumentProblem, canonical_hash, canonical_json};
 
@@ -137,8 +138,8 @@ pub use store::{Database, DatabaseOptions, StoreError};
 /// `use erp_tools_core::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        DocumentRef, DraftTx, ErpTool, NoArgs, ReadDb, Target, ToolArgs, ToolContext, ToolError,
-        ToolRegistry, erp_tool, tools,
+        DocumentRef, DraftTx, ErpTool, ModelText, NoArgs, ReadDb, RegistryError, Target, ToolArgs,
+        ToolContext, ToolError, ToolRegistry, erp_tool, tool_args, tool_output, tools,
     };
     pub use chrono::NaiveDate;
     pub use rust_decimal::Decimal;
@@ -157,7 +158,8 @@ pub mod __private_0_1_0 {
     pub use crate::text::undecodable_arguments;
     pub use crate::tool::args::DRAFT_CHECK_SLOTS;
     pub use crate::tool::args::DraftCheck;
-    pub use crate::tool::handler::{Handler, HandlerFuture};
+    pub use crate::tool::handler::{Handler, HandlerFuture, HandlerOutput};
+    pub use crate::tool::output::{Rendered, TextOf, Unrendered};
     pub use crate::tool::{ErpTool, ToolDef, ToolDefParts};
     pub use crate::{
         DraftTx, Limit, NoArgs, Property, ReadDb, Schema, SchemaKind, StringFormat, Tier, ToolArgs,

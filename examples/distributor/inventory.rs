@@ -9,6 +9,8 @@ pub const DESCRIPTION: &str = "Inventory for the caller's branch: stock on hand,
 
 use crate::data::dec;
 
+mod texts;
+
 /// Arguments of `inventory_get_stock`.
 #[derive(Deserialize, ToolArgs)]
 pub struct GetStockArgs {

@@ -17,6 +17,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0002_audit_agent_columns",
         include_str!("../../migrations/sqlite/0002_audit_agent_columns.sql"),
     ),
+    (
+        "erp_tools/0003_key_response_text",
+        include_str!("../../migrations/sqlite/0003_key_response_text.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -26,6 +30,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/0002_audit_agent_columns",
         include_str!("../../migrations/postgres/0002_audit_agent_columns.sql"),
+    ),
+    (
+        "erp_tools/0003_key_response_text",
+        include_str!("../../migrations/postgres/0003_key_response_text.sql"),
     ),
 ];
 

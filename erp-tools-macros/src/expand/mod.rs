@@ -6,9 +6,11 @@
 //! compiles next to any user code (see the hygiene test).
 
 mod args;
+mod derives;
 mod tool;
 
 pub use args::derive;
+pub use derives::{tool_args, tool_output};
 pub use tool::tool;
 
 /// Number of `DraftCheck` slots (`erp_tools_core::__private_0_1_0::DRAFT_CHECK_SLOTS`).

@@ -165,7 +165,17 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
             #decode
             match #ident(#(#call_args),*).await {
                 ::core::result::Result::Ok(__erp_tool_output) => {
-                    #serde_json::to_value(&__erp_tool_output).map_err(::erp_tools_core::__private_0_1_0::ToolError::internal)
+                    #[allow(unused_imports)]
+                    use ::erp_tools_core::__private_0_1_0::{Rendered as _, Unrendered as _};
+                    let __erp_tool_text = (&::erp_tools_core::__private_0_1_0::TextOf(&__erp_tool_output)).__erp_model_text();
+                    match #serde_json::to_value(&__erp_tool_output) {
+                        ::core::result::Result::Ok(__erp_tool_value) => ::core::result::Result::Ok(
+                            ::erp_tools_core::__private_0_1_0::HandlerOutput { value: __erp_tool_value, text: __erp_tool_text },
+                        ),
+                        ::core::result::Result::Err(__erp_tool_error) => ::core::result::Result::Err(
+                            ::erp_tools_core::__private_0_1_0::ToolError::internal(__erp_tool_error),
+                        ),
+                    }
                 }
                 ::core::result::Result::Err(__erp_tool_error) => ::core::result::Result::Err(__erp_tool_error),
             }
