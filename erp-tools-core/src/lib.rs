@@ -156,7 +156,6 @@ pub mod prelude {
 pub mod __private_0_1_0 {
     pub use crate::schema::output_schema_for;
     pub use crate::text::undecodable_arguments;
-    pub use crate::tool::args::DRAFT_CHECK_SLOTS;
     pub use crate::tool::args::DraftCheck;
     pub use crate::tool::handler::{Handler, HandlerFuture, HandlerOutput};
     pub use crate::tool::output::{Rendered, TextOf, Unrendered};

@@ -13,9 +13,6 @@ pub use args::derive;
 pub use derives::{tool_args, tool_output};
 pub use tool::tool;
 
-/// Number of `DraftCheck` slots (`erp_tools_core::__private_0_1_0::DRAFT_CHECK_SLOTS`).
-const DRAFT_SLOTS: usize = 8;
-
 #[cfg(test)]
 mod tests {
     /// Generated paths name `__private_0_1_0`: the module must follow the crate version
