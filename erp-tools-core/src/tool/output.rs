@@ -88,6 +88,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::needless_borrow)] // the borrow is what picks the fallback
     fn the_rendering_is_found_when_implemented() {
         assert_eq!(
             (&TextOf(&Spoken)).__erp_model_text().as_deref(),

@@ -176,6 +176,7 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
                 ::core::result::Result::Ok(__erp_tool_output) => {
                     #[allow(unused_imports)]
                     use ::erp_tools_core::__private_0_1_0::{Rendered as _, Unrendered as _};
+                    #[allow(clippy::needless_borrow)]
                     let __erp_tool_text = (&::erp_tools_core::__private_0_1_0::TextOf(&__erp_tool_output)).__erp_model_text();
                     match #serde_json::to_value(&__erp_tool_output) {
                         ::core::result::Result::Ok(__erp_tool_value) => ::core::result::Result::Ok(
