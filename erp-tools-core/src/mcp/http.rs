@@ -480,6 +480,16 @@ mod tests {
     }
 
     #[test]
+    fn a_closed_session_is_answered_no_content() {
+        let mut closed = StatusCode::ACCEPTED.into_response();
+        session_closed(&mut closed);
+        assert_eq!(closed.status(), StatusCode::NO_CONTENT);
+        let mut unknown = StatusCode::NOT_FOUND.into_response();
+        session_closed(&mut unknown);
+        assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+    }
+
+    #[test]
     fn derives_metadata_url_and_hosts_from_the_resource() {
         let tokens = TokenConfig::development().for_resource("https://erp.example.com:8443/mcp");
         let config = HttpConfig::new(tokens);
