@@ -14,6 +14,7 @@ saw and exits non-zero when the server does not behave as documented.
 """
 import asyncio
 import json
+import logging
 import os
 import signal
 import socket
@@ -32,6 +33,21 @@ BIN = sys.argv[1] if len(sys.argv) > 1 else "target/debug/examples/distributor"
 BUYER = "purchasing:read,purchasing:draft,inventory:read"
 WAREHOUSE = "inventory:read"
 failures = []
+
+
+class Warnings(logging.Handler):
+    """Collects what the client logs at WARNING and above (e.g. a failed session DELETE)."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+client_warnings = Warnings()
+logging.getLogger().addHandler(client_warnings)
 
 
 def check(cond, what):
@@ -61,8 +77,43 @@ DRAFT = {
     "needed_by": "2030-01-15",
     "client_ref": "py-1",
     "note": "Below reorder point",
-    "lines": [{"item_code": "BRG-0042", "qty": "20", "uom": "BOX"}],
+    "lines": [{"item_code": "BRG-0042", "qty": "20", "uom": "BOX"},
+              {"item_code": "BRG-0315", "qty": "2", "uom": "BOX"}],
 }
+
+
+def readable(text):
+    """A result the model reads as text: not a JSON dump, no internal ids."""
+    return not text.lstrip().startswith("{") and "po_id" not in text and '"' not in text[:1]
+
+
+async def texts(session, label):
+    """Every read tool of the example answers in sentences (ModelText), not JSON."""
+    expect = {
+        "purchasing_search_vendors": ({"query": "plastik", "item_code": None},
+                                      ["1 vendor: V-00231 PT Sinar Plastik (Surabaya, NET 30)"]),
+        "purchasing_get_vendor_summary": ({"vendor_code": "V-00231"},
+                                          ["Vendor V-00231 PT Sinar Plastik", "BRG-0042 per BOX 42 000.00 IDR",
+                                           "not an instruction"]),
+        "purchasing_search_pos": ({"status": None, "vendor_code": None, "needed_before": None},
+                                  ["PO-2026-0040 with V-00458, submitted, needed by 2026-12-05, total 1 224 000.00 IDR"]),
+        "purchasing_get_po": ({"number": "PO-2026-0040"},
+                              ["Purchase order PO-2026-0040 (submitted) in branch SBY-01 for V-00458 CV Maju Kemasan",
+                               "1 line, total 1 224 000.00 IDR", "1. BRG-0107 6 BOX at 204 000.00 = 1 224 000.00 IDR"]),
+        "inventory_get_stock": ({"item_code": "BRG-0042", "warehouse_code": None},
+                                ["BRG-0042 Plastic container 500 ml, ordered in BOX, PCS (1 BOX = 24 PCS)",
+                                 "SBY-WH1: 180 PCS on hand, reorder point 480, below the reorder point"]),
+        "inventory_list_below_reorder": ({}, ["below the reorder point in your branch",
+                                              "BRG-0042 Plastic container 500 ml in SBY-WH1: 180 of 480 PCS, short 300 PCS"]),
+    }
+    for tool, (args, parts) in expect.items():
+        res = await session.call_tool(tool, args)
+        text = res.content[0].text
+        print(f"[{label}] {tool}: {text}")
+        check(not res.is_error and readable(text) and all(p in text for p in parts),
+              f"{label} {tool} answers in text with business numbers")
+        check(res.structured_content is not None, f"{label} {tool} keeps structuredContent")
+
 
 
 async def exercise(session, role, label):
@@ -77,9 +128,18 @@ async def exercise(session, role, label):
         check(draft.annotations.read_only_hint is False and draft.annotations.idempotent_hint is True
               and draft.annotations.destructive_hint is False and draft.annotations.open_world_hint is False,
               f"{label} draft annotations")
+        await texts(session, label)
         first = await session.call_tool("purchasing_create_po_draft", DRAFT)
         second = await session.call_tool("purchasing_create_po_draft", DRAFT)
         s1, s2 = first.structured_content, second.structured_content
+        t1, t2 = first.content[0].text, second.content[0].text
+        print(f"[{label}] draft text: {t1}")
+        print(f"[{label}] retry text: {t2}")
+        check(t1.startswith(f"Draft {s1['number']} for V-00231 (PT Sinar Plastik), 2 lines, total 1 140 000.00 IDR")
+              and "not sent to the vendor" in t1 and readable(t1), f"{label} draft text reads as a sentence")
+        check(isinstance(s1.get("po_id"), int), f"{label} the internal id stays in structuredContent")
+        check(t2.startswith(f"Returned the existing draft purchase order {s1['number']}")
+              and t2.endswith(t1), f"{label} the replay says so, then reads as the original")
         print(f"[{label}] first call: number={s1.get('number')} replayed={s1.get('replayed')}")
         print(f"[{label}] retry:      number={s2.get('number')} replayed={s2.get('replayed')}")
         check(not first.is_error and s1["replayed"] is False, f"{label} draft created")
@@ -110,6 +170,8 @@ async def over_http(env, url):
                     init = await session.initialize()
                     print(f"[http] negotiated protocol {init.protocol_version}")
                     await exercise(session, role, "http")
+    check(not any("Session termination failed" in m for m in client_warnings.messages),
+          f"http: clean disconnects log no error (client warnings: {client_warnings.messages})")
 
 
 RESTART_NOTE = "issue 15: resent after a reconnect and a restart"

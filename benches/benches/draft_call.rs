@@ -14,6 +14,8 @@
 //! Every iteration writes a new draft (a fresh `client_ref`). PostgreSQL runs only when
 //! `ERP_TOOLS_PG_URL` is set, in a schema of its own that is dropped afterwards.
 
+mod harness;
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,18 +24,27 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use erp_tools_benches::fixtures::{BenchDb, FloorShape, floor_draft};
 use erp_tools_benches::tools::order_arguments;
-use erp_tools_benches::{bench_registry, principal};
-use erp_tools_core::{Outcome, ToolCall, ToolRuntime};
+use erp_tools_benches::{bench_registry, pipeline_call, principal};
+use erp_tools_core::{Outcome, ToolRuntime};
 
 /// Lines per order.
 const LINES: usize = 3;
 
+/// The draft tool measured.
+const DRAFT: &str = "orders_create_order_draft";
+
+/// The hand-written transactions timed, by benchmark name.
+const FLOORS: [(&str, FloorShape); 3] = [
+    ("floor", FloorShape::OneCommit),
+    ("floor_pipeline_shape", FloorShape::PipelineShape),
+    (
+        "floor_pipeline_shape_async_attempt",
+        FloorShape::PipelineShapeAsyncAttempt,
+    ),
+];
+
 fn draft_call(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let rt = harness::runtime();
     let mut backends = vec![("sqlite", Some(rt.block_on(BenchDb::sqlite())))];
     backends.push(("postgres", rt.block_on(BenchDb::postgres(None))));
     let who = principal(&["orders:draft"]);
@@ -50,24 +61,10 @@ fn draft_call(c: &mut Criterion) {
 
         // Each path writes a draft before it is timed.
         rt.block_on(async {
-            let out = runtime
-                .call(
-                    &who_arc,
-                    ToolCall {
-                        agent_run_id: run.clone(),
-                        tool_call_id: "check".into(),
-                        name: "orders_create_order_draft".into(),
-                        arguments: order_arguments(&next_ref(), LINES),
-                    },
-                )
-                .await
-                .expect("pipeline call");
+            let args = order_arguments(&next_ref(), LINES);
+            let out = pipeline_call(&runtime, &who_arc, &run, "check", DRAFT, args).await;
             assert_eq!(out.outcome, Outcome::Ok, "{}", out.text);
-            for shape in [
-                FloorShape::OneCommit,
-                FloorShape::PipelineShape,
-                FloorShape::PipelineShapeAsyncAttempt,
-            ] {
+            for (_, shape) in FLOORS {
                 floor_draft(
                     &db.db,
                     shape,
@@ -91,59 +88,26 @@ fn draft_call(c: &mut Criterion) {
                 .sample_size(30)
                 .measurement_time(Duration::from_secs(10));
         }
-        group.bench_function("floor", |b| {
-            b.to_async(&rt).iter(|| async move {
-                let args = order_arguments(&next_ref(), LINES);
-                black_box(
-                    floor_draft(&db.db, FloorShape::OneCommit, who, run, "call-1", &args)
-                        .await
-                        .expect("floor"),
-                )
-            })
-        });
-        group.bench_function("floor_pipeline_shape", |b| {
-            b.to_async(&rt).iter(|| async move {
-                let args = order_arguments(&next_ref(), LINES);
-                black_box(
-                    floor_draft(&db.db, FloorShape::PipelineShape, who, run, "call-1", &args)
-                        .await
-                        .expect("floor"),
-                )
-            })
-        });
-        if name == "postgres" {
-            group.bench_function("floor_pipeline_shape_async_attempt", |b| {
+        for (floor, shape) in FLOORS {
+            // On SQLite the asynchronous attempt commit is the pipeline shape itself.
+            if shape == FloorShape::PipelineShapeAsyncAttempt && name != "postgres" {
+                continue;
+            }
+            group.bench_function(floor, |b| {
                 b.to_async(&rt).iter(|| async move {
                     let args = order_arguments(&next_ref(), LINES);
                     black_box(
-                        floor_draft(
-                            &db.db,
-                            FloorShape::PipelineShapeAsyncAttempt,
-                            who,
-                            run,
-                            "call-1",
-                            &args,
-                        )
-                        .await
-                        .expect("floor"),
+                        floor_draft(&db.db, shape, who, run, "call-1", &args)
+                            .await
+                            .expect("floor"),
                     )
                 })
             });
         }
         group.bench_function("erp_tools", |b| {
             b.to_async(&rt).iter(|| async move {
-                let out = runtime
-                    .call(
-                        who_arc,
-                        ToolCall {
-                            agent_run_id: run.clone(),
-                            tool_call_id: "call-1".into(),
-                            name: "orders_create_order_draft".into(),
-                            arguments: order_arguments(&next_ref(), LINES),
-                        },
-                    )
-                    .await
-                    .expect("pipeline call");
+                let args = order_arguments(&next_ref(), LINES);
+                let out = pipeline_call(runtime, who_arc, run, "call-1", DRAFT, args).await;
                 assert_eq!(out.outcome, Outcome::Ok);
                 black_box(out)
             })
@@ -157,10 +121,7 @@ fn draft_call(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .sample_size(50)
-        .warm_up_time(Duration::from_secs(2))
-        .measurement_time(Duration::from_secs(6));
+    config = harness::config(50, 6);
     targets = draft_call
 }
 criterion_main!(benches);

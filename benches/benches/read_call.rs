@@ -10,9 +10,10 @@
 //! and `sqlite` (one indexed `SELECT` on the read pool). The group `read_stages` times
 //! the pipeline's stages one by one, to show where the added time goes.
 
+mod harness;
+
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use erp_tools_benches::batch_audit::AuditBatcher;
@@ -20,25 +21,19 @@ use erp_tools_benches::fixtures::{ATTEMPT, BenchDb};
 use erp_tools_benches::plain::PlainServer;
 use erp_tools_benches::stages::{record_attempt, record_outcome_ok};
 use erp_tools_benches::tools::{self, ItemArgs};
-use erp_tools_benches::{bench_registry, connect_in_process, erp_server, principal};
-use erp_tools_core::{AuditEntry, Outcome, Target, ToolCall, ToolContext, ToolRuntime};
-use rmcp::model::{CallToolRequestParams, JsonObject};
+use erp_tools_benches::{
+    bench_registry, connect_in_process, erp_server, mcp_call, pipeline_call, principal,
+};
+use erp_tools_core::{AuditEntry, Outcome, Principal, Target, ToolContext, ToolRuntime};
+use rmcp::model::JsonObject;
 use serde_json::{Value, json};
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-}
 
 fn arguments() -> Value {
     json!({ "item_code": "BRG-0042" })
 }
 
 fn read_call(c: &mut Criterion) {
-    let rt = runtime();
+    let rt = harness::runtime();
     let db = rt.block_on(BenchDb::sqlite());
     let registry = bench_registry();
     let runtime = ToolRuntime::new(registry.clone(), db.db.clone());
@@ -60,25 +55,12 @@ fn read_call(c: &mut Criterion) {
     ] {
         // Every path must return the same item before it is timed.
         rt.block_on(async {
-            let out = runtime
-                .call(
-                    &who_arc,
-                    ToolCall {
-                        agent_run_id: "bench-run".into(),
-                        tool_call_id: "check".into(),
-                        name: tool.into(),
-                        arguments: arguments(),
-                    },
-                )
-                .await
-                .expect("pipeline call");
+            let out =
+                pipeline_call(&runtime, &who_arc, "bench-run", "check", tool, arguments()).await;
             assert_eq!(out.outcome, Outcome::Ok, "{}", out.text);
             assert_eq!(out.structured["name"], "Plastic container 500 ml");
             for client in [&erp_client, &plain_client] {
-                let r = client
-                    .call_tool(CallToolRequestParams::new(tool).with_arguments(args_obj.clone()))
-                    .await
-                    .expect("MCP call");
+                let r = mcp_call(client, tool, &args_obj).await;
                 assert_ne!(r.is_error, Some(true), "{r:?}");
                 let structured = r.structured_content.expect("structured content");
                 assert_eq!(structured["name"], "Plastic container 500 ml");
@@ -102,47 +84,28 @@ fn read_call(c: &mut Criterion) {
         });
         group.bench_function("b_pipeline", |b| {
             b.to_async(&rt).iter(|| async move {
-                let out = runtime
-                    .call(
-                        who_arc,
-                        ToolCall {
-                            agent_run_id: "bench-run".into(),
-                            tool_call_id: "call-1".into(),
-                            name: tool.into(),
-                            arguments: arguments(),
-                        },
-                    )
-                    .await
-                    .expect("pipeline call");
-                black_box(out)
+                let out = pipeline_call(runtime, who_arc, "bench-run", "call-1", tool, arguments());
+                black_box(out.await)
             })
         });
-        group.bench_function("c_mcp_erp", |b| {
-            b.to_async(&rt).iter(|| async move {
-                let r = erp_client
-                    .call_tool(CallToolRequestParams::new(tool).with_arguments(args_obj.clone()))
-                    .await
-                    .expect("MCP call");
-                black_box(r)
-            })
-        });
-        group.bench_function("d_mcp_rmcp", |b| {
-            b.to_async(&rt).iter(|| async move {
-                let r = plain_client
-                    .call_tool(CallToolRequestParams::new(tool).with_arguments(args_obj.clone()))
-                    .await
-                    .expect("MCP call");
-                black_box(r)
-            })
-        });
+        for (name, client) in [("c_mcp_erp", erp_client), ("d_mcp_rmcp", plain_client)] {
+            group.bench_function(name, |b| {
+                b.to_async(&rt)
+                    .iter(|| async move { black_box(mcp_call(client, tool, args_obj).await) })
+            });
+        }
         group.finish();
     }
 
     // The pipeline's stages, one by one (memory body: no handler I/O).
     let tool = registry.get("catalog_describe_item").expect("registered");
-    let entry = AuditEntry::new(&who, "bench-run", ATTEMPT)
-        .tool("catalog_describe_item", "call-1")
-        .arguments(&arguments());
+    // The audit row of a `catalog_describe_item` call, as the pipeline builds it.
+    let row = |who: &Principal, outcome: &'static str| {
+        AuditEntry::new(who, "bench-run", outcome)
+            .tool("catalog_describe_item", "call-1")
+            .arguments(&arguments())
+    };
+    let entry = row(&who, ATTEMPT);
     let audit_id = rt
         .block_on(record_attempt(&db.db, &entry))
         .expect("attempt row");
@@ -156,13 +119,7 @@ fn read_call(c: &mut Criterion) {
         b.iter(|| black_box(tool.validate(&args)))
     });
     group.bench_function("audit_entry_build", |b| {
-        b.iter(|| {
-            black_box(
-                AuditEntry::new(who, "bench-run", ATTEMPT)
-                    .tool("catalog_describe_item", "call-1")
-                    .arguments(&arguments()),
-            )
-        })
+        b.iter(|| black_box(row(who, ATTEMPT)))
     });
     group.bench_function("audit_attempt_insert", |b| {
         b.to_async(&rt)
@@ -188,13 +145,7 @@ fn read_call(c: &mut Criterion) {
     group.bench_function("body_with_batched_audit_row", |b| {
         b.to_async(&rt).iter(|| async move {
             let out = tools::memory_body("BRG-0042").await.expect("body");
-            batcher
-                .record(
-                    AuditEntry::new(who, "bench-run", "ok")
-                        .tool("catalog_describe_item", "call-1")
-                        .arguments(&arguments()),
-                )
-                .await;
+            batcher.record(row(who, "ok")).await;
             black_box(out)
         })
     });
@@ -206,14 +157,7 @@ fn read_call(c: &mut Criterion) {
     group.bench_function("body_with_audit_row_enqueued", |b| {
         b.to_async(&rt).iter(|| async move {
             let out = tools::memory_body("BRG-0042").await.expect("body");
-            queue
-                .send(
-                    AuditEntry::new(who, "bench-run", "ok")
-                        .tool("catalog_describe_item", "call-1")
-                        .arguments(&arguments()),
-                )
-                .await
-                .expect("queue open");
+            queue.send(row(who, "ok")).await.expect("queue open");
             black_box(out)
         })
     });
@@ -241,10 +185,7 @@ fn read_call(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .sample_size(60)
-        .warm_up_time(Duration::from_secs(2))
-        .measurement_time(Duration::from_secs(5));
+    config = harness::config(60, 5);
     targets = read_call
 }
 criterion_main!(benches);

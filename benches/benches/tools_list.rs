@@ -14,9 +14,10 @@
 //! Before timing, the setup checks that two lists share the same schema allocations
 //! (`Arc::ptr_eq`): schemas are built once, at registry build, never per list.
 
+mod harness;
+
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use erp_tools_benches::fixtures::BenchDb;
@@ -33,11 +34,7 @@ const SCOPES: [&str; 10] = [
 ];
 
 fn tools_list(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let rt = harness::runtime();
     let registry = Arc::new(gen500::erp_registry().build().expect("500-tool registry"));
     assert_eq!(registry.tools().len(), gen500::TOOL_COUNT);
     assert_eq!(registry.namespaces().len(), gen500::MODULE_COUNT);
@@ -108,10 +105,7 @@ fn tools_list(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default()
-        .sample_size(60)
-        .warm_up_time(Duration::from_secs(2))
-        .measurement_time(Duration::from_secs(5));
+    config = harness::config(60, 5);
     targets = tools_list
 }
 criterion_main!(benches);

@@ -8,6 +8,7 @@ use erp_tools_core::sqlx;
 use erp_tools_core::{AuditEntry, Database};
 use tokio::sync::mpsc;
 
+use crate::audit_columns::AuditColumns;
 use crate::fixtures::{SOURCE_RUNTIME, now_text};
 
 /// Largest batch written in one transaction.
@@ -45,20 +46,12 @@ async fn insert_rows(
             .bind(now.to_string())
             .bind(Some(now.to_string()))
             .bind(SOURCE_RUNTIME)
-            .bind(e.agent_run_id.clone())
-            .bind(e.tool_call_id.clone())
-            .bind(e.tool_name.clone())
-            .bind(e.user_id.clone())
-            .bind(e.branch_id)
-            .bind(e.branch_code.clone())
-            .bind(e.arguments.clone())
-            .bind(e.outcome.clone())
+            .call_columns(e)
             .bind(e.message.clone())
             .bind(None::<String>)
             .bind(None::<i64>)
             .bind(None::<String>)
-            .bind(e.model.clone())
-            .bind(e.prompt_version.clone());
+            .model_columns(e);
     }
     query.execute(conn).await?;
     Ok(())

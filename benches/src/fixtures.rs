@@ -4,10 +4,13 @@
 //! pipeline is compared with.
 
 use erp_tools_core::sqlx;
+use erp_tools_core::sqlx::any::AnyArguments;
+use erp_tools_core::sqlx::query::Query;
 use erp_tools_core::{AuditEntry, Backend, Database, Principal};
 use erp_tools_tests::db::{TestDb, ddl};
 use serde_json::Value;
 
+use crate::audit_columns::AuditColumns;
 use crate::tools::{OrderDraftArgs, insert_order};
 
 /// A process-unique suffix for run ids.
@@ -230,6 +233,8 @@ pub async fn floor_draft(
     )
     .await?;
     let response = serde_json::to_string(&draft).map_err(|e| sqlx::Error::Encode(e.into()))?;
+    let document = (id, draft.number.as_str());
+    let key = (agent_run_id, args.client_ref.as_str());
     match attempt_id {
         None => {
             sqlx::query(KEY_INSERT)
@@ -258,39 +263,29 @@ pub async fn floor_draft(
                     FloorShape::PipelineShapeMergedUpdates | FloorShape::Overlapped
                 ) =>
         {
-            sqlx::query(
+            let query = sqlx::query(
                 "WITH k AS (UPDATE erp_idempotency_keys SET document_type = $1, document_id = $2, \
                  document_number = $3, response = $4 WHERE agent_run_id = $5 AND client_ref = $6 \
                  RETURNING 1) \
                  UPDATE erp_audit_log SET outcome = $7, message = $8, document_type = $1, \
                  document_id = $2, document_number = $3, finished_at = $9 WHERE id = $10",
-            )
-            .bind("purchase_order")
-            .bind(id)
-            .bind(draft.number.clone())
-            .bind(response)
-            .bind(agent_run_id.to_string())
-            .bind(args.client_ref.clone())
-            .bind("ok")
-            .bind(None::<String>)
-            .bind(now_text())
-            .bind(audit_id)
-            .execute(&mut *tx)
-            .await?;
+            );
+            completed_key(query, document, response, key)
+                .bind("ok")
+                .bind(None::<String>)
+                .bind(now_text())
+                .bind(audit_id)
+                .execute(&mut *tx)
+                .await?;
         }
         Some(audit_id) => {
-            sqlx::query(
+            let query = sqlx::query(
                 "UPDATE erp_idempotency_keys SET document_type = $1, document_id = $2, \
                  document_number = $3, response = $4 WHERE agent_run_id = $5 AND client_ref = $6",
-            )
-            .bind("purchase_order")
-            .bind(id)
-            .bind(draft.number.clone())
-            .bind(response)
-            .bind(agent_run_id.to_string())
-            .bind(args.client_ref.clone())
-            .execute(&mut *tx)
-            .await?;
+            );
+            completed_key(query, document, response, key)
+                .execute(&mut *tx)
+                .await?;
             sqlx::query(
                 "UPDATE erp_audit_log SET outcome = $1, message = $2, document_type = $3, \
                  document_id = $4, document_number = $5, finished_at = $6 WHERE id = $7",
@@ -310,6 +305,24 @@ pub async fn floor_draft(
     Ok(id)
 }
 
+/// `query` with its first six parameters bound as the statements completing a claimed key
+/// row take them: the purchase order `(id, number)`, the `response`, and the key
+/// `(agent_run_id, client_ref)`.
+fn completed_key<'q>(
+    query: Query<'q, sqlx::Any, AnyArguments>,
+    (id, number): (i64, &str),
+    response: String,
+    (agent_run_id, client_ref): (&str, &str),
+) -> Query<'q, sqlx::Any, AnyArguments> {
+    query
+        .bind("purchase_order")
+        .bind(id)
+        .bind(number.to_string())
+        .bind(response)
+        .bind(agent_run_id.to_string())
+        .bind(client_ref.to_string())
+}
+
 /// Inserts one audit row on `executor`: finished (outcome as in `entry`, with the
 /// document) when `document_id` is given, otherwise an `attempt`-style open row.
 pub async fn audit_insert<'c, E>(
@@ -327,20 +340,12 @@ where
         .bind(now.to_string())
         .bind(finished.then(|| now.to_string()))
         .bind(SOURCE_RUNTIME)
-        .bind(entry.agent_run_id.clone())
-        .bind(entry.tool_call_id.clone())
-        .bind(entry.tool_name.clone())
-        .bind(entry.user_id.clone())
-        .bind(entry.branch_id)
-        .bind(entry.branch_code.clone())
-        .bind(entry.arguments.clone())
-        .bind(entry.outcome.clone())
+        .call_columns(entry)
         .bind(None::<String>)
         .bind(document_id.map(|_| "purchase_order"))
         .bind(document_id)
         .bind(document_number.map(str::to_string))
-        .bind(entry.model.clone())
-        .bind(entry.prompt_version.clone())
+        .model_columns(entry)
         .fetch_one(executor)
         .await
 }

@@ -3,6 +3,7 @@
 //! fixture crate's throw-away databases (`erp_tools_tests::db`), the hand-written
 //! "floor" transaction, and small statistics helpers.
 
+pub mod audit_columns;
 pub mod batch_audit;
 pub mod fixtures;
 pub mod plain;
@@ -20,8 +21,25 @@ pub mod gen500 {
 use std::sync::Arc;
 
 use erp_tools_core::mcp::ErpMcpServer;
-use erp_tools_core::{Principal, ToolRegistry, ToolRuntime};
+use erp_tools_core::{CallOutcome, Principal, ToolCall, ToolRegistry, ToolRuntime};
+use erp_tools_tests::mcp::Client;
 use erp_tools_tests::principals::BUYER;
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use serde_json::Value;
+
+/// The variants of a read call (benchmark 1), as results name them.
+pub const READ_VARIANTS: [&str; 4] = ["a_direct", "b_pipeline", "c_mcp_erp", "d_mcp_rmcp"];
+
+/// The variants of a draft call (benchmark 2) the interleaved rerun times on PostgreSQL,
+/// as results name them; on SQLite it times the first two and the last.
+pub const DRAFT_VARIANTS: [&str; 6] = [
+    "floor",
+    "floor_pipeline_shape",
+    "floor_pipeline_shape_async_attempt",
+    "floor_pipeline_shape_merged_updates",
+    "floor_overlapped_attempt_merged_updates",
+    "erp_tools",
+];
 
 /// An `rmcp` client connected to a server over an in-process `tokio::io::duplex` pipe,
 /// after the `initialize` handshake. The same transport is used for every server measured.
@@ -52,4 +70,37 @@ pub fn bench_registry() -> Arc<ToolRegistry> {
 /// An erp-tools MCP server for `principal` over `runtime`.
 pub fn erp_server(runtime: ToolRuntime, principal: Principal) -> ErpMcpServer {
     ErpMcpServer::with_principal(runtime, principal)
+}
+
+/// One call through the erp-tools pipeline (`ToolRuntime::call`): `tool` with
+/// `arguments` as `who`, in the agent run `run`, with the tool call id `call_id`. What the
+/// pipeline variants of benchmarks 1 and 2 time.
+pub async fn pipeline_call(
+    runtime: &ToolRuntime,
+    who: &Arc<Principal>,
+    run: &str,
+    call_id: &str,
+    tool: &str,
+    arguments: Value,
+) -> CallOutcome {
+    let call = ToolCall {
+        agent_run_id: run.into(),
+        tool_call_id: call_id.into(),
+        name: tool.into(),
+        arguments,
+    };
+    runtime.call(who, call).await.expect("pipeline call")
+}
+
+/// One MCP `tools/call` of `tool` with `arguments` (cloned) on `client`. What the MCP
+/// variants of benchmark 1 time.
+pub async fn mcp_call(
+    client: &Client,
+    tool: &'static str,
+    arguments: &JsonObject,
+) -> CallToolResult {
+    client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments.clone()))
+        .await
+        .expect("MCP call")
 }

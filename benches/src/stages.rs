@@ -1,11 +1,13 @@
 //! The two audit statements of a read call, as the framework runs them
 //! (`Database::record_attempt` and `Database::record_outcome`, which are crate-private),
 //! written out by hand so that benchmark 1 can time each stage on its own. Same SQL, same
-//! binds, same executor as `erp-tools-core/src/store/audit.rs`.
+//! binds (the entry's columns bound by [`AuditColumns`]), same executor as
+//! `erp-tools-core/src/store/audit.rs`.
 
 use erp_tools_core::sqlx::{self, Row};
 use erp_tools_core::{AuditEntry, Database};
 
+use crate::audit_columns::AuditColumns;
 use crate::fixtures::{ATTEMPT, SOURCE_RUNTIME, now_text};
 
 const INSERT_SQL: &str = "INSERT INTO erp_audit_log (at, finished_at, source, agent_run_id, \
@@ -26,20 +28,12 @@ pub async fn record_attempt(db: &Database, entry: &AuditEntry) -> Result<i64, sq
         .bind(now.clone())
         .bind(None::<String>)
         .bind(SOURCE_RUNTIME.to_string())
-        .bind(entry.agent_run_id.clone())
-        .bind(entry.tool_call_id.clone())
-        .bind(entry.tool_name.clone())
-        .bind(entry.user_id.clone())
-        .bind(entry.branch_id)
-        .bind(entry.branch_code.clone())
-        .bind(entry.arguments.clone())
-        .bind(entry.outcome.clone())
+        .call_columns(&entry)
         .bind(entry.message.clone())
         .bind(doc.map(|d| d.doc_type.clone()))
         .bind(doc.map(|d| d.id))
         .bind(doc.map(|d| d.number.clone()))
-        .bind(entry.model.clone())
-        .bind(entry.prompt_version.clone())
+        .model_columns(&entry)
         .bind(entry.step)
         .bind(entry.action_signature.clone())
         .fetch_one(db.pool())

@@ -1,6 +1,8 @@
 //! Medians, percentiles and spreads of repeated measurements, and the JSON summaries the
 //! benchmark binaries print.
 
+use std::path::Path;
+
 use serde::Serialize;
 
 /// Summary of a set of measurements.
@@ -47,6 +49,19 @@ impl Summary {
             self.max,
             d = digits
         )
+    }
+}
+
+/// Prints a benchmark binary's summary `value` as pretty JSON and, when `path` is given,
+/// writes it there too (creating its directory).
+pub fn emit_json(value: &serde_json::Value, path: Option<&Path>) {
+    let text = serde_json::to_string_pretty(value).expect("json");
+    println!("{text}");
+    if let Some(path) = path {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        std::fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
     }
 }
 

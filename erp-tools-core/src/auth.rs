@@ -47,8 +47,11 @@ pub const DEV_SIGNING_KEY: &[u8] =
 pub const DEV_ISSUER: &str = "urn:erp-tools:development-issuer";
 
 /// Audience (and resource URL) of development tokens: the MCP endpoint of a server run
-/// locally with default settings.
-pub const DEV_AUDIENCE: &str = "http://127.0.0.1:8787/mcp";
+/// locally with default settings, [`DEV_ADDR`] plus `/mcp`. The example serves there too.
+pub const DEV_AUDIENCE: &str = "http://127.0.0.1:8765/mcp";
+
+/// The address a development server listens on, matching [`DEV_AUDIENCE`].
+pub const DEV_ADDR: &str = "127.0.0.1:8765";
 
 /// Most clock difference tolerated when checking `exp` and `nbf`, in seconds.
 pub const CLOCK_SKEW_SECS: u64 = 5;
@@ -269,12 +272,27 @@ pub enum AuthError {
     /// The token has expired (or is not valid yet).
     #[error("the token has expired")]
     Expired,
-    /// The token was issued for another server.
-    #[error("the token was issued for another audience")]
-    WrongAudience,
+    /// The token was issued for another server: its `aud` claim is not this server's
+    /// resource URL.
+    #[error(
+        "the token was issued for another audience: expected {expected}, the token names {found}"
+    )]
+    WrongAudience {
+        /// This server's audience (its MCP URL).
+        expected: String,
+        /// The token's `aud` claim.
+        found: String,
+    },
     /// The token was issued by an unknown issuer.
-    #[error("the token was issued by an unknown issuer")]
-    WrongIssuer,
+    #[error(
+        "the token was issued by an unknown issuer: expected {expected}, the token names {found}"
+    )]
+    WrongIssuer {
+        /// The issuer this server accepts.
+        expected: String,
+        /// The token's `iss` claim.
+        found: String,
+    },
     /// A required claim is missing or has the wrong type.
     #[error("the token claims are invalid: {0}")]
     InvalidClaims(String),
@@ -285,19 +303,42 @@ pub enum AuthError {
 
 impl AuthError {
     /// A short description for the `error_description` of a `WWW-Authenticate` challenge:
-    /// no quotes or backslashes, nothing from the token itself.
-    pub fn description(&self) -> &'static str {
+    /// what was expected and what arrived for a wrong audience or issuer (claims, never the
+    /// token or the key), without quotes, backslashes or control characters.
+    pub fn description(&self) -> String {
         match self {
-            AuthError::Missing => "No bearer token was sent",
-            AuthError::Malformed => "The token is malformed",
-            AuthError::BadSignature => "The token signature is invalid",
-            AuthError::Expired => "The token has expired",
-            AuthError::WrongAudience => "The token was issued for another resource",
-            AuthError::WrongIssuer => "The token was issued by an unknown issuer",
-            AuthError::InvalidClaims(_) => "The token claims are invalid",
-            AuthError::Config(_) => "The server cannot check tokens",
+            AuthError::Missing => "No bearer token was sent".into(),
+            AuthError::Malformed => "The token is malformed".into(),
+            AuthError::BadSignature => "The token signature is invalid".into(),
+            AuthError::Expired => "The token has expired".into(),
+            AuthError::WrongAudience { expected, found } => format!(
+                "The token was issued for another resource: expected {}, the token names {}",
+                header_safe(expected),
+                header_safe(found)
+            ),
+            AuthError::WrongIssuer { expected, found } => format!(
+                "The token was issued by an unknown issuer: expected {}, the token names {}",
+                header_safe(expected),
+                header_safe(found)
+            ),
+            AuthError::InvalidClaims(_) => "The token claims are invalid".into(),
+            AuthError::Config(_) => "The server cannot check tokens".into(),
         }
     }
+}
+
+/// A claim as it may appear inside a quoted header parameter: visible ASCII without `"`
+/// or `\`, at most 120 characters.
+fn header_safe(value: &str) -> String {
+    let mut out: String = value
+        .chars()
+        .filter(|c| c.is_ascii_graphic() && *c != '"' && *c != '\\')
+        .take(120)
+        .collect();
+    if out.is_empty() {
+        out.push_str("(none)");
+    }
+    out
 }
 
 /// Signs `claims` with the configured key. Use [`mint`] for the usual case; this is for
@@ -323,22 +364,50 @@ pub fn verify_claims(config: &TokenConfig, token: &str) -> Result<Claims, AuthEr
     // A header that does not parse is a malformed token; JSON errors after this point
     // come from the (signed) claims.
     jsonwebtoken::decode_header(token).map_err(|_| AuthError::Malformed)?;
-    let data = jsonwebtoken::decode::<Claims>(token, &key, &config.validation()).map_err(|e| {
-        match e.kind() {
-            ErrorKind::InvalidSignature | ErrorKind::InvalidAlgorithm => AuthError::BadSignature,
-            ErrorKind::ExpiredSignature | ErrorKind::ImmatureSignature => AuthError::Expired,
-            ErrorKind::InvalidAudience => AuthError::WrongAudience,
-            ErrorKind::InvalidIssuer => AuthError::WrongIssuer,
-            ErrorKind::MissingRequiredClaim(c) => {
-                AuthError::InvalidClaims(format!("the `{c}` claim is missing"))
+    let data =
+        jsonwebtoken::decode::<Claims>(token, &key, &config.validation()).map_err(|e| {
+            match e.kind() {
+                ErrorKind::InvalidSignature | ErrorKind::InvalidAlgorithm => {
+                    AuthError::BadSignature
+                }
+                ErrorKind::ExpiredSignature | ErrorKind::ImmatureSignature => AuthError::Expired,
+                ErrorKind::InvalidAudience => AuthError::WrongAudience {
+                    expected: config.audience.clone(),
+                    found: String::new(),
+                },
+                ErrorKind::InvalidIssuer => AuthError::WrongIssuer {
+                    expected: config.issuer.clone(),
+                    found: String::new(),
+                },
+                ErrorKind::MissingRequiredClaim(c) => {
+                    AuthError::InvalidClaims(format!("the `{c}` claim is missing"))
+                }
+                ErrorKind::InvalidClaimFormat(c) => {
+                    AuthError::InvalidClaims(format!("the `{c}` claim has the wrong type"))
+                }
+                ErrorKind::Json(err) => AuthError::InvalidClaims(err.to_string()),
+                _ => AuthError::Malformed,
             }
-            ErrorKind::InvalidClaimFormat(c) => {
-                AuthError::InvalidClaims(format!("the `{c}` claim has the wrong type"))
-            }
-            ErrorKind::Json(err) => AuthError::InvalidClaims(err.to_string()),
-            _ => AuthError::Malformed,
+        });
+    let data = match data {
+        Err(AuthError::WrongAudience { expected, .. }) => {
+            return Err(AuthError::WrongAudience {
+                expected,
+                found: signed_claims(config, token, &key)
+                    .map(|c| c.aud)
+                    .unwrap_or_default(),
+            });
         }
-    })?;
+        Err(AuthError::WrongIssuer { expected, .. }) => {
+            return Err(AuthError::WrongIssuer {
+                expected,
+                found: signed_claims(config, token, &key)
+                    .map(|c| c.iss)
+                    .unwrap_or_default(),
+            });
+        }
+        other => other?,
+    };
     let claims = data.claims;
     if claims.sub.trim().is_empty() || claims.branch_code.trim().is_empty() {
         return Err(AuthError::InvalidClaims(
@@ -354,6 +423,17 @@ pub fn verify_claims(config: &TokenConfig, token: &str) -> Result<Claims, AuthEr
         )));
     }
     Ok(claims)
+}
+
+/// The claims of a token whose signature and expiry check out but whose audience or
+/// issuer did not: read only to say what the token names.
+fn signed_claims(config: &TokenConfig, token: &str, key: &DecodingKey) -> Option<Claims> {
+    let mut v = config.validation();
+    v.validate_aud = false;
+    v.iss = None;
+    jsonwebtoken::decode::<Claims>(token, key, &v)
+        .ok()
+        .map(|d| d.claims)
 }
 
 /// Verifies `token` (signature, expiry, audience, issuer) and returns the caller.
@@ -410,16 +490,41 @@ mod tests {
 
         let mut claims = Claims::for_principal(&c, &buyer(), Duration::from_secs(60));
         claims.aud = "https://other.test/mcp".into();
+        let err = verify(&c, &encode(&c, &claims)).unwrap_err();
         assert_eq!(
-            verify(&c, &encode(&c, &claims)),
-            Err(AuthError::WrongAudience)
+            err,
+            AuthError::WrongAudience {
+                expected: "https://erp.test/mcp".into(),
+                found: "https://other.test/mcp".into()
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "the token was issued for another audience: expected https://erp.test/mcp, the \
+             token names https://other.test/mcp"
+        );
+        assert_eq!(
+            err.description(),
+            "The token was issued for another resource: expected https://erp.test/mcp, the \
+             token names https://other.test/mcp"
+        );
+        // A claim cannot break out of the quoted header parameter.
+        claims.aud = "x\", error=\"forged\\".into();
+        let err = verify(&c, &encode(&c, &claims)).unwrap_err();
+        assert!(
+            err.description()
+                .ends_with("the token names x,error=forged"),
+            "{err:?}"
         );
 
         let mut claims = Claims::for_principal(&c, &buyer(), Duration::from_secs(60));
         claims.iss = "https://evil.test".into();
         assert_eq!(
             verify(&c, &encode(&c, &claims)),
-            Err(AuthError::WrongIssuer)
+            Err(AuthError::WrongIssuer {
+                expected: "https://id.test".into(),
+                found: "https://evil.test".into()
+            })
         );
 
         for run in ["r".repeat(300 * 1024), "run é".to_string(), String::new()] {

@@ -48,6 +48,8 @@ pub(crate) struct StoredKey {
     pub branch_id: i64,
     pub document: Option<DocumentRef>,
     pub response: Option<Value>,
+    /// The response as rendered for the model, if the output type renders itself.
+    pub response_text: Option<String>,
 }
 
 /// What a key that was already claimed means for a new call with the same key.

@@ -64,6 +64,54 @@ impl ToolError {
     }
 }
 
+/// A failure that is a bug in the tool itself (its code or its declaration): retrying
+/// cannot help, so the model is told not to. `detail` goes to the log and audit only.
+#[cfg(feature = "runtime")]
+pub(crate) fn tool_bug(tool: &str, detail: impl fmt::Display) -> ToolError {
+    ToolError::new(
+        ToolErrorKind::Internal,
+        format!("The tool `{tool}` could not complete this call because of a bug in the tool."),
+    )
+    .next_step(format!(
+        "Retrying cannot help: do not call `{tool}` again in this run. Tell the user that \
+         `{tool}` is broken and needs fixing by the people who maintain it."
+    ))
+    .with_details(Value::String(detail.to_string()))
+}
+
+// ---- building a registry or an agent (told to the developer, not to a model) -----------
+
+/// A module description that does not say what the module cannot do.
+pub(crate) fn module_without_cannot(module: &str, description: &str) -> String {
+    let shown = if description.trim().is_empty() {
+        "is empty".to_string()
+    } else {
+        format!(
+            "\"{}\" does not say what the module cannot do",
+            description.trim()
+        )
+    };
+    format!(
+        "the description of module `{module}` {shown}: add a sentence such as \"Cannot \
+         approve, send or post orders.\" or \"Read only.\", so a model stops looking for \
+         tools that do not exist"
+    )
+}
+
+/// A policy rule naming a tool the registry does not have.
+#[cfg(feature = "agent")]
+pub(crate) fn policy_unknown_tool(rule: &str, tool: &str, suggestion: Option<&str>) -> String {
+    let hint = match suggestion {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => "check the spelling against the registry's tool names".to_string(),
+    };
+    if tool.ends_with('*') {
+        format!("the policy's {rule} rule for `{tool}` matches no registered tool; {hint}")
+    } else {
+        format!("the policy's {rule} rule names `{tool}`, which is not a registered tool; {hint}")
+    }
+}
+
 // ---- generated code ----------------------------------------------------------------------
 
 /// Validated arguments that serde could not read into the handler's type (a mismatch
@@ -140,10 +188,13 @@ pub(crate) fn invalid_arguments(tool: &str, tier: Tier, listed: &[String]) -> To
 /// A draft tool whose arguments have no `client_ref` string: a bug in the tool.
 #[cfg(feature = "runtime")]
 pub(crate) fn client_ref_undeclared(tool: &str) -> ToolError {
-    ToolError::internal(format!(
-        "draft tool `{tool}` has no top-level `client_ref` string in its arguments \
+    tool_bug(
+        tool,
+        format!(
+            "draft tool `{tool}` has no top-level `client_ref` string in its arguments \
          (declare `client_ref: String`)"
-    ))
+        ),
+    )
     .not_done(NO_DRAFT_CREATED)
 }
 
@@ -232,9 +283,10 @@ pub(crate) fn limit_unreadable(
 /// A limit whose maximum is not a number: every call is refused until it is fixed.
 #[cfg(feature = "runtime")]
 pub(crate) fn limit_misconfigured(tool: &str, tier: Tier, path: &str, max: &str) -> ToolError {
-    ToolError::internal(format!(
-        "the limit on `{path}` of `{tool}` has a maximum that is not a decimal: {max}"
-    ))
+    tool_bug(
+        tool,
+        format!("the limit on `{path}` of `{tool}` has a maximum that is not a decimal: {max}"),
+    )
     .not_done(not_done(tier))
 }
 
@@ -249,10 +301,13 @@ pub(crate) fn handler_panicked(tier: Tier, panic: &str) -> ToolError {
 /// A draft handler returned `Ok` without recording its document.
 #[cfg(feature = "runtime")]
 pub(crate) fn document_not_recorded(tool: &str) -> ToolError {
-    ToolError::internal(format!(
-        "draft tool `{tool}` returned Ok without calling DraftTx::record_document; its \
+    tool_bug(
+        tool,
+        format!(
+            "draft tool `{tool}` returned Ok without calling DraftTx::record_document; its \
          transaction was rolled back"
-    ))
+        ),
+    )
     .not_done(NO_DRAFT_CREATED)
 }
 
@@ -424,3 +479,23 @@ pub(crate) const CALL_TIMED_OUT: &str = "The call ran out of time. It is not kno
 pub(crate) const CALL_FAILED_INSIDE: &str = "The call failed inside the server. It is not \
      known whether it took effect; if you retry, reuse the same client_ref so it cannot \
      happen twice, otherwise tell the user.";
+
+#[cfg(all(test, feature = "runtime"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_forgotten_record_document_is_a_bug_not_a_reason_to_retry() {
+        let e = document_not_recorded("purchasing_create_po_draft");
+        let text = e.to_string();
+        assert_eq!(e.kind(), ToolErrorKind::Internal);
+        assert!(text.contains("bug in the tool"), "{text}");
+        assert!(text.contains("Retrying cannot help"), "{text}");
+        assert!(!text.contains("Try the same call again"), "{text}");
+        assert!(text.ends_with(NO_DRAFT_CREATED), "{text}");
+        // The detail (what the developer must fix) is logged, not told to the model.
+        assert!(!text.contains("record_document"), "{text}");
+        let detail = e.details().and_then(Value::as_str).unwrap_or_default();
+        assert!(detail.contains("DraftTx::record_document"), "{detail}");
+    }
+}

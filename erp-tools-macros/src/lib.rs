@@ -55,6 +55,33 @@ pub fn erp_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool(attr.into(), item.into()).into()
 }
 
+/// Declares a tool argument type: `#[derive(Deserialize, ToolArgs)]`, with serde reached
+/// through erp-tools-core, so the crate needs no `serde` dependency of its own.
+///
+/// ```text
+/// #[tool_args]
+/// struct PoLine { item_code: String, qty: Decimal, uom: Uom }
+/// ```
+///
+/// serde attributes (`#[serde(rename_all = "camelCase")]`, ...) and other derives go on the
+/// item as usual. A crate that depends on serde itself may write the two derives instead.
+#[proc_macro_attribute]
+pub fn tool_args(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::tool_args(attr.into(), item.into()).into()
+}
+
+/// Declares a tool output type: `#[derive(Serialize, JsonSchema)]`, with serde and
+/// schemars reached through erp-tools-core (no dependency of the crate's own).
+///
+/// ```text
+/// #[tool_output]
+/// struct PoDraft { number: String, total: Decimal }
+/// ```
+#[proc_macro_attribute]
+pub fn tool_output(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::tool_output(attr.into(), item.into()).into()
+}
+
 /// Derives `ToolArgs` for a struct with named fields or an enum of unit variants.
 ///
 /// The schema follows serde's wire names (`rename`, `rename_all`, `flatten`, `skip`);

@@ -138,3 +138,27 @@ pub async fn branch_id(db: &Database, code: &str) -> Result<Option<i64>, sqlx::E
 pub fn dec(s: &str) -> rust_decimal::Decimal {
     s.parse().unwrap_or_default()
 }
+
+/// An amount as people read it: two decimals, thousands grouped by spaces
+/// (`1 250 000.00`).
+pub fn money(amount: rust_decimal::Decimal) -> String {
+    let fixed = format!("{:.2}", amount.round_dp(2));
+    let (sign, digits) = match fixed.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", fixed.as_str()),
+    };
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, "00"));
+    let mut grouped = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            grouped.push(' ');
+        }
+        grouped.push(c);
+    }
+    format!("{sign}{grouped}.{frac}")
+}
+
+/// A quantity without trailing zeros (`20`, `2.5`).
+pub fn qty(q: rust_decimal::Decimal) -> String {
+    q.normalize().to_string()
+}

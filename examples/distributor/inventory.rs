@@ -9,6 +9,9 @@ pub const DESCRIPTION: &str = "Inventory for the caller's branch: stock on hand,
 
 use crate::data::dec;
 
+#[path = "inventory_texts.rs"]
+mod texts;
+
 /// Arguments of `inventory_get_stock`.
 #[derive(Deserialize, ToolArgs)]
 pub struct GetStockArgs {

@@ -52,7 +52,7 @@ enum Command {
         #[arg(long)]
         stdio: bool,
         /// Address for streamable HTTP.
-        #[arg(long, default_value = "127.0.0.1:8765")]
+        #[arg(long, default_value = DEFAULT_ADDR)]
         addr: SocketAddr,
     },
     /// Print a development token for a user, branch and scopes.
@@ -86,8 +86,10 @@ enum Command {
     Report,
 }
 
-const DEFAULT_ADDR: &str = "127.0.0.1:8765";
-const DEFAULT_RESOURCE: &str = "http://127.0.0.1:8765/mcp";
+/// The framework's development defaults: tokens minted by `token` without `--resource`
+/// are for the server `serve` starts without `--addr`.
+const DEFAULT_ADDR: &str = auth::DEV_ADDR;
+const DEFAULT_RESOURCE: &str = auth::DEV_AUDIENCE;
 
 /// The token settings: `ERP_TOOLS_SIGNING_KEY` (and `ERP_TOOLS_ISSUER`) when set, the
 /// clearly labelled development key otherwise. Tokens are for `resource`.

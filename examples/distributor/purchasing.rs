@@ -10,6 +10,9 @@ pub const DESCRIPTION: &str = "Purchasing for the caller's branch: search vendor
 
 use crate::data::dec;
 
+#[path = "purchasing_texts.rs"]
+mod texts;
+
 /// Status of a purchase order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema, ToolArgs)]
 #[serde(rename_all = "lowercase")]

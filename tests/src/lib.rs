@@ -7,7 +7,10 @@
 //! - [`principals`]: the people who call the tools (buyer, warehouse clerk, a buyer of the
 //!   other branch, ...);
 //! - [`ids`]: unique run ids and name suffixes;
-//! - [`mcp`]: an in-process MCP client and the checks every transport must pass;
+//! - [`mcp`]: an in-process MCP client, tool calls, and the checks every transport must
+//!   pass;
+//! - [`exports`]: a registry's tools as each provider is shown them, checked;
+//! - [`http`]: the MCP server over streamable HTTP, its clients and raw requests;
 //! - [`agent`]: scripted-model helpers for the agent loop.
 //!
 //! A scenario written once as `async fn(&TestDb)` runs on both backends with
@@ -16,6 +19,8 @@
 pub mod agent;
 pub mod app;
 pub mod db;
+pub mod exports;
+pub mod http;
 pub mod ids;
 pub mod mcp;
 pub mod principals;
@@ -24,12 +29,18 @@ pub mod principals;
 /// `$name::postgres`. Without `ERP_TOOLS_PG_URL` the PostgreSQL test prints
 /// `skipped: ERP_TOOLS_PG_URL not set` and passes.
 ///
+/// `on_both_backends!($scenario)` names the tests after the scenario itself.
+///
 /// ```text
 /// async fn replay(t: &TestDb) { /* ... */ }
 /// on_both_backends!(replay_returns_the_original_result, crate::replay);
+/// on_both_backends!(replay);
 /// ```
 #[macro_export]
 macro_rules! on_both_backends {
+    ($scenario:ident) => {
+        $crate::on_both_backends!($scenario, super::$scenario);
+    };
     ($name:ident, $scenario:path) => {
         mod $name {
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -6,9 +6,14 @@ use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
+use crate::app::tools::CREATE_PO_DRAFT;
+
+/// An `rmcp` client, connected and initialized.
+pub type Client = RunningService<RoleClient, ()>;
+
 /// An `rmcp` client connected to `server` over an in-process `tokio::io::duplex` pipe
 /// (the async read/write transport stdio uses), after the `initialize` handshake.
-pub async fn connect_in_process<S>(server: S) -> RunningService<RoleClient, ()>
+pub async fn connect_in_process<S>(server: S) -> Client
 where
     S: rmcp::ServerHandler,
 {
@@ -32,6 +37,48 @@ pub fn call(name: impl Into<String>, arguments: Value) -> CallToolRequestParams 
         .expect("arguments are an object")
         .clone();
     CallToolRequestParams::new(name.into()).with_arguments(arguments)
+}
+
+/// `tools/call` of `tool` with `arguments` on `client`: the result, which may be a tool
+/// error (a protocol error panics).
+pub async fn call_tool(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
+    client
+        .call_tool(call(tool, arguments))
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: a tool result, not {e}"))
+}
+
+/// [`call_tool`], asserting that the call succeeded: its `structuredContent`.
+pub async fn call_ok(client: &Client, tool: &str, arguments: Value) -> Value {
+    let result = call_tool(client, tool, arguments).await;
+    assert_eq!(result.is_error, Some(false), "{tool}: {}", text_of(&result));
+    result.structured_content.expect("structuredContent")
+}
+
+/// A draft result's `(number, replayed)`, after asserting that the call succeeded.
+pub fn drafted(result: &CallToolResult) -> (String, bool) {
+    assert_eq!(result.is_error, Some(false), "{}", text_of(result));
+    let s = result
+        .structured_content
+        .as_ref()
+        .expect("structuredContent");
+    (
+        s["number"].as_str().expect("number").to_string(),
+        s["replayed"].as_bool().expect("replayed"),
+    )
+}
+
+/// Sends the purchase order draft `arguments` on `client`: the draft's `(number,
+/// replayed)`, after asserting that the call succeeded.
+pub async fn draft_po(client: &Client, arguments: &Value) -> (String, bool) {
+    drafted(&call_tool(client, CREATE_PO_DRAFT, arguments.clone()).await)
+}
+
+/// Asserts that `result` is an error result whose text contains `expected`.
+pub fn assert_error_text(result: &CallToolResult, expected: &str) {
+    let text = text_of(result);
+    assert_eq!(result.is_error, Some(true), "{text}");
+    assert!(text.contains(expected), "expected {expected:?} in {text:?}");
 }
 
 /// The text of the first content block.

@@ -77,6 +77,23 @@ pub const OTHER_BRANCH_BUYER: Role = Role {
     scopes: BUYER.scopes,
 };
 
+/// Another buyer of Surabaya, with the same scopes as [`BUYER`]: someone else in the same
+/// branch.
+pub const SECOND_BUYER: Role = Role {
+    user_id: "u-second-buyer",
+    branch: SBY,
+    role: "buyer",
+    scopes: BUYER.scopes,
+};
+
+/// [`BUYER`]'s user id at Jakarta: the same user id in another branch is another person.
+pub const BUYER_IN_JAKARTA: Role = Role {
+    user_id: BUYER.user_id,
+    branch: JKT,
+    role: "buyer",
+    scopes: BUYER.scopes,
+};
+
 /// Pays Surabaya's vendors: reads vendors, drafts payment requests.
 pub const ACCOUNTANT: Role = Role {
     user_id: "u-accountant",

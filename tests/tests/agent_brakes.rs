@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use erp_tools_core::Target;
 use erp_tools_core::agent::{
-    AgentEventKind, ManualClock, ModelAction, ResultStatus, RunRequest, RunStatus, ScriptedModel,
+    AgentEventKind, ModelAction, ResultStatus, RunRequest, RunStatus, ScriptedModel,
     action_signature,
 };
-use erp_tools_tests::agent::{agent, lookup, pay, policy, results};
-use erp_tools_tests::app::App;
+use erp_tools_tests::agent::{Deployment, events_of, lookup, pay, results, run_as, run_request};
 use erp_tools_tests::app::faults::{VENDOR_HANGS, advance_when_hanging};
+use erp_tools_tests::app::runtime_rows;
 use erp_tools_tests::app::seed::{ITEM, VENDOR};
 use erp_tools_tests::app::tools::{
     CREATE_PAYMENT_REQUEST_DRAFT, CREATE_PO_DRAFT, GET_PO, GET_VENDOR_SUMMARY, SEARCH_VENDORS,
@@ -25,56 +25,40 @@ use serde_json::json;
 /// Every step is new and legal (a different vendor each time), so only the step budget
 /// can stop the run: it stops after exactly `max_steps` executed calls.
 async fn step_budget_stops_a_model_that_never_finishes(t: &TestDb) {
-    let app = App::new(&t.db).await;
-    let clock = ManualClock::new();
-    let agent = agent(&app, policy(), &clock).max_steps(5);
+    let d = Deployment::new(&t.db).await;
+    let agent = d.agent().max_steps(5);
     let mut n = 0;
     let mut model = ScriptedModel::from_fn(move |_, _| {
         n += 1;
         lookup(&format!("V-{n:05}"))
     });
-    let out = agent
-        .run(&MANAGER.shared(), &mut model, "Find me a good vendor")
-        .await;
+    let out = run_as(&agent, MANAGER, &mut model, "Find me a good vendor").await;
 
     assert_eq!(out.status, RunStatus::StepLimit);
     assert_eq!(out.steps, 5);
     assert_eq!(model.calls(), 5, "the model is not asked a sixth time");
-    let runtime_rows = app
-        .audit(&out.run_id)
-        .await
-        .into_iter()
-        .filter(|r| r.source == "runtime")
-        .count();
-    assert_eq!(runtime_rows, 5, "five calls reached the runtime, no more");
+    let rows = runtime_rows(d.app.db(), Some(&out.run_id)).await;
+    assert_eq!(rows.len(), 5, "five calls reached the runtime, no more");
     let results = results(&out.history);
     assert_eq!(results.len(), 5);
     // V-00001 and V-00002 exist; the others are honest not-found tool errors.
     assert_eq!(results[0].status, ResultStatus::Ok);
     assert_eq!(results[2].status, ResultStatus::ToolError);
+    let lines = d.app.audit_lines(&out.run_id).await;
     assert!(
-        app.audit_lines(&out.run_id)
-            .await
-            .last()
-            .unwrap()
-            .starts_with("agent:stopped")
+        lines.last().unwrap().starts_with("agent:stopped"),
+        "{lines:?}"
     );
 }
-on_both_backends!(
-    step_budget_stops_a_model_that_never_finishes,
-    crate::step_budget_stops_a_model_that_never_finishes
-);
+on_both_backends!(step_budget_stops_a_model_that_never_finishes);
 
 /// The same lookup again and again: repeat detection stops it on the third proposal,
 /// long before the step budget, and the third call is never executed.
 async fn repeated_identical_action_is_no_progress(t: &TestDb) {
-    let app = App::new(&t.db).await;
-    let clock = ManualClock::new();
-    let agent = agent(&app, policy(), &clock).max_steps(20);
+    let d = Deployment::new(&t.db).await;
+    let agent = d.agent().max_steps(20);
     let mut model = ScriptedModel::new([lookup(VENDOR)]).repeat_last();
-    let out = agent
-        .run(&MANAGER.shared(), &mut model, "Check vendor V-00001")
-        .await;
+    let out = run_as(&agent, MANAGER, &mut model, "Check vendor V-00001").await;
 
     let expected = action_signature(GET_VENDOR_SUMMARY, &json!({"vendor_code": VENDOR}));
     assert_eq!(
@@ -84,55 +68,42 @@ async fn repeated_identical_action_is_no_progress(t: &TestDb) {
         }
     );
     assert_eq!(out.steps, 3);
-    let started = out
-        .audit
-        .iter()
-        .filter(|e| e.kind == AgentEventKind::Started)
-        .count();
-    assert_eq!(started, 2, "the repeated third call is not executed");
-    let lines = app.audit_lines(&out.run_id).await;
+    assert_eq!(
+        events_of(&out, AgentEventKind::Started),
+        2,
+        "the repeated third call is not executed"
+    );
+    let lines = d.app.audit_lines(&out.run_id).await;
     assert_eq!(
         lines.iter().filter(|l| l.starts_with("runtime:ok")).count(),
         2,
         "{lines:?}"
     );
 }
-on_both_backends!(
-    repeated_identical_action_is_no_progress,
-    crate::repeated_identical_action_is_no_progress
-);
+on_both_backends!(repeated_identical_action_is_no_progress);
 
 /// Reordering keys (at every depth) and respelling decimals does not make an action new:
 /// a draft proposed three times with shuffled arguments is still caught, and because the
 /// runtime hashes the same canonical form, the second proposal is a replay, not a second
 /// document.
 async fn repeated_action_with_reordered_keys_is_still_detected(t: &TestDb) {
-    let app = App::new(&t.db).await;
-    let clock = ManualClock::new();
-    let agent = agent(&app, policy(), &clock).max_steps(20);
-    let mut model = ScriptedModel::new([
-        ModelAction::tool_call(
-            CREATE_PO_DRAFT,
+    let d = Deployment::new(&t.db).await;
+    let agent = d.agent().max_steps(20);
+    let mut model = ScriptedModel::new(
+        [
             json!({
             "vendor_code": VENDOR, "needed_by": "2026-12-01", "client_ref": "reorder-1",
             "lines": [{"item_code": ITEM, "qty": "24", "uom": "BOX"}]}),
-        ),
-        ModelAction::tool_call(
-            CREATE_PO_DRAFT,
             json!({
             "lines": [{"uom": "BOX", "qty": "24.0", "item_code": ITEM}],
             "client_ref": "reorder-1", "needed_by": "2026-12-01", "vendor_code": VENDOR}),
-        ),
-        ModelAction::tool_call(
-            CREATE_PO_DRAFT,
             json!({
             "client_ref": "reorder-1", "needed_by": "2026-12-01",
             "lines": [{"qty": "24.00", "item_code": ITEM, "uom": "BOX"}], "vendor_code": VENDOR}),
-        ),
-    ]);
-    let out = agent
-        .run(&MANAGER.shared(), &mut model, "Reorder BRG-0042")
-        .await;
+        ]
+        .map(|arguments| ModelAction::tool_call(CREATE_PO_DRAFT, arguments)),
+    );
+    let out = run_as(&agent, MANAGER, &mut model, "Reorder BRG-0042").await;
 
     assert!(
         matches!(out.status, RunStatus::NoProgress { .. }),
@@ -142,94 +113,70 @@ async fn repeated_action_with_reordered_keys_is_still_detected(t: &TestDb) {
     let results = results(&out.history);
     assert_eq!(results[0].status, ResultStatus::Ok);
     assert_eq!(results[1].status, ResultStatus::Replayed);
-    assert_eq!(app.purchase_orders().await.len(), 1, "one document");
+    assert_eq!(d.app.purchase_orders().await.len(), 1, "one document");
 }
-on_both_backends!(
-    repeated_action_with_reordered_keys_is_still_detected,
-    crate::repeated_action_with_reordered_keys_is_still_detected
-);
+on_both_backends!(repeated_action_with_reordered_keys_is_still_detected);
 
 /// Each model turn takes 50 simulated seconds; with a 120-second budget the run ends
 /// with `timeout` after the third turn and its proposal is not executed.
 async fn timeout_with_a_fake_clock(t: &TestDb) {
-    let app = App::new(&t.db).await;
-    let clock = ManualClock::new();
-    let agent = agent(&app, policy(), &clock)
-        .timeout(Duration::from_secs(120))
-        .max_steps(50);
-    let model_clock = clock.clone();
+    let d = Deployment::new(&t.db).await;
+    let agent = d.agent().timeout(Duration::from_secs(120)).max_steps(50);
+    let model_clock = d.clock.clone();
     let mut n = 0;
     let mut model = ScriptedModel::from_fn(move |_, _| {
         model_clock.advance(Duration::from_secs(50));
         n += 1;
         lookup(&format!("V-{n:05}"))
     });
-    let out = agent
-        .run(&MANAGER.shared(), &mut model, "Look around")
-        .await;
+    let out = run_as(&agent, MANAGER, &mut model, "Look around").await;
 
     assert_eq!(out.status, RunStatus::Timeout);
     assert_eq!(out.steps, 3);
     assert_eq!(out.elapsed, Duration::from_secs(150));
-    let started = out
-        .audit
-        .iter()
-        .filter(|e| e.kind == AgentEventKind::Started)
-        .count();
     assert_eq!(
-        started, 2,
+        events_of(&out, AgentEventKind::Started),
+        2,
         "the proposal that arrived after the deadline did not run"
     );
 }
-on_both_backends!(timeout_with_a_fake_clock, crate::timeout_with_a_fake_clock);
+on_both_backends!(timeout_with_a_fake_clock);
 
 /// A tool call that never returns is bounded too: the call is abandoned at the deadline,
 /// its transaction rolls back (no half-written payment request), the audit keeps the
 /// attempt, and the model is told the outcome is unknown.
 async fn a_hanging_tool_call_is_bounded_by_the_timeout(t: &TestDb) {
-    let app = App::new(&t.db).await;
-    let clock = ManualClock::new();
+    let d = Deployment::new(&t.db).await;
     let run = new_run();
-    advance_when_hanging(&run, &clock);
-    let agent = agent(&app, policy(), &clock).timeout(Duration::from_secs(60));
+    advance_when_hanging(&run, &d.clock);
+    let agent = d.agent().timeout(Duration::from_secs(60));
     let mut model = ScriptedModel::new([pay(VENDOR_HANGS, "100", "slow-1")]);
-    let out = agent
-        .run_with(
-            &MANAGER.shared(),
-            &mut model,
-            RunRequest::new("Pay the slow vendor").run_id(&run),
-        )
-        .await;
+    let request = RunRequest::new("Pay the slow vendor").run_id(&run);
+    let out = run_request(&agent, MANAGER, &mut model, request).await;
 
     assert_eq!(out.status, RunStatus::Timeout);
     assert!(
-        app.payment_requests().await.is_empty(),
+        d.app.payment_requests().await.is_empty(),
         "the abandoned write was rolled back"
     );
     let last = results(&out.history).pop().unwrap();
     assert_eq!(last.status, ResultStatus::InternalError);
     assert!(last.data().contains("not known whether it took effect"));
-    let lines = app.audit_lines(&out.run_id).await;
-    assert!(
-        lines.contains(&format!("runtime:attempt:{CREATE_PAYMENT_REQUEST_DRAFT}")),
-        "{lines:?}"
-    );
-    assert!(
-        lines.contains(&format!("agent:failed:{CREATE_PAYMENT_REQUEST_DRAFT}")),
-        "{lines:?}"
-    );
+    let lines = d.app.audit_lines(&out.run_id).await;
+    for expected in ["runtime:attempt", "agent:failed"] {
+        assert!(
+            lines.contains(&format!("{expected}:{CREATE_PAYMENT_REQUEST_DRAFT}")),
+            "{lines:?}"
+        );
+    }
 }
-on_both_backends!(
-    a_hanging_tool_call_is_bounded_by_the_timeout,
-    crate::a_hanging_tool_call_is_bounded_by_the_timeout
-);
+on_both_backends!(a_hanging_tool_call_is_bounded_by_the_timeout);
 
 /// The model is offered the registry's tools, filtered by the caller's scopes and
 /// rendered for the configured provider.
 async fn the_model_sees_only_its_tools_rendered_for_the_target(t: &TestDb) {
-    let app = App::new(&t.db).await;
-    let clock = ManualClock::new();
-    let agent = agent(&app, policy(), &clock).target(Target::Anthropic);
+    let d = Deployment::new(&t.db).await;
+    let agent = d.agent().target(Target::Anthropic);
     let mut model = ScriptedModel::from_fn(move |_, tools| {
         let seen: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         let pay = tools
@@ -241,9 +188,7 @@ async fn the_model_sees_only_its_tools_rendered_for_the_target(t: &TestDb) {
                 .unwrap_or_default()
         ))
     });
-    let out = agent
-        .run(&ACCOUNTANT.shared(), &mut model, "What can you do?")
-        .await;
+    let out = run_as(&agent, ACCOUNTANT, &mut model, "What can you do?").await;
     let answer = out.answer().unwrap();
     assert!(
         answer.starts_with(&format!(
@@ -258,7 +203,4 @@ async fn the_model_sees_only_its_tools_rendered_for_the_target(t: &TestDb) {
         "{answer}"
     );
 }
-on_both_backends!(
-    the_model_sees_only_its_tools_rendered_for_the_target,
-    crate::the_model_sees_only_its_tools_rendered_for_the_target
-);
+on_both_backends!(the_model_sees_only_its_tools_rendered_for_the_target);

@@ -3,10 +3,9 @@
 //! On SQLite and (with `ERP_TOOLS_PG_URL`) on PostgreSQL.
 
 use erp_tools_core::agent::{
-    AgentEventKind, ManualClock, ModelAction, ResultStatus, ScriptedModel, last_tool_result,
+    AgentEventKind, ModelAction, ResultStatus, RunRequest, ScriptedModel, last_tool_result,
 };
-use erp_tools_tests::agent::{agent, order, pay, policy, results};
-use erp_tools_tests::app::App;
+use erp_tools_tests::agent::{Deployment, events_of, order, pay, results, run_as, run_request};
 use erp_tools_tests::app::seed::{VENDOR, VENDOR_BLOCKED};
 use erp_tools_tests::app::tools::{CREATE_PAYMENT_REQUEST_DRAFT, CREATE_PO_DRAFT};
 use erp_tools_tests::db::TestDb;
@@ -18,9 +17,8 @@ use erp_tools_tests::principals::MANAGER;
 /// is audited and told to the model, and the model ends with an honest answer saying
 /// what was and was not done.
 async fn a_failed_second_step_keeps_the_first_and_the_run_ends_honestly(t: &TestDb) {
-    let app = App::new(&t.db).await;
-    let clock = ManualClock::new();
-    let agent = agent(&app, policy(), &clock);
+    let d = Deployment::new(&t.db).await;
+    let agent = d.agent();
     let mut model = ScriptedModel::from_fn(|history, _| {
         let rs = results(history);
         match rs.len() {
@@ -33,27 +31,22 @@ async fn a_failed_second_step_keeps_the_first_and_the_run_ends_honestly(t: &Test
             )),
         }
     });
-    let out = agent
-        .run(
-            &MANAGER.shared(),
-            &mut model,
-            "Order 24 of BRG-0042 from V-00013 and request the deposit",
-        )
-        .await;
+    let task = "Order 24 of BRG-0042 from V-00013 and request the deposit";
+    let out = run_as(&agent, MANAGER, &mut model, task).await;
 
     let answer = out.answer().expect("done");
     assert!(answer.contains("PO-2026-0001"), "{answer}");
     assert!(answer.contains("blocked for payments"), "{answer}");
     assert!(answer.contains("No draft was created."), "{answer}");
 
-    let pos = app.purchase_orders().await;
+    let pos = d.app.purchase_orders().await;
     assert_eq!(pos.len(), 1, "the first step's draft still exists");
     assert_eq!(
         (pos[0].0.as_str(), pos[0].3.as_str()),
         ("PO-2026-0001", out.run_id.as_str())
     );
     assert!(
-        app.payment_requests().await.is_empty(),
+        d.app.payment_requests().await.is_empty(),
         "the failed write left nothing behind"
     );
 
@@ -72,7 +65,7 @@ async fn a_failed_second_step_keeps_the_first_and_the_run_ends_honestly(t: &Test
         ]
     );
     assert_eq!(
-        app.audit_lines(&out.run_id).await,
+        d.app.audit_lines(&out.run_id).await,
         [
             format!("agent:started:{CREATE_PO_DRAFT}"),
             format!("runtime:ok:{CREATE_PO_DRAFT}"),
@@ -82,7 +75,8 @@ async fn a_failed_second_step_keeps_the_first_and_the_run_ends_honestly(t: &Test
             "agent:answered:-".to_string(),
         ]
     );
-    let failed_row = app
+    let failed_row = d
+        .app
         .audit(&out.run_id)
         .await
         .into_iter()
@@ -90,46 +84,41 @@ async fn a_failed_second_step_keeps_the_first_and_the_run_ends_honestly(t: &Test
         .unwrap();
     assert!(failed_row.message.unwrap().contains("blocked for payments"));
 }
-on_both_backends!(
-    a_failed_second_step_keeps_the_first_and_the_run_ends_honestly,
-    crate::a_failed_second_step_keeps_the_first_and_the_run_ends_honestly
-);
+on_both_backends!(a_failed_second_step_keeps_the_first_and_the_run_ends_honestly);
 
 /// The model, unsure whether its order went through, sends it again with the same
 /// `client_ref`: the runtime replays the original result and exactly one document
 /// exists. The replay is visible to the model and in the audit log.
 async fn an_idempotent_replay_inside_a_run_executes_once(t: &TestDb) {
-    let app = App::new(&t.db).await;
-    let clock = ManualClock::new();
-    let agent = agent(&app, policy(), &clock);
+    let d = Deployment::new(&t.db).await;
+    let agent = d.agent();
     let mut model = ScriptedModel::new([
         order(VENDOR, "12", "po-1"),
         order(VENDOR, "12", "po-1"),
         ModelAction::answer("Ordered 12 of BRG-0042."),
     ]);
-    let out = agent
-        .run(
-            &MANAGER.shared(),
-            &mut model,
-            "Order 12 of BRG-0042 from V-00001",
-        )
-        .await;
+    let out = run_as(
+        &agent,
+        MANAGER,
+        &mut model,
+        "Order 12 of BRG-0042 from V-00001",
+    )
+    .await;
 
     assert_eq!(out.answer(), Some("Ordered 12 of BRG-0042."));
-    assert_eq!(app.purchase_orders().await.len(), 1);
+    assert_eq!(d.app.purchase_orders().await.len(), 1);
     let rs = results(&out.history);
     assert_eq!(
         (rs[0].status, rs[1].status),
         (ResultStatus::Ok, ResultStatus::Replayed)
     );
     assert!(rs[1].data().contains("PO-2026-0001"), "{}", rs[1].data());
-    let started = out
-        .audit
-        .iter()
-        .filter(|e| e.kind == AgentEventKind::Started)
-        .count();
-    assert_eq!(started, 2, "both attempts are audited");
-    let lines = app.audit_lines(&out.run_id).await;
+    assert_eq!(
+        events_of(&out, AgentEventKind::Started),
+        2,
+        "both attempts are audited"
+    );
+    let lines = d.app.audit_lines(&out.run_id).await;
     assert!(
         lines.contains(&format!("runtime:ok:{CREATE_PO_DRAFT}"))
             && lines.contains(&format!("runtime:replayed:{CREATE_PO_DRAFT}")),
@@ -138,20 +127,12 @@ async fn an_idempotent_replay_inside_a_run_executes_once(t: &TestDb) {
 
     // The same client_ref with other arguments is refused, not executed.
     let mut model = ScriptedModel::new([order(VENDOR, "99", "po-1"), ModelAction::answer("ok")]);
-    let out2 = agent
-        .run_with(
-            &MANAGER.shared(),
-            &mut model,
-            erp_tools_core::agent::RunRequest::new("Change it").run_id(&out.run_id),
-        )
-        .await;
+    let request = RunRequest::new("Change it").run_id(&out.run_id);
+    let out2 = run_request(&agent, MANAGER, &mut model, request).await;
     assert_eq!(
         last_tool_result(&out2.history).unwrap().status,
         ResultStatus::ToolError
     );
-    assert_eq!(app.purchase_orders().await.len(), 1);
+    assert_eq!(d.app.purchase_orders().await.len(), 1);
 }
-on_both_backends!(
-    an_idempotent_replay_inside_a_run_executes_once,
-    crate::an_idempotent_replay_inside_a_run_executes_once
-);
+on_both_backends!(an_idempotent_replay_inside_a_run_executes_once);

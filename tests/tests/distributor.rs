@@ -15,14 +15,21 @@ mod inventory;
 mod purchasing;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use erp_tools_core::{Outcome, Principal, Target, ToolCall, ToolRuntime};
+use erp_tools_core::{CallOutcome, Outcome, Principal, Target, ToolCall, ToolRuntime};
+use erp_tools_tests::app::{audit_outcomes, expect_outcome, without_replayed};
 use erp_tools_tests::db::TestDb;
+use erp_tools_tests::exports::checked_export;
 use erp_tools_tests::on_both_backends;
 use serde_json::{Value, json};
 
 const BUYER: &[&str] = &["purchasing:read", "purchasing:draft", "inventory:read"];
+const LIST_BELOW_REORDER: &str = "inventory_list_below_reorder";
+const CREATE_PO_DRAFT: &str = "purchasing_create_po_draft";
+const GET_PO: &str = "purchasing_get_po";
 
+/// User 7 of `branch` (id `branch_id`) with `scopes`.
 fn principal(branch_id: i64, branch: &str, scopes: &[&str]) -> Arc<Principal> {
     Arc::new(
         Principal::builder("7", branch_id, branch)
@@ -32,22 +39,68 @@ fn principal(branch_id: i64, branch: &str, scopes: &[&str]) -> Arc<Principal> {
     )
 }
 
-async fn runtime(t: &TestDb) -> ToolRuntime {
-    app::prepare(&t.db).await.expect("seed the example");
-    ToolRuntime::new(Arc::new(app::registry().expect("registry")), t.db.clone())
+/// The example's tools, seeded, on `t`: calls in one agent run, numbered `c1`, `c2`, ...
+struct Run {
+    rt: ToolRuntime,
+    id: &'static str,
+    calls: AtomicUsize,
 }
 
-fn call(run: &str, id: &str, name: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        agent_run_id: run.into(),
-        tool_call_id: id.into(),
-        name: name.into(),
-        arguments,
+impl Run {
+    async fn on(t: &TestDb, id: &'static str) -> Run {
+        app::prepare(&t.db).await.expect("seed the example");
+        let registry = Arc::new(app::registry().expect("registry"));
+        Run {
+            rt: ToolRuntime::new(registry, t.db.clone()),
+            id,
+            calls: AtomicUsize::new(0),
+        }
+    }
+
+    /// Another run on the same tools.
+    fn another(&self, id: &'static str) -> Run {
+        Run {
+            rt: self.rt.clone(),
+            id,
+            calls: AtomicUsize::new(0),
+        }
+    }
+
+    /// Calls `tool` with `arguments` as `who`, in this run.
+    async fn call(&self, who: &Arc<Principal>, tool: &str, arguments: Value) -> CallOutcome {
+        let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let call = ToolCall {
+            agent_run_id: self.id.into(),
+            tool_call_id: format!("c{n}"),
+            name: tool.into(),
+            arguments,
+        };
+        self.rt.call(who, call).await.expect("call")
+    }
+
+    /// [`Run::call`], asserting that the call ended with `expected`.
+    async fn expect(
+        &self,
+        expected: Outcome,
+        who: &Arc<Principal>,
+        tool: &str,
+        arguments: Value,
+    ) -> CallOutcome {
+        expect_outcome(self.call(who, tool, arguments).await, expected)
     }
 }
 
 async fn count(t: &TestDb, sql: &'static str) -> i64 {
     sqlx::query_scalar(sql)
+        .fetch_one(t.db.pool())
+        .await
+        .expect("count")
+}
+
+/// Purchase orders drafted in `run`.
+async fn drafted_in(t: &TestDb, run: &str) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(*) FROM purchase_orders WHERE drafted_by_agent_run = $1")
+        .bind(run.to_string())
         .fetch_one(t.db.pool())
         .await
         .expect("count")
@@ -63,51 +116,32 @@ fn draft_args(client_ref: &str, uom: &str) -> Value {
     })
 }
 
+/// The `key` of every object in the list `value`.
+fn texts<'a>(value: &'a Value, key: &str) -> Vec<&'a str> {
+    let items = value.as_array().expect("a list");
+    items.iter().map(|i| i[key].as_str().unwrap()).collect()
+}
+
 async fn seeded_reorder_list(t: &TestDb) {
-    let rt = runtime(t).await;
+    let run = Run::on(t, "run-r").await;
     let sby = principal(1, "SBY-01", BUYER);
-    let out = rt
-        .call(
-            &sby,
-            call("run-r", "c1", "inventory_list_below_reorder", json!({})),
-        )
-        .await
-        .expect("call");
-    assert_eq!(out.outcome, Outcome::Ok, "{}", out.text);
-    let items: Vec<(String, String)> = out.structured["items"]
-        .as_array()
-        .expect("items")
-        .iter()
-        .map(|i| {
-            (
-                i["item_code"].as_str().unwrap().to_string(),
-                i["warehouse_code"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        items,
-        [
-            ("BRG-0042".to_string(), "SBY-WH1".to_string()),
-            ("BRG-0230".to_string(), "SBY-WH1".to_string()),
-        ]
-    );
+    let out = run
+        .expect(Outcome::Ok, &sby, LIST_BELOW_REORDER, json!({}))
+        .await;
+    let items = &out.structured["items"];
+    assert_eq!(texts(items, "item_code"), ["BRG-0042", "BRG-0230"]);
+    assert_eq!(texts(items, "warehouse_code"), ["SBY-WH1", "SBY-WH1"]);
     assert_eq!(out.structured["items"][0]["shortfall"], json!("300"));
-    // Jakarta sees its own warehouse only.
+    // Jakarta sees its own warehouse only (in a run of its own: runs belong to people).
     let jkt = principal(2, "JKT-01", BUYER);
-    let out = rt
-        .call(
-            &jkt,
-            call("run-r", "c2", "inventory_list_below_reorder", json!({})),
-        )
-        .await
-        .expect("call");
+    let out = run
+        .another("run-r-jkt")
+        .call(&jkt, LIST_BELOW_REORDER, json!({}))
+        .await;
     assert!(
-        out.structured["items"]
-            .as_array()
-            .unwrap()
+        texts(&out.structured["items"], "warehouse_code")
             .iter()
-            .all(|i| i["warehouse_code"] == json!("JKT-WH1")),
+            .all(|w| *w == "JKT-WH1"),
         "{}",
         out.structured
     );
@@ -118,21 +152,17 @@ on_both_backends!(
 );
 
 async fn unit_error_is_the_seeds_text(t: &TestDb) {
-    let rt = runtime(t).await;
+    let run = Run::on(t, "run-kg").await;
     let before = count(t, "SELECT COUNT(*) FROM purchase_orders").await;
-    let out = rt
-        .call(
-            &principal(1, "SBY-01", BUYER),
-            call(
-                "run-kg",
-                "c1",
-                "purchasing_create_po_draft",
-                draft_args("r-1", "KG"),
-            ),
+    let sby = principal(1, "SBY-01", BUYER);
+    let out = run
+        .expect(
+            Outcome::ToolError,
+            &sby,
+            CREATE_PO_DRAFT,
+            draft_args("r-1", "KG"),
         )
-        .await
-        .expect("call");
-    assert_eq!(out.outcome, Outcome::ToolError);
+        .await;
     assert_eq!(
         out.text,
         "Item BRG-0042 is not stocked in KG. Allowed units for BRG-0042: PCS, BOX \
@@ -150,21 +180,11 @@ async fn unit_error_is_the_seeds_text(t: &TestDb) {
 on_both_backends!(unit_error, super::unit_error_is_the_seeds_text);
 
 async fn draft_is_priced_replayed_and_carries_provenance(t: &TestDb) {
-    let rt = runtime(t).await;
+    let run = Run::on(t, "run-d").await;
     let sby = principal(1, "SBY-01", BUYER);
-    let first = rt
-        .call(
-            &sby,
-            call(
-                "run-d",
-                "c1",
-                "purchasing_create_po_draft",
-                draft_args("r-1", "BOX"),
-            ),
-        )
-        .await
-        .expect("call");
-    assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
+    let first = run
+        .expect(Outcome::Ok, &sby, CREATE_PO_DRAFT, draft_args("r-1", "BOX"))
+        .await;
     let s = &first.structured;
     assert_eq!(s["status"], json!("draft"));
     assert_eq!(s["branch"], json!("SBY-01"));
@@ -181,30 +201,18 @@ async fn draft_is_priced_replayed_and_carries_provenance(t: &TestDb) {
         "needed_by": "2030-01-15",
         "vendor_code": "V-00231",
     });
-    let second = rt
-        .call(
-            &sby,
-            call("run-d", "c2", "purchasing_create_po_draft", retry_args),
-        )
-        .await
-        .expect("call");
-    assert_eq!(second.outcome, Outcome::Replayed, "{}", second.text);
+    let second = run
+        .expect(Outcome::Replayed, &sby, CREATE_PO_DRAFT, retry_args)
+        .await;
     assert_eq!(second.structured["number"], json!(number));
     assert_eq!(second.structured["replayed"], json!(true));
-    let mut a = first.structured.clone();
-    let mut b = second.structured.clone();
-    a.as_object_mut().unwrap().remove("replayed");
-    b.as_object_mut().unwrap().remove("replayed");
-    assert_eq!(a, b, "a replay returns the original result");
-
     assert_eq!(
-        count(
-            t,
-            "SELECT COUNT(*) FROM purchase_orders WHERE drafted_by_agent_run = 'run-d'"
-        )
-        .await,
-        1
+        without_replayed(&first.structured),
+        without_replayed(&second.structured),
+        "a replay returns the original result"
     );
+
+    assert_eq!(drafted_in(t, "run-d").await, 1);
     let (status, by): (String, String) = sqlx::query_as(
         "SELECT status, drafted_on_behalf_of FROM purchase_orders WHERE drafted_by_agent_run = 'run-d'",
     )
@@ -212,29 +220,15 @@ async fn draft_is_priced_replayed_and_carries_provenance(t: &TestDb) {
     .await
     .expect("provenance");
     assert_eq!((status.as_str(), by.as_str()), ("draft", "7"));
-    let outcomes: Vec<String> =
-        t.db.audit_log(Some("run-d"))
-            .await
-            .expect("audit")
-            .into_iter()
-            .map(|r| r.outcome)
-            .collect();
-    assert_eq!(outcomes, ["ok", "replayed"]);
+    assert_eq!(
+        audit_outcomes(&t.db, Some("run-d")).await,
+        ["ok", "replayed"]
+    );
 
     // The new draft is readable by number, in its branch only.
-    let got = rt
-        .call(
-            &sby,
-            call(
-                "run-d",
-                "c3",
-                "purchasing_get_po",
-                json!({ "number": number }),
-            ),
-        )
-        .await
-        .expect("call");
-    assert_eq!(got.outcome, Outcome::Ok, "{}", got.text);
+    let got = run
+        .expect(Outcome::Ok, &sby, GET_PO, json!({ "number": number }))
+        .await;
     assert_eq!(got.structured["drafted_by_agent_run"], json!("run-d"));
 }
 on_both_backends!(
@@ -243,33 +237,15 @@ on_both_backends!(
 );
 
 async fn other_branch_looks_like_nothing(t: &TestDb) {
-    let rt = runtime(t).await;
+    let run = Run::on(t, "run-b").await;
     let sby = principal(1, "SBY-01", BUYER);
     // PO-2026-0041 exists, in JKT-01 only.
-    let hidden = rt
-        .call(
-            &sby,
-            call(
-                "run-b",
-                "c1",
-                "purchasing_get_po",
-                json!({"number": "PO-2026-0041"}),
-            ),
-        )
-        .await
-        .expect("call");
-    let missing = rt
-        .call(
-            &sby,
-            call(
-                "run-b",
-                "c2",
-                "purchasing_get_po",
-                json!({"number": "PO-2026-9999"}),
-            ),
-        )
-        .await
-        .expect("call");
+    let hidden = run
+        .call(&sby, GET_PO, json!({"number": "PO-2026-0041"}))
+        .await;
+    let missing = run
+        .call(&sby, GET_PO, json!({"number": "PO-2026-9999"}))
+        .await;
     assert_eq!(hidden.outcome, Outcome::ToolError);
     assert_eq!(
         hidden.text.replace("PO-2026-0041", "N"),
@@ -280,20 +256,12 @@ async fn other_branch_looks_like_nothing(t: &TestDb) {
         "{}",
         hidden.text
     );
+    // In Jakarta (a run of its own: runs belong to people) it is there.
     let jkt = principal(2, "JKT-01", BUYER);
-    let visible = rt
-        .call(
-            &jkt,
-            call(
-                "run-b",
-                "c3",
-                "purchasing_get_po",
-                json!({"number": "PO-2026-0041"}),
-            ),
-        )
-        .await
-        .expect("call");
-    assert_eq!(visible.outcome, Outcome::Ok, "{}", visible.text);
+    let visible = run
+        .another("run-b-jkt")
+        .expect(Outcome::Ok, &jkt, GET_PO, json!({"number": "PO-2026-0041"}))
+        .await;
     assert_eq!(
         visible.structured["lines"][0]["item_code"],
         json!("BRG-0230")
@@ -302,60 +270,36 @@ async fn other_branch_looks_like_nothing(t: &TestDb) {
 on_both_backends!(branch_isolation, super::other_branch_looks_like_nothing);
 
 async fn warehouse_user_cannot_draft(t: &TestDb) {
-    let rt = runtime(t).await;
+    let run = Run::on(t, "run-w").await;
     let warehouse = principal(1, "SBY-01", &["inventory:read"]);
-    let out = rt
-        .call(
+    let out = run
+        .expect(
+            Outcome::Denied,
             &warehouse,
-            call(
-                "run-w",
-                "c1",
-                "purchasing_create_po_draft",
-                draft_args("r-1", "BOX"),
-            ),
+            CREATE_PO_DRAFT,
+            draft_args("r-1", "BOX"),
         )
-        .await
-        .expect("call");
-    assert_eq!(out.outcome, Outcome::Denied);
+        .await;
     assert!(out.text.contains("purchasing:draft"), "{}", out.text);
-    assert_eq!(
-        count(
-            t,
-            "SELECT COUNT(*) FROM purchase_orders WHERE drafted_by_agent_run = 'run-w'"
-        )
-        .await,
-        0
-    );
-    let audit = t.db.audit_log(Some("run-w")).await.expect("audit");
-    assert_eq!(audit.len(), 1);
-    assert_eq!(audit[0].outcome, "denied");
-    let visible: Vec<&str> = rt
+    assert_eq!(drafted_in(t, "run-w").await, 0);
+    assert_eq!(audit_outcomes(&t.db, Some("run-w")).await, ["denied"]);
+    let visible: Vec<&str> = run
+        .rt
         .registry()
         .list_for(&warehouse)
         .map(|tool| tool.name())
         .collect();
-    assert_eq!(
-        visible,
-        ["inventory_get_stock", "inventory_list_below_reorder"]
-    );
+    assert_eq!(visible, ["inventory_get_stock", LIST_BELOW_REORDER]);
 }
 on_both_backends!(warehouse_denied, super::warehouse_user_cannot_draft);
 
 async fn vendor_note_is_returned_as_data(t: &TestDb) {
-    let rt = runtime(t).await;
-    let out = rt
-        .call(
-            &principal(1, "SBY-01", BUYER),
-            call(
-                "run-n",
-                "c1",
-                "purchasing_get_vendor_summary",
-                json!({"vendor_code": "V-00458"}),
-            ),
-        )
-        .await
-        .expect("call");
-    assert_eq!(out.outcome, Outcome::Ok, "{}", out.text);
+    let run = Run::on(t, "run-n").await;
+    let sby = principal(1, "SBY-01", BUYER);
+    let summary = json!({"vendor_code": "V-00458"});
+    let out = run
+        .expect(Outcome::Ok, &sby, "purchasing_get_vendor_summary", summary)
+        .await;
     assert!(
         out.structured["vendor_note"]
             .as_str()
@@ -363,13 +307,10 @@ async fn vendor_note_is_returned_as_data(t: &TestDb) {
             .contains("ignore previous instructions")
     );
     // Open orders are the caller's branch only: PO-2026-0041 (JKT-01) is not listed.
-    let open: Vec<&str> = out.structured["open_pos"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["number"].as_str().unwrap())
-        .collect();
-    assert_eq!(open, ["PO-2026-0040"]);
+    assert_eq!(
+        texts(&out.structured["open_pos"], "number"),
+        ["PO-2026-0040"]
+    );
 }
 on_both_backends!(vendor_note_as_data, super::vendor_note_is_returned_as_data);
 
@@ -379,14 +320,7 @@ fn every_tool_passes_the_safety_report_and_exports_are_strict() {
     let report = erp_tools_core::SurfaceReport::new(&registry);
     assert!(report.all_pass(), "{}", report.to_table());
     assert_eq!(report.tools.len(), 7);
-    for (target, export) in [
-        (Target::OpenAi, erp_tools_core::openai_tools(&registry)),
-        (
-            Target::Anthropic,
-            erp_tools_core::anthropic_tools(&registry),
-        ),
-    ] {
-        let problems = erp_tools_core::check_export(&export, target);
-        assert!(problems.is_empty(), "{target:?}: {problems:?}");
+    for target in [Target::OpenAi, Target::Anthropic] {
+        checked_export(&registry, target, None);
     }
 }

@@ -1,32 +1,53 @@
 //! The fixture's tools exported for OpenAI, Anthropic and MCP: the shapes each provider
 //! expects, the strict schemas, per-principal filtering, and the export checker.
 
-use erp_tools_core::{
-    Target, anthropic_tools, anthropic_tools_for, check_export, check_strict, mcp_tools,
-    mcp_tools_for, openai_tools, openai_tools_for,
-};
+use erp_tools_core::{Target, check_export, check_strict, openai_tools};
 use erp_tools_tests::app::registry;
+use erp_tools_tests::app::tools::{
+    CREATE_PAYMENT_REQUEST_DRAFT, CREATE_PO_DRAFT, FOR_BUYER, GET_STOCK,
+};
+use erp_tools_tests::exports::checked_export;
 use erp_tools_tests::principals::{BUYER, WAREHOUSE};
 use serde_json::{Value, json};
+
+/// The `key` of every item of the list `value`.
+fn each<'a>(value: &'a Value, key: &str) -> Vec<Option<&'a str>> {
+    let items = value.as_array().expect("a list");
+    items.iter().map(|i| i[key].as_str()).collect()
+}
+
+/// The names in a tool list.
+fn names(value: &Value) -> Vec<&str> {
+    each(value, "name")
+        .into_iter()
+        .map(Option::unwrap)
+        .collect()
+}
+
+/// Whether the schema `schema` lists `field` in `required`.
+fn requires(schema: &Value, field: &str) -> bool {
+    schema["required"]
+        .as_array()
+        .unwrap()
+        .contains(&json!(field))
+}
 
 #[test]
 fn openai_export_is_namespaced_strict_and_deferred() {
     let reg = registry();
-    let export = openai_tools(&reg);
-    assert_eq!(check_export(&export, Target::OpenAi), Vec::<String>::new());
-
+    let export = checked_export(&reg, Target::OpenAi, None);
     let items = export.as_array().unwrap();
-    let kinds: Vec<(&str, Option<&str>)> = items
-        .iter()
-        .map(|i| (i["type"].as_str().unwrap(), i["name"].as_str()))
+    let kinds: Vec<(Option<&str>, Option<&str>)> = each(&export, "type")
+        .into_iter()
+        .zip(each(&export, "name"))
         .collect();
     assert_eq!(
         kinds,
         [
-            ("namespace", Some("finance")),
-            ("namespace", Some("inventory")),
-            ("namespace", Some("purchasing")),
-            ("tool_search", None)
+            (Some("namespace"), Some("finance")),
+            (Some("namespace"), Some("inventory")),
+            (Some("namespace"), Some("purchasing")),
+            (Some("tool_search"), None)
         ]
     );
     let purchasing = &items[2];
@@ -37,21 +58,9 @@ fn openai_export_is_namespaced_strict_and_deferred() {
             .contains("cannot approve"),
         "the namespace says what the module cannot do"
     );
-    let functions = purchasing["tools"].as_array().unwrap();
-    let names: Vec<&str> = functions
-        .iter()
-        .map(|f| f["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        names,
-        [
-            "purchasing_create_po_draft",
-            "purchasing_get_po",
-            "purchasing_get_vendor_summary",
-            "purchasing_search_vendors"
-        ]
-    );
-    for f in functions {
+    let functions = &purchasing["tools"];
+    assert_eq!(names(functions), FOR_BUYER[1..]);
+    for f in functions.as_array().unwrap() {
         let tool = reg.get(f["name"].as_str().unwrap()).unwrap();
         assert_eq!(f["type"], json!("function"));
         assert_eq!(f["strict"], json!(true));
@@ -61,12 +70,7 @@ fn openai_export_is_namespaced_strict_and_deferred() {
     }
     // OpenAI strict: optional fields are required and nullable.
     let draft = &functions[0]["parameters"];
-    assert!(
-        draft["required"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("note"))
-    );
+    assert!(requires(draft, "note"));
     assert_eq!(
         draft["properties"]["note"]["type"],
         json!(["string", "null"])
@@ -75,12 +79,7 @@ fn openai_export_is_namespaced_strict_and_deferred() {
 
 #[test]
 fn anthropic_export_has_input_schema_and_explicit_strict() {
-    let reg = registry();
-    let export = anthropic_tools(&reg);
-    assert_eq!(
-        check_export(&export, Target::Anthropic),
-        Vec::<String>::new()
-    );
+    let export = checked_export(&registry(), Target::Anthropic, None);
     let tools = export.as_array().unwrap();
     assert_eq!(tools.len(), 6);
     for t in tools {
@@ -91,31 +90,21 @@ fn anthropic_export_has_input_schema_and_explicit_strict() {
     // Anthropic strict: optional fields are left out of `required`, without a null branch.
     let draft = tools
         .iter()
-        .find(|t| t["name"] == json!("purchasing_create_po_draft"))
+        .find(|t| t["name"] == json!(CREATE_PO_DRAFT))
         .unwrap();
     let schema = &draft["input_schema"];
-    assert!(
-        !schema["required"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("note"))
-    );
+    assert!(!requires(schema, "note"));
     assert_eq!(schema["properties"]["note"]["type"], json!("string"));
     assert!(!schema.to_string().contains("\"null\""));
 }
 
 #[test]
 fn mcp_export_matches_the_served_tools() {
-    let reg = registry();
-    let export = mcp_tools(&reg);
-    assert_eq!(check_export(&export, Target::Mcp), Vec::<String>::new());
+    let export = checked_export(&registry(), Target::Mcp, None);
     for t in export.as_array().unwrap() {
         assert_eq!(check_strict(&t["inputSchema"], Target::Mcp), vec![]);
         let hints = &t["annotations"];
-        let draft = [
-            "purchasing_create_po_draft",
-            "finance_create_payment_request_draft",
-        ];
+        let draft = [CREATE_PO_DRAFT, CREATE_PAYMENT_REQUEST_DRAFT];
         let read = !draft.iter().any(|d| t["name"] == json!(d));
         assert_eq!(hints["readOnlyHint"], json!(read));
         assert_eq!(hints["destructiveHint"], json!(false));
@@ -128,8 +117,7 @@ fn mcp_export_matches_the_served_tools() {
 fn exports_keep_only_what_the_principal_may_use() {
     let reg = registry();
     let clerk = WAREHOUSE.principal();
-    let openai = openai_tools_for(&reg, &clerk);
-    assert_eq!(check_export(&openai, Target::OpenAi), Vec::<String>::new());
+    let openai = checked_export(&reg, Target::OpenAi, Some(&clerk));
     assert_eq!(
         openai,
         json!([
@@ -139,35 +127,19 @@ fn exports_keep_only_what_the_principal_may_use() {
             {"type": "tool_search"}
         ])
     );
-    let names = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap().to_string())
-            .collect()
-    };
-    assert_eq!(
-        names(&anthropic_tools_for(&reg, &clerk)),
-        ["inventory_get_stock"]
-    );
-    assert_eq!(names(&mcp_tools_for(&reg, &clerk)), ["inventory_get_stock"]);
-    assert_eq!(
-        names(&anthropic_tools_for(&reg, &BUYER.principal())),
-        [
-            "inventory_get_stock",
-            "purchasing_create_po_draft",
-            "purchasing_get_po",
-            "purchasing_get_vendor_summary",
-            "purchasing_search_vendors"
-        ]
-    );
+    for target in [Target::Anthropic, Target::Mcp] {
+        let export = checked_export(&reg, target, Some(&clerk));
+        assert_eq!(names(&export), [GET_STOCK], "{target:?}");
+    }
+    let buyers = checked_export(&reg, Target::Anthropic, Some(&BUYER.principal()));
+    assert_eq!(names(&buyers), FOR_BUYER);
 }
 
 #[test]
 fn each_export_is_refused_by_the_other_providers_rules() {
     let reg = registry();
-    let openai = openai_tools(&reg);
-    let anthropic = anthropic_tools(&reg);
+    let openai = checked_export(&reg, Target::OpenAi, None);
+    let anthropic = checked_export(&reg, Target::Anthropic, None);
 
     // An OpenAI envelope is not an Anthropic tool list.
     let problems = check_export(&openai, Target::Anthropic);

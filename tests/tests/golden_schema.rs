@@ -6,9 +6,11 @@
 //! and review the diff like code.
 
 use std::path::PathBuf;
+use std::sync::LazyLock;
 
 use erp_tools_core::prelude::*;
-use erp_tools_core::{Target, ToolRegistry, check_strict};
+use erp_tools_core::{RegisteredTool, Target, ToolRegistry, check_strict};
+use erp_tools_tests::app::namespaces;
 use serde_json::{Value, json};
 
 /// A unit of measure the price list knows.
@@ -129,26 +131,34 @@ pub async fn search_reorder_requests(
     })
 }
 
-fn registry() -> ToolRegistry {
-    ToolRegistry::builder()
-        .module(
-            "purchasing",
-            "Vendors and purchase orders. Cannot approve, send or post orders.",
-        )
-        .module(
-            "inventory",
-            "Stock and reorder requests. Cannot move or adjust stock.",
-        )
+/// The two tools above, under the fixture application's namespaces.
+static REGISTRY: LazyLock<ToolRegistry> = LazyLock::new(|| {
+    namespaces()
         .tool::<create_po_draft>()
         .tool::<search_reorder_requests>()
         .build()
         .expect("registry builds")
+});
+
+/// The registered tool `name`.
+fn tool(name: &str) -> &'static RegisteredTool {
+    REGISTRY.get(name).expect("registered")
 }
 
 fn golden_path(case: &str, target: Target) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("golden")
         .join(format!("{case}.{}.json", target.as_str()))
+}
+
+/// Compares the schema of `tool` rendered for every target with its golden file
+/// `<case>.<target>.json`, and checks that each is strict for its target.
+fn assert_golden_per_target(tool: &RegisteredTool, case: &str) {
+    for target in Target::ALL {
+        let schema = tool.input_schema(target);
+        assert_golden(case, target, schema);
+        assert_eq!(check_strict(schema, target), vec![], "{target:?}");
+    }
 }
 
 /// Compares the rendered schema, byte for byte (key order included), with its golden file.
@@ -174,19 +184,12 @@ fn assert_golden(case: &str, target: Target, rendered: &Value) {
 
 #[test]
 fn po_draft_golden_per_target() {
-    let reg = registry();
-    let tool = reg.get("purchasing_create_po_draft").expect("registered");
-    for target in Target::ALL {
-        let schema = tool.input_schema(target);
-        assert_golden("po_draft", target, schema);
-        assert_eq!(check_strict(schema, target), vec![], "{target:?}");
-    }
+    assert_golden_per_target(tool("purchasing_create_po_draft"), "po_draft");
 }
 
 #[test]
 fn po_draft_shape_per_target() {
-    let reg = registry();
-    let tool = reg.get("purchasing_create_po_draft").expect("registered");
+    let tool = tool("purchasing_create_po_draft");
     for target in [Target::OpenAi, Target::Mcp] {
         let s = tool.input_schema(target);
         assert_eq!(
@@ -217,15 +220,8 @@ fn po_draft_shape_per_target() {
 
 #[test]
 fn nested_optional_enum_and_object_golden_per_target() {
-    let reg = registry();
-    let tool = reg
-        .get("inventory_search_reorder_requests")
-        .expect("registered");
-    for target in Target::ALL {
-        let schema = tool.input_schema(target);
-        assert_golden("reorder_search", target, schema);
-        assert_eq!(check_strict(schema, target), vec![], "{target:?}");
-    }
+    let tool = tool("inventory_search_reorder_requests");
+    assert_golden_per_target(tool, "reorder_search");
     let openai = tool.input_schema(Target::OpenAi);
     assert_eq!(
         openai["properties"]["urgency"]["anyOf"][1],
@@ -245,8 +241,7 @@ fn nested_optional_enum_and_object_golden_per_target() {
 
 #[test]
 fn output_schema_is_inlined() {
-    let reg = registry();
-    let tool = reg.get("purchasing_create_po_draft").expect("registered");
+    let tool = tool("purchasing_create_po_draft");
     let text = tool.output_schema.to_string();
     assert!(
         !text.contains("$ref") && !text.contains("$defs") && !text.contains("title"),

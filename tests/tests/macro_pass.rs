@@ -3,6 +3,7 @@
 
 use erp_tools_core::prelude::*;
 use erp_tools_core::{ErpTool, Target, Tier, ToolRegistry};
+use erp_tools_tests::app::namespaces;
 use serde_json::json;
 
 #[derive(Debug, Deserialize, ToolArgs)]
@@ -150,16 +151,9 @@ pub(crate) async fn my_branch(ctx: &ToolContext) -> Result<String, ToolError> {
     Ok(ctx.branch_code().to_string())
 }
 
+/// The tools above, under the fixture application's namespaces.
 fn registry() -> ToolRegistry {
-    ToolRegistry::builder()
-        .module(
-            "purchasing",
-            "Vendors and purchase orders. Cannot approve, send or post orders.",
-        )
-        .module(
-            "inventory",
-            "Stock and reorder points. Cannot move or adjust stock.",
-        )
+    namespaces()
         .tool::<search_vendors>()
         .tool::<get_po>()
         .tool::<create_po_draft>()

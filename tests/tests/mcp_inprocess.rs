@@ -2,51 +2,64 @@
 //! async read/write transport stdio uses), logged in as two roles.
 
 use erp_tools_core::mcp::ErpMcpServer;
-use erp_tools_core::{Outcome, Principal};
+use erp_tools_core::{Outcome, Principal, principal_run_id};
 use erp_tools_tests::app::arguments::valid_arguments;
 use erp_tools_tests::app::seed::VENDOR_JAKARTA;
-use erp_tools_tests::app::{App, Table, count};
+use erp_tools_tests::app::tools::{CREATE_PO_DRAFT, FOR_BUYER, GET_STOCK};
+use erp_tools_tests::app::{App, Table};
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::ids::new_run;
-use erp_tools_tests::mcp::{assert_list_matches, assert_valid, call, connect_in_process, text_of};
+use erp_tools_tests::mcp::{
+    Client, assert_error_text, assert_list_matches, assert_valid, call, call_ok, call_tool,
+    connect_in_process, text_of,
+};
 use erp_tools_tests::on_both_backends;
-use erp_tools_tests::principals::{BUYER, WAREHOUSE};
+use erp_tools_tests::principals::{BUYER, Role, WAREHOUSE};
 use rmcp::model::{CallToolRequestParams, ErrorCode};
 use serde_json::{Value, json};
 
-const BUYER_TOOLS: [&str; 5] = [
-    "inventory_get_stock",
-    "purchasing_create_po_draft",
-    "purchasing_get_po",
-    "purchasing_get_vendor_summary",
-    "purchasing_search_vendors",
-];
+/// A client connected to an MCP server for `principal` over `app`.
+async fn connect(app: &App, principal: Principal) -> Client {
+    connect_in_process(ErpMcpServer::with_principal(app.runtime.clone(), principal)).await
+}
 
-async fn server_for(t: &TestDb, principal: Principal) -> ErpMcpServer {
-    ErpMcpServer::with_principal(App::new(&t.db).await.runtime, principal)
+/// The fixture application on `t`, and a client connected to it as `principal`.
+async fn connect_as(t: &TestDb, principal: Principal) -> (Client, App) {
+    let app = App::new(&t.db).await;
+    (connect(&app, principal).await, app)
+}
+
+/// The fixture application on `t`, and a client connected to it as `role` bound to a new
+/// run: `(client, app, run)`.
+async fn connect_in_new_run(t: &TestDb, role: Role) -> (Client, App, String) {
+    let run = new_run();
+    let (client, app) = connect_as(t, role.in_run(&run)).await;
+    (client, app, run)
+}
+
+/// The JSON-RPC error of a refused `tools/call`.
+fn json_rpc_error(err: rmcp::ServiceError) -> rmcp::ErrorData {
+    let rmcp::ServiceError::McpError(data) = err else {
+        panic!("expected a JSON-RPC error, got {err:?}");
+    };
+    data
 }
 
 async fn each_role_sees_its_own_stable_list(t: &TestDb) {
-    let runtime = App::new(&t.db).await.runtime;
-    let registry = runtime.registry().clone();
+    let (as_buyer, app) = connect_as(t, BUYER.principal()).await;
+    let registry = app.runtime.registry().clone();
 
-    let as_buyer = connect_in_process(ErpMcpServer::with_principal(
-        runtime.clone(),
-        BUYER.principal(),
-    ))
-    .await;
     let first = as_buyer.list_tools(None).await.unwrap();
-    assert_list_matches(&first, &registry, &BUYER_TOOLS);
+    assert_list_matches(&first, &registry, &FOR_BUYER);
     let second = as_buyer.list_tools(None).await.unwrap();
     assert_eq!(
         first.tools, second.tools,
         "same caller, same list, every time"
     );
 
-    let as_clerk =
-        connect_in_process(ErpMcpServer::with_principal(runtime, WAREHOUSE.principal())).await;
+    let as_clerk = connect(&app, WAREHOUSE.principal()).await;
     let list = as_clerk.list_tools(None).await.unwrap();
-    assert_list_matches(&list, &registry, &["inventory_get_stock"]);
+    assert_list_matches(&list, &registry, &[GET_STOCK]);
     assert_eq!(
         as_clerk.list_tools(None).await.unwrap().tools,
         list.tools,
@@ -56,14 +69,10 @@ async fn each_role_sees_its_own_stable_list(t: &TestDb) {
     as_buyer.cancel().await.unwrap();
     as_clerk.cancel().await.unwrap();
 }
-on_both_backends!(
-    each_role_sees_its_own_stable_list,
-    crate::each_role_sees_its_own_stable_list
-);
+on_both_backends!(each_role_sees_its_own_stable_list);
 
 async fn server_info_describes_namespaces_and_limits(t: &TestDb) {
-    let server = server_for(t, BUYER.principal()).await;
-    let client = connect_in_process(server).await;
+    let (client, _app) = connect_as(t, BUYER.principal()).await;
     let info = client.peer_info().expect("initialized");
     assert_eq!(
         info.server_info.as_ref().map(|i| i.name.as_str()),
@@ -72,41 +81,26 @@ async fn server_info_describes_namespaces_and_limits(t: &TestDb) {
     let tools = info.capabilities.tools.as_ref().expect("tools capability");
     assert_eq!(tools.list_changed, Some(false));
     let text = info.instructions.clone().unwrap_or_default();
-    assert!(
-        text.contains("- purchasing: Vendors and purchase orders"),
-        "{text}"
-    );
-    assert!(text.contains("- inventory: Stock on hand"), "{text}");
-    assert!(
-        text.contains("DRAFT") && text.contains("client_ref"),
-        "{text}"
-    );
+    for expected in [
+        "- purchasing: Vendors and purchase orders",
+        "- inventory: Stock on hand",
+        "DRAFT",
+        "client_ref",
+    ] {
+        assert!(text.contains(expected), "{text}");
+    }
     client.cancel().await.unwrap();
 }
-on_both_backends!(
-    server_info_describes_namespaces_and_limits,
-    crate::server_info_describes_namespaces_and_limits
-);
+on_both_backends!(server_info_describes_namespaces_and_limits);
 
 async fn restricted_role_is_refused_with_the_missing_scope_and_audited(t: &TestDb) {
-    let run = new_run();
-    let server = server_for(t, WAREHOUSE.in_run(&run)).await;
-    let runtime = server.runtime().clone();
-    let client = connect_in_process(server).await;
+    let (client, app, run) = connect_in_new_run(t, WAREHOUSE).await;
 
-    let result = client
-        .call_tool(call(
-            "purchasing_create_po_draft",
-            valid_arguments("purchasing_create_po_draft", "r-1"),
-        ))
-        .await
-        .expect("a denial is a tool result, not a protocol error");
-    assert_eq!(result.is_error, Some(true));
+    let arguments = valid_arguments(CREATE_PO_DRAFT, "r-1");
+    let result = call_tool(&client, CREATE_PO_DRAFT, arguments).await;
+    // Names the missing scope, and says what did not happen.
+    assert_error_text(&result, "`purchasing:draft`");
     let text = text_of(&result);
-    assert!(
-        text.contains("`purchasing:draft`"),
-        "names the missing scope: {text}"
-    );
     assert!(
         text.ends_with("No draft was created."),
         "says what did not happen: {text}"
@@ -121,15 +115,12 @@ async fn restricted_role_is_refused_with_the_missing_scope_and_audited(t: &TestD
         json!(["purchasing:draft"])
     );
 
-    let log = runtime.database().audit_log(Some(&run)).await.unwrap();
+    let log = app.audit(&run).await;
     assert_eq!(log.len(), 1, "{log:#?}");
     assert_eq!(log[0].outcome, Outcome::Denied.as_str());
-    assert_eq!(
-        log[0].tool_name.as_deref(),
-        Some("purchasing_create_po_draft")
-    );
+    assert_eq!(log[0].tool_name.as_deref(), Some(CREATE_PO_DRAFT));
     assert_eq!(log[0].user_id, WAREHOUSE.user_id);
-    assert_eq!(count(runtime.database(), Table::PurchaseOrders).await, 0);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 0);
 
     // A name nobody registered is a protocol error (-32602), and nothing runs; the
     // attempt is audited as denied.
@@ -137,34 +128,23 @@ async fn restricted_role_is_refused_with_the_missing_scope_and_audited(t: &TestD
         .call_tool(CallToolRequestParams::new("purchasing_post_po"))
         .await
         .expect_err("unknown tool");
-    let rmcp::ServiceError::McpError(data) = err else {
-        panic!("expected a JSON-RPC error, got {err:?}");
-    };
+    let data = json_rpc_error(err);
     assert_eq!(data.code, ErrorCode::INVALID_PARAMS);
     assert!(data.message.contains("unknown tool"), "{}", data.message);
-    let log = runtime.database().audit_log(Some(&run)).await.unwrap();
+    let log = app.audit(&run).await;
     assert_eq!(log.len(), 2, "{log:#?}");
     assert_eq!(log[1].outcome, Outcome::Denied.as_str());
     assert_eq!(log[1].tool_name.as_deref(), Some("purchasing_post_po"));
-    assert_eq!(count(runtime.database(), Table::PurchaseOrders).await, 0);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 0);
     client.cancel().await.unwrap();
 }
-on_both_backends!(
-    restricted_role_is_refused_with_the_missing_scope_and_audited,
-    crate::restricted_role_is_refused_with_the_missing_scope_and_audited
-);
+on_both_backends!(restricted_role_is_refused_with_the_missing_scope_and_audited);
 
 async fn buyer_draft_is_created_once_and_replayed(t: &TestDb) {
-    let run = new_run();
-    let server = server_for(t, BUYER.in_run(&run)).await;
-    let runtime = server.runtime().clone();
-    let client = connect_in_process(server).await;
-    let arguments = valid_arguments("purchasing_create_po_draft", "r-1");
+    let (client, app, run) = connect_in_new_run(t, BUYER).await;
+    let arguments = valid_arguments(CREATE_PO_DRAFT, "r-1");
 
-    let first = client
-        .call_tool(call("purchasing_create_po_draft", arguments.clone()))
-        .await
-        .unwrap();
+    let first = call_tool(&client, CREATE_PO_DRAFT, arguments.clone()).await;
     assert_eq!(first.is_error, Some(false), "{}", text_of(&first));
     let created = first.structured_content.clone().unwrap();
     assert_eq!(created["replayed"], json!(false));
@@ -172,17 +152,12 @@ async fn buyer_draft_is_created_once_and_replayed(t: &TestDb) {
     let number = created["number"].as_str().unwrap().to_string();
     assert!(text_of(&first).contains(&number), "{}", text_of(&first));
 
-    let again = client
-        .call_tool(call("purchasing_create_po_draft", arguments))
-        .await
-        .unwrap();
-    assert_eq!(again.is_error, Some(false), "{}", text_of(&again));
-    let replayed = again.structured_content.clone().unwrap();
+    let replayed = call_ok(&client, CREATE_PO_DRAFT, arguments).await;
     assert_eq!(replayed["replayed"], json!(true));
     assert_eq!(replayed["number"], json!(number));
-    assert_eq!(count(runtime.database(), Table::PurchaseOrders).await, 1);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 1);
 
-    let log = runtime.database().audit_log(Some(&run)).await.unwrap();
+    let log = app.audit(&run).await;
     let outcomes: Vec<&str> = log.iter().map(|r| r.outcome.as_str()).collect();
     assert_eq!(outcomes, ["ok", "replayed"]);
     // The tool call id is the JSON-RPC request id: one per request.
@@ -193,145 +168,86 @@ async fn buyer_draft_is_created_once_and_replayed(t: &TestDb) {
     );
     client.cancel().await.unwrap();
 }
-on_both_backends!(
-    buyer_draft_is_created_once_and_replayed,
-    crate::buyer_draft_is_created_once_and_replayed
-);
+on_both_backends!(buyer_draft_is_created_once_and_replayed);
 
 async fn structured_content_matches_the_output_schema_of_every_tool(t: &TestDb) {
-    let run = new_run();
-    let server = server_for(t, BUYER.in_run(&run)).await;
-    let client = connect_in_process(server).await;
+    let (client, _app, _run) = connect_in_new_run(t, BUYER).await;
     let tools = client.list_tools(None).await.unwrap().tools;
     // Create first, so that purchasing_get_po finds PO-2026-0001.
     let mut order: Vec<_> = tools.iter().collect();
-    order.sort_by_key(|t| t.name != "purchasing_create_po_draft");
+    order.sort_by_key(|t| t.name != CREATE_PO_DRAFT);
     for tool in order {
-        let result = client
-            .call_tool(call(
-                tool.name.to_string(),
-                valid_arguments(&tool.name, "r-schema"),
-            ))
-            .await
-            .unwrap();
-        assert_eq!(
-            result.is_error,
-            Some(false),
-            "{}: {}",
-            tool.name,
-            text_of(&result)
-        );
+        let arguments = valid_arguments(&tool.name, "r-schema");
+        let structured = call_ok(&client, &tool.name, arguments).await;
         let schema = Value::Object(
             tool.output_schema
                 .as_deref()
                 .cloned()
                 .expect("outputSchema"),
         );
-        let structured = result
-            .structured_content
-            .clone()
-            .expect("structuredContent");
         assert_valid(&schema, &structured, &tool.name);
     }
     client.cancel().await.unwrap();
 }
-on_both_backends!(
-    structured_content_matches_the_output_schema_of_every_tool,
-    crate::structured_content_matches_the_output_schema_of_every_tool
-);
+on_both_backends!(structured_content_matches_the_output_schema_of_every_tool);
 
 async fn tool_errors_are_results_with_actionable_text(t: &TestDb) {
-    let server = server_for(t, BUYER.in_run(&new_run())).await;
-    let runtime = server.runtime().clone();
-    let client = connect_in_process(server).await;
+    let (client, app, _run) = connect_in_new_run(t, BUYER).await;
 
-    let mut bad = valid_arguments("purchasing_create_po_draft", "r-bad");
+    let mut bad = valid_arguments(CREATE_PO_DRAFT, "r-bad");
     bad["lines"][0]["uom"] = json!("LTR");
-    let result = client
-        .call_tool(call("purchasing_create_po_draft", bad))
-        .await
-        .unwrap();
-    assert_eq!(result.is_error, Some(true));
+    let result = call_tool(&client, CREATE_PO_DRAFT, bad).await;
     assert_eq!(
         result.structured_content, None,
         "an error result must not be checked against the success outputSchema"
     );
-    let text = text_of(&result);
-    assert!(
-        text.contains("lines[0].uom") && text.contains("PCS"),
-        "{text}"
-    );
-    assert!(text.contains("No draft was created"), "{text}");
+    for expected in ["lines[0].uom", "PCS", "No draft was created"] {
+        assert_error_text(&result, expected);
+    }
 
     // Another branch's vendor looks exactly like a vendor that does not exist.
-    let mut other_branch = valid_arguments("purchasing_create_po_draft", "r-jkt");
+    let mut other_branch = valid_arguments(CREATE_PO_DRAFT, "r-jkt");
     other_branch["vendor_code"] = json!(VENDOR_JAKARTA);
-    let result = client
-        .call_tool(call("purchasing_create_po_draft", other_branch))
-        .await
-        .unwrap();
+    let result = call_tool(&client, CREATE_PO_DRAFT, other_branch).await;
     assert_eq!(result.is_error, Some(true));
     assert_eq!(
         text_of(&result),
         "Vendor V-90001 was not found in your branch. Call purchasing_search_vendors and use a \
          code from the results. No draft was created."
     );
-    assert_eq!(count(runtime.database(), Table::PurchaseOrders).await, 0);
+    assert_eq!(app.count(Table::PurchaseOrders).await, 0);
     client.cancel().await.unwrap();
 }
-on_both_backends!(
-    tool_errors_are_results_with_actionable_text,
-    crate::tool_errors_are_results_with_actionable_text
-);
+on_both_backends!(tool_errors_are_results_with_actionable_text);
 
 async fn without_an_identity_nothing_is_listed_or_run(t: &TestDb) {
-    let runtime = App::new(&t.db).await.runtime;
+    let app = App::new(&t.db).await;
     // `new` reads the caller from the HTTP request; in-process there is none.
-    let client = connect_in_process(ErpMcpServer::new(runtime.clone())).await;
+    let client = connect_in_process(ErpMcpServer::new(app.runtime.clone())).await;
     assert!(client.list_tools(None).await.unwrap().tools.is_empty());
     let err = client
-        .call_tool(call(
-            "inventory_get_stock",
-            valid_arguments("inventory_get_stock", ""),
-        ))
+        .call_tool(call(GET_STOCK, valid_arguments(GET_STOCK, "")))
         .await
         .expect_err("refused");
-    let rmcp::ServiceError::McpError(data) = err else {
-        panic!("expected a JSON-RPC error, got {err:?}");
-    };
+    let data = json_rpc_error(err);
     assert!(
         data.message.contains("not authenticated"),
         "{}",
         data.message
     );
-    assert!(runtime.database().audit_log(None).await.unwrap().is_empty());
+    assert!(app.whole_audit_log().await.is_empty());
     client.cancel().await.unwrap();
 }
-on_both_backends!(
-    without_an_identity_nothing_is_listed_or_run,
-    crate::without_an_identity_nothing_is_listed_or_run
-);
+on_both_backends!(without_an_identity_nothing_is_listed_or_run);
 
 async fn a_connection_without_a_run_uses_the_callers_scope(t: &TestDb) {
-    let server = server_for(t, BUYER.principal()).await;
-    let runtime = server.runtime().clone();
-    let scope = erp_tools_core::principal_run_id(&BUYER.principal());
-    let client = connect_in_process(server).await;
-    let result = client
-        .call_tool(call(
-            "inventory_get_stock",
-            valid_arguments("inventory_get_stock", ""),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
-    let log = runtime.database().audit_log(None).await.unwrap();
+    let (client, app) = connect_as(t, BUYER.principal()).await;
+    let scope = principal_run_id(&BUYER.principal());
+    call_ok(&client, GET_STOCK, valid_arguments(GET_STOCK, "")).await;
+    let log = app.whole_audit_log().await;
     assert_eq!(log.len(), 1);
     assert_eq!(log[0].agent_run_id, scope);
     assert!(scope.starts_with("user-"), "{scope}");
     client.cancel().await.unwrap();
 }
-on_both_backends!(
-    a_connection_without_a_run_uses_the_callers_scope,
-    crate::a_connection_without_a_run_uses_the_callers_scope
-);
+on_both_backends!(a_connection_without_a_run_uses_the_callers_scope);

@@ -5,86 +5,100 @@
 //! Before this change the MCP session (or a digest of the token) was the run, so the same
 //! token and `client_ref` gave PO-2026-0043 in one session and PO-2026-0044 in the next.
 
-mod runs_support;
-
 use erp_tools_core::mcp::ErpMcpServer;
-use erp_tools_core::{Database, principal_run_id};
-use rmcp::ServiceExt;
-use runs_support::*;
-use serde_json::Value;
+use erp_tools_core::principal_run_id;
+use erp_tools_tests::app::arguments::order;
+use erp_tools_tests::app::seed::VENDOR;
+use erp_tools_tests::app::tools::{CREATE_PO_DRAFT, GET_PO};
+use erp_tools_tests::app::{App, Table, count, runtime_rows};
+use erp_tools_tests::db::TestDb;
+use erp_tools_tests::http::{HttpServer, SESSIONS, STATELESS};
+use erp_tools_tests::mcp::{
+    assert_error_text, call_ok, call_tool, connect_in_process, draft_po, drafted, text_of,
+};
+use erp_tools_tests::on_both_backends;
+use erp_tools_tests::principals::{BUYER, SECOND_BUYER};
+use serde_json::json;
 
 /// Two sessions, a stateless request and a refreshed token, one after the other on one
 /// server: one document.
-async fn resent_after_a_reconnect_replays(t: TestDb) {
-    let server = Server::start(t.runtime().await).await;
-    let arguments = draft_args("po-1", "24");
+async fn resent_after_a_reconnect_replays(t: &TestDb) {
+    let server = HttpServer::process_on(t).await;
+    let arguments = order(VENDOR, "24", "po-1");
 
-    let first = server.client(&token(&ani()), &SESSIONS, None).await;
-    let (number, replayed) = draft_on(&first, &arguments).await;
+    let first = server
+        .client(&server.token(&BUYER.principal()), &SESSIONS, None)
+        .await;
+    let (number, replayed) = draft_po(&first, &arguments).await;
     assert!(!replayed);
     first.cancel().await.unwrap();
 
     // A new session (a dropped connection, a client restart), a stateless request, and a
     // new token for the same person (a refresh): all the same scope.
-    for (tok, revision) in [
-        (token(&ani()), SESSIONS),
-        (token(&ani()), STATELESS),
-        (token_with(&ani(), |c| c.iat -= 30), SESSIONS),
+    for (token, revision) in [
+        (server.token(&BUYER.principal()), SESSIONS),
+        (server.token(&BUYER.principal()), STATELESS),
+        (
+            server.token_with(&BUYER.principal(), |c| c.iat -= 30),
+            SESSIONS,
+        ),
     ] {
-        let client = server.client(&tok, &revision, None).await;
-        assert_eq!(draft_on(&client, &arguments).await, (number.clone(), true));
+        let client = server.client(&token, &revision, None).await;
+        assert_eq!(draft_po(&client, &arguments).await, (number.clone(), true));
         client.cancel().await.unwrap();
     }
-    assert_eq!(purchase_order_count(server.db()).await, 1);
-    let rows = runtime_rows(server.db()).await;
+    assert_eq!(count(server.db(), Table::PurchaseOrders).await, 1);
+    let rows = runtime_rows(server.db(), None).await;
     let runs: Vec<&str> = rows.iter().map(|r| r.agent_run_id.as_str()).collect();
-    assert_eq!(runs, vec![principal_run_id(&ani()); 4]);
+    assert_eq!(runs, vec![principal_run_id(&BUYER.principal()); 4]);
     server.stop().await;
 }
 on_both_backends!(resent_after_a_reconnect_replays);
 
 /// The server is stopped (sessions gone, pools closed) and started again on the same
 /// database and address; the client opens a new session and resends.
-async fn resent_after_a_server_restart_replays(t: TestDb) {
-    let arguments = draft_args("po-restart", "12");
-    let server = Server::start(t.runtime().await).await;
-    let client = server.client(&token(&ani()), &SESSIONS, None).await;
-    let (number, replayed) = draft_on(&client, &arguments).await;
+async fn resent_after_a_server_restart_replays(t: &TestDb) {
+    let arguments = order(VENDOR, "12", "po-restart");
+    let server = HttpServer::process_on(t).await;
+    let token = server.token(&BUYER.principal());
+    let client = server.client(&token, &SESSIONS, None).await;
+    let (number, replayed) = draft_po(&client, &arguments).await;
     assert!(!replayed);
     let old_session_url = server.url.clone();
     drop(client);
     let addr = server.stop().await;
 
-    let server = Server::start_at(t.runtime().await, addr).await;
+    let server = HttpServer::restart_on(t, addr).await;
     assert_eq!(server.url, old_session_url);
-    let client = server.client(&token(&ani()), &SESSIONS, None).await;
-    assert_eq!(draft_on(&client, &arguments).await, (number, true));
+    let client = server.client(&token, &SESSIONS, None).await;
+    assert_eq!(draft_po(&client, &arguments).await, (number, true));
     client.cancel().await.unwrap();
-    assert_eq!(purchase_order_count(server.db()).await, 1);
+    assert_eq!(count(server.db(), Table::PurchaseOrders).await, 1);
     server.stop().await;
 }
 on_both_backends!(resent_after_a_server_restart_replays);
 
 /// Two server processes on one database (each with its own pools, sessions and run
 /// cache), as behind a load balancer: drafted on the first, resent to the second.
-async fn resent_to_a_second_server_process_replays(t: TestDb) {
-    let one = Server::start(t.runtime().await).await;
-    let two = Server::start(t.runtime().await).await;
-    let arguments = draft_args("po-lb", "5");
+async fn resent_to_a_second_server_process_replays(t: &TestDb) {
+    let one = HttpServer::process_on(t).await;
+    let two = HttpServer::process_on(t).await;
+    let arguments = order(VENDOR, "5", "po-lb");
+    let token = one.token(&BUYER.principal());
 
-    let on_one = one.client(&token(&ani()), &SESSIONS, None).await;
-    let (number, replayed) = draft_on(&on_one, &arguments).await;
+    let on_one = one.client(&token, &SESSIONS, None).await;
+    let (number, replayed) = draft_po(&on_one, &arguments).await;
     assert!(!replayed);
     for revision in [SESSIONS, STATELESS] {
-        let on_two = two.client(&token(&ani()), &revision, None).await;
-        assert_eq!(draft_on(&on_two, &arguments).await, (number.clone(), true));
+        let on_two = two.client(&token, &revision, None).await;
+        assert_eq!(draft_po(&on_two, &arguments).await, (number.clone(), true));
         on_two.cancel().await.unwrap();
     }
     // And back: the first process replays what it drafted itself.
-    assert_eq!(draft_on(&on_one, &arguments).await, (number, true));
+    assert_eq!(draft_po(&on_one, &arguments).await, (number, true));
     on_one.cancel().await.unwrap();
-    assert_eq!(purchase_order_count(one.db()).await, 1);
-    assert_eq!(purchase_order_count(two.db()).await, 1);
+    assert_eq!(count(one.db(), Table::PurchaseOrders).await, 1);
+    assert_eq!(count(two.db(), Table::PurchaseOrders).await, 1);
     one.stop().await;
     two.stop().await;
 }
@@ -94,17 +108,15 @@ on_both_backends!(resent_to_a_second_server_process_replays);
 /// gets the earlier draft back (same arguments, the text names it) or a mismatch that
 /// tells it to pick a new `client_ref` (different arguments). Never a duplicate, and
 /// another person using the same `client_ref` gets a draft of their own.
-async fn a_new_conversation_reusing_a_client_ref(t: TestDb) {
-    let server = Server::start(t.runtime().await).await;
-    let yesterday = server.client(&token(&ani()), &SESSIONS, None).await;
-    let (number, _) = draft_on(&yesterday, &draft_args("po-1", "24")).await;
+async fn a_new_conversation_reusing_a_client_ref(t: &TestDb) {
+    let server = HttpServer::process_on(t).await;
+    let token = server.token(&BUYER.principal());
+    let yesterday = server.client(&token, &SESSIONS, None).await;
+    let (number, _) = draft_po(&yesterday, &order(VENDOR, "24", "po-1")).await;
     yesterday.cancel().await.unwrap();
 
-    let today = server.client(&token(&ani()), &SESSIONS, None).await;
-    let same = today
-        .call_tool(call(DRAFT, draft_args("po-1", "24")))
-        .await
-        .unwrap();
+    let today = server.client(&token, &SESSIONS, None).await;
+    let same = call_tool(&today, CREATE_PO_DRAFT, order(VENDOR, "24", "po-1")).await;
     assert_eq!(drafted(&same), (number.clone(), true));
     let text = text_of(&same);
     assert!(
@@ -114,77 +126,68 @@ async fn a_new_conversation_reusing_a_client_ref(t: TestDb) {
         "{text}"
     );
 
-    let other = today
-        .call_tool(call(DRAFT, draft_args("po-1", "99")))
-        .await
-        .unwrap();
-    assert_eq!(other.is_error, Some(true));
-    let text = text_of(&other);
-    assert!(
-        text.contains("client_ref po-1 was already used")
-            && text.contains("Use a new client_ref for a new draft")
-            && text.contains("No draft was created."),
-        "{text}"
-    );
+    let other = call_tool(&today, CREATE_PO_DRAFT, order(VENDOR, "99", "po-1")).await;
+    for expected in [
+        "client_ref po-1 was already used",
+        "Use a new client_ref for a new draft",
+        "No draft was created.",
+    ] {
+        assert_error_text(&other, expected);
+    }
     today.cancel().await.unwrap();
 
-    // Budi's po-1 is his own.
-    let budi_client = server.client(&token(&budi()), &SESSIONS, None).await;
-    let (budis, replayed) = draft_on(&budi_client, &draft_args("po-1", "24")).await;
+    // The second buyer's po-1 is their own.
+    let theirs = server
+        .client(&server.token(&SECOND_BUYER.principal()), &SESSIONS, None)
+        .await;
+    let (their_number, replayed) = draft_po(&theirs, &order(VENDOR, "24", "po-1")).await;
     assert!(!replayed);
-    assert_ne!(budis, number);
-    budi_client.cancel().await.unwrap();
-    assert_eq!(purchase_order_count(server.db()).await, 2);
+    assert_ne!(their_number, number);
+    theirs.cancel().await.unwrap();
+    assert_eq!(count(server.db(), Table::PurchaseOrders).await, 2);
     server.stop().await;
 }
 on_both_backends!(a_new_conversation_reusing_a_client_ref);
 
 /// stdio and in-process connections (one fixed caller each) use the same scope: a stdio
 /// server restarted by its client replays too.
-async fn in_process_connections_share_the_principal_scope(t: TestDb) {
-    let runtime = t.runtime().await;
-    let arguments = draft_args("po-stdio", "3");
+async fn in_process_connections_share_the_principal_scope(t: &TestDb) {
+    let runtime = App::new(&t.db).await.runtime;
+    let arguments = order(VENDOR, "3", "po-stdio");
     let mut seen: Vec<(String, bool)> = Vec::new();
     for _ in 0..2 {
         // A new server handle each time, as a new stdio process would be.
-        let server = ErpMcpServer::with_principal(runtime.clone(), ani());
-        let (server_end, client_end) = tokio::io::duplex(1 << 20);
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(server_end).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let client = ().serve(client_end).await.expect("in-process client");
-        seen.push(draft_on(&client, &arguments).await);
+        let server = ErpMcpServer::with_principal(runtime.clone(), BUYER.principal());
+        let client = connect_in_process(server).await;
+        seen.push(draft_po(&client, &arguments).await);
         client.cancel().await.unwrap();
     }
     assert!(
         !seen[0].1 && seen[1] == (seen[0].0.clone(), true),
         "{seen:?}"
     );
-    assert_eq!(purchase_order_count(runtime.database()).await, 1);
+    assert_eq!(count(runtime.database(), Table::PurchaseOrders).await, 1);
 }
 on_both_backends!(in_process_connections_share_the_principal_scope);
 
 /// The drafted document carries the scope as its run: the provenance survives too.
-async fn documents_name_the_principal_scope(t: TestDb) {
-    let server = Server::start(t.runtime().await).await;
-    let client = server.client(&token(&ani()), &STATELESS, None).await;
-    let (number, _) = draft_on(&client, &draft_args("po-prov", "1")).await;
-    let view = client
-        .call_tool(call(GET_PO, serde_json::json!({ "number": number })))
-        .await
-        .unwrap();
-    let s: &Value = view.structured_content.as_ref().unwrap();
-    assert_eq!(s["drafted_by_agent_run"], principal_run_id(&ani()));
+async fn documents_name_the_principal_scope(t: &TestDb) {
+    let server = HttpServer::process_on(t).await;
+    let scope = principal_run_id(&BUYER.principal());
+    let client = server
+        .client(&server.token(&BUYER.principal()), &STATELESS, None)
+        .await;
+    let (number, _) = draft_po(&client, &order(VENDOR, "1", "po-prov")).await;
+    let view = call_ok(&client, GET_PO, json!({ "number": number })).await;
+    assert_eq!(view["drafted_by_agent_run"], scope);
     client.cancel().await.unwrap();
-    let db: &Database = server.db();
-    let owner = db
-        .agent_run_owner(&principal_run_id(&ani()))
+    let owner = server
+        .db()
+        .agent_run_owner(&scope)
         .await
         .unwrap()
         .expect("the scope is bound");
-    assert!(owner.is(&ani()));
+    assert!(owner.is(&BUYER.principal()));
     server.stop().await;
 }
 on_both_backends!(documents_name_the_principal_scope);

@@ -61,8 +61,7 @@ fn assert_one_created_the_rest_replayed(results: &[CallOutcome]) {
 async fn replay(t: &TestDb) {
     let buyer = Session::new(&t.db, BUYER).await;
 
-    let first = buyer.call(CREATE_PO_DRAFT, po_draft("R-1")).await;
-    assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
+    let first = buyer.create_po(po_draft("R-1")).await;
     assert_eq!(first.structured["replayed"], false);
     assert_eq!(first.structured["status"], "draft");
     assert_eq!(first.structured["total_qty"], "34.5");
@@ -122,8 +121,7 @@ async fn replay(t: &TestDb) {
 
     // Keys are scoped to the run: another run may use the same client_ref.
     let other_run = buyer.app.session(BUYER);
-    let third = other_run.call(CREATE_PO_DRAFT, po_draft("R-1")).await;
-    assert_eq!(third.outcome, Outcome::Ok, "{}", third.text);
+    let third = other_run.create_po(po_draft("R-1")).await;
     assert_ne!(third.document.as_ref().unwrap().number, doc.number);
     assert_eq!(buyer.app.count(Table::PurchaseOrders).await, 2);
 }
@@ -132,8 +130,7 @@ on_both_backends!(replay_returns_the_original_result, crate::replay);
 async fn mismatch(t: &TestDb) {
     let buyer = Session::new(&t.db, BUYER).await;
 
-    let first = buyer.call(CREATE_PO_DRAFT, po_draft("R-1")).await;
-    assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
+    let first = buyer.create_po(po_draft("R-1")).await;
     let number = first.document.unwrap().number;
 
     let mut changed = po_draft("R-1");
@@ -185,8 +182,7 @@ on_both_backends!(mismatch_is_a_tool_error_and_writes_nothing, crate::mismatch);
 async fn key_order(t: &TestDb) {
     let buyer = Session::new(&t.db, BUYER).await;
 
-    let first = buyer.call(CREATE_PO_DRAFT, po_draft("R-1")).await;
-    assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
+    let first = buyer.create_po(po_draft("R-1")).await;
 
     // Same request: keys in another order, decimals written differently.
     let reordered = json!({
@@ -201,8 +197,7 @@ async fn key_order(t: &TestDb) {
     // An absent optional field is the same as null.
     let mut with_null = po_draft("R-2");
     with_null["note"] = Value::Null;
-    let third = buyer.call(CREATE_PO_DRAFT, with_null).await;
-    assert_eq!(third.outcome, Outcome::Ok, "{}", third.text);
+    buyer.create_po(with_null).await;
     let mut absent = po_draft("R-2");
     absent.as_object_mut().unwrap().remove("note");
     let fourth = buyer.call(CREATE_PO_DRAFT, absent).await;
@@ -224,7 +219,7 @@ async fn concurrent_duplicates(t: &TestDb) {
     let app = Arc::new(App::new(&t.db).await);
     let run = new_run();
 
-    let results = all_at_once(&[app.clone()], &run, |_| "R-1".into()).await;
+    let results = all_at_once(std::slice::from_ref(&app), &run, |_| "R-1".into()).await;
     assert_one_created_the_rest_replayed(&results);
     let expected = without_replayed(&results[0].structured);
     for r in &results {
@@ -244,7 +239,7 @@ async fn concurrent_duplicates(t: &TestDb) {
     );
 
     // Distinct client_refs: one document each.
-    let results = all_at_once(&[app.clone()], &new_run(), |i| format!("R-{i}")).await;
+    let results = all_at_once(std::slice::from_ref(&app), &new_run(), |i| format!("R-{i}")).await;
     assert!(
         results.iter().all(|r| r.outcome == Outcome::Ok),
         "{:?}",
@@ -328,10 +323,8 @@ async fn crash(t: &TestDb) {
     assert!(log.iter().all(|r| r.document.is_none()));
 
     // A retry with the same client_refs succeeds: the failed calls claimed nothing.
-    let retry = buyer.call(CREATE_PO_DRAFT, po_draft("R-1")).await;
-    assert_eq!(retry.outcome, Outcome::Ok, "{}", retry.text);
-    let retry2 = buyer.call(CREATE_PO_DRAFT, po_draft("R-2")).await;
-    assert_eq!(retry2.outcome, Outcome::Ok, "{}", retry2.text);
+    buyer.create_po(po_draft("R-1")).await;
+    buyer.create_po(po_draft("R-2")).await;
     assert_eq!(buyer.app.count(Table::PurchaseOrders).await, 2);
     assert_eq!(buyer.app.count(Table::PoLines).await, 4);
     assert_eq!(buyer.app.count(Table::IdempotencyKeys).await, 2);
@@ -360,8 +353,7 @@ async fn cancelled(t: &TestDb) {
     assert_eq!(buyer.app.count(Table::IdempotencyKeys).await, 0);
 
     // The retry is not blocked by the abandoned attempt.
-    let retry = buyer.call(CREATE_PO_DRAFT, po_draft("R-1")).await;
-    assert_eq!(retry.outcome, Outcome::Ok, "{}", retry.text);
+    buyer.create_po(po_draft("R-1")).await;
     assert_eq!(buyer.app.count(Table::PurchaseOrders).await, 1);
 }
 on_both_backends!(

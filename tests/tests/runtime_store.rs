@@ -9,7 +9,7 @@ use erp_tools_core::sqlx;
 use erp_tools_core::{AuditEntry, Database, Outcome, StoreError};
 use erp_tools_tests::app::arguments::po_draft;
 use erp_tools_tests::app::tools::CREATE_PO_DRAFT;
-use erp_tools_tests::app::{App, MIGRATIONS, Table, count, migrate};
+use erp_tools_tests::app::{App, MIGRATIONS, Session, Table, count, migrate};
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::ids::new_run;
 use erp_tools_tests::on_both_backends;
@@ -21,7 +21,9 @@ async fn migrations(t: &TestDb) {
         applied,
         [
             "erp_tools/0001_framework",
-            "erp_tools/0002_audit_agent_columns"
+            "erp_tools/0002_audit_agent_columns",
+            "erp_tools/0003_agent_runs",
+            "erp_tools/0004_key_response_text"
         ]
     );
 
@@ -35,6 +37,8 @@ async fn migrations(t: &TestDb) {
         [
             "erp_tools/0001_framework",
             "erp_tools/0002_audit_agent_columns",
+            "erp_tools/0003_agent_runs",
+            "erp_tools/0004_key_response_text",
             "0001_fixture_tables",
             "0002_fixture_seed"
         ]
@@ -88,16 +92,13 @@ async fn migrations(t: &TestDb) {
 on_both_backends!(migrations_apply_once_and_refuse_edits, crate::migrations);
 
 async fn keys_are_durable_and_purged(t: &TestDb) {
-    let app = App::new(&t.db).await;
-    let who = BUYER.shared();
-    let run = new_run();
-    let first = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
-    assert_eq!(first.outcome, Outcome::Ok, "{}", first.text);
+    let buyer = Session::new(&t.db, BUYER).await;
+    let first = buyer.create_po(po_draft("R-1")).await;
 
     // A restarted server (a new `Database` on the same store) still replays.
     let restarted = App::new(&t.open_again().await).await;
     let again = restarted
-        .call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1"))
+        .call(&buyer.who, &buyer.run, CREATE_PO_DRAFT, po_draft("R-1"))
         .await;
     assert_eq!(again.outcome, Outcome::Replayed, "{}", again.text);
     assert_eq!(again.document, first.document);
@@ -130,9 +131,8 @@ async fn keys_are_durable_and_purged(t: &TestDb) {
         1
     );
     assert_eq!(t.db.idempotency_key_count().await.unwrap(), 0);
-    let after = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
-    assert_eq!(after.outcome, Outcome::Ok, "{}", after.text);
-    assert_eq!(app.count(Table::PurchaseOrders).await, 2);
+    buyer.create_po(po_draft("R-1")).await;
+    assert_eq!(buyer.app.count(Table::PurchaseOrders).await, 2);
 
     // The background reaper does the same on a schedule.
     sqlx::query("UPDATE erp_idempotency_keys SET created_at = '2020-01-01T00:00:00.000000Z'")
@@ -156,36 +156,32 @@ on_both_backends!(
     crate::keys_are_durable_and_purged
 );
 
-async fn shared_audit_sink(t: &TestDb) {
-    let app = App::new(&t.db).await;
-    let who = BUYER.shared();
-    let run = new_run();
-    // The agent loop's events and the pipeline's rows land in one log, in order.
+/// Writes the agent-loop event `entry` to `app`'s audit log.
+async fn record(app: &App, entry: AuditEntry) {
     app.db()
-        .record_event(AuditEntry::new(&who, run.clone(), "started").tool(CREATE_PO_DRAFT, "call-1"))
+        .record_event(entry)
         .await
-        .unwrap();
-    let out = app.call(&who, &run, CREATE_PO_DRAFT, po_draft("R-1")).await;
-    assert_eq!(out.outcome, Outcome::Ok, "{}", out.text);
-    app.db()
-        .record_event(
-            AuditEntry::new(&who, run.clone(), "denied")
-                .tool("finance_create_refund_draft", "call-2")
-                .arguments(&serde_json::json!({"amount": "5000000"}))
-                .message("amount 5000000 is above the limit of 1000000"),
-        )
-        .await
-        .unwrap();
-    app.db()
-        .record_event(
-            AuditEntry::new(&who, run.clone(), "answered")
-                .message("Created PO")
-                .model("other-model"),
-        )
-        .await
-        .unwrap();
+        .expect("record the event");
+}
 
-    let log = app.db().audit_log(Some(&run)).await.unwrap();
+async fn shared_audit_sink(t: &TestDb) {
+    let buyer = Session::new(&t.db, BUYER).await;
+    let (app, who, run) = (&buyer.app, &buyer.who, &buyer.run);
+    // The agent loop's events and the pipeline's rows land in one log, in order.
+    let started = AuditEntry::new(who, run.clone(), "started").tool(CREATE_PO_DRAFT, "call-1");
+    record(app, started).await;
+    buyer.create_po(po_draft("R-1")).await;
+    let denied = AuditEntry::new(who, run.clone(), "denied")
+        .tool("finance_create_refund_draft", "call-2")
+        .arguments(&serde_json::json!({"amount": "5000000"}))
+        .message("amount 5000000 is above the limit of 1000000");
+    record(app, denied).await;
+    let answered = AuditEntry::new(who, run.clone(), "answered")
+        .message("Created PO")
+        .model("other-model");
+    record(app, answered).await;
+
+    let log = app.audit(run).await;
     let summary: Vec<(&str, &str)> = log
         .iter()
         .map(|r| (r.source.as_str(), r.outcome.as_str()))
@@ -229,8 +225,8 @@ async fn shared_audit_sink(t: &TestDb) {
         branch_code: BUYER.branch.code.into(),
         at: chrono::Utc::now(),
     };
-    AuditSink::record(app.db(), &who, &event).await.unwrap();
-    let log = app.db().audit_log(Some(&run)).await.unwrap();
+    AuditSink::record(app.db(), who, &event).await.unwrap();
+    let log = app.audit(run).await;
     let last = log.last().unwrap();
     assert_eq!(
         (last.source.as_str(), last.outcome.as_str()),
@@ -244,13 +240,9 @@ async fn shared_audit_sink(t: &TestDb) {
     assert_eq!(last.branch_code.as_deref(), Some(BUYER.branch.code));
 
     // Other runs are filtered out; the unfiltered log has everything.
-    let other = new_run();
-    app.db()
-        .record_event(AuditEntry::new(&who, other.clone(), "started"))
-        .await
-        .unwrap();
-    assert_eq!(app.db().audit_log(Some(&run)).await.unwrap().len(), 5);
-    assert_eq!(app.db().audit_log(None).await.unwrap().len(), 6);
+    record(app, AuditEntry::new(who, new_run(), "started")).await;
+    assert_eq!(app.audit(run).await.len(), 5);
+    assert_eq!(app.whole_audit_log().await.len(), 6);
 }
 on_both_backends!(agent_events_share_the_audit_log, crate::shared_audit_sink);
 

@@ -7,13 +7,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use erp_tools_core::Outcome;
-use erp_tools_tests::app::App;
-use erp_tools_tests::app::arguments::po_draft;
-use erp_tools_tests::app::tools::{CREATE_PO_DRAFT, GET_PO};
+use erp_tools_tests::app::Session;
+use erp_tools_tests::app::arguments::{po_draft, valid_arguments};
+use erp_tools_tests::app::tools::{CREATE_PAYMENT_REQUEST_DRAFT, CREATE_PO_DRAFT, GET_PO};
 use erp_tools_tests::db::TestDb;
-use erp_tools_tests::ids::new_run;
 use erp_tools_tests::on_both_backends;
-use erp_tools_tests::principals::{BUYER, VIEWER};
+use erp_tools_tests::principals::BUYER;
 use serde_json::json;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -86,24 +85,25 @@ fn spans_of_run(run: &str) -> Vec<(String, Fields)> {
 
 async fn spans(t: &TestDb) {
     capture();
-    let app = App::new(&t.db).await;
-    let run = new_run();
-    let ok = app
-        .call(&BUYER.shared(), &run, CREATE_PO_DRAFT, po_draft("R-1"))
-        .await;
-    assert_eq!(ok.outcome, Outcome::Ok, "{}", ok.text);
-    let replay = app
-        .call(&BUYER.shared(), &run, CREATE_PO_DRAFT, po_draft("R-1"))
-        .await;
-    assert_eq!(replay.outcome, Outcome::Replayed);
-    let denied = app
-        .call(&VIEWER.shared(), &run, CREATE_PO_DRAFT, po_draft("R-2"))
-        .await;
-    assert_eq!(denied.outcome, Outcome::Denied);
-    let bad = app.call(&BUYER.shared(), &run, GET_PO, json!({})).await;
-    assert_eq!(bad.outcome, Outcome::ToolError);
+    let buyer = Session::new(&t.db, BUYER).await;
+    // A draft, its replay, a payment request the buyer has no scope for, and a read
+    // with its arguments missing.
+    let calls = [
+        (CREATE_PO_DRAFT, po_draft("R-1"), Outcome::Ok),
+        (CREATE_PO_DRAFT, po_draft("R-1"), Outcome::Replayed),
+        (
+            CREATE_PAYMENT_REQUEST_DRAFT,
+            valid_arguments(CREATE_PAYMENT_REQUEST_DRAFT, "R-2"),
+            Outcome::Denied,
+        ),
+        (GET_PO, json!({}), Outcome::ToolError),
+    ];
+    for (tool, arguments, expected) in calls {
+        let out = buyer.call(tool, arguments).await;
+        assert_eq!(out.outcome, expected, "{tool}: {}", out.text);
+    }
 
-    let spans = spans_of_run(&run);
+    let spans = spans_of_run(&buyer.run);
     assert_eq!(spans.len(), 4, "{spans:?}");
     let outcomes: Vec<&str> = spans
         .iter()

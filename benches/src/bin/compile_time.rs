@@ -16,7 +16,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use clap::Parser;
-use erp_tools_benches::stats::Summary;
+use erp_tools_benches::stats::{Summary, emit_json};
 use serde_json::json;
 
 #[derive(Parser, Debug)]
@@ -285,13 +285,6 @@ fn main() -> std::process::ExitCode {
         "rmcp_runs_s": times[1],
         "dir": dir.display().to_string(),
     });
-    let text = serde_json::to_string_pretty(&out).expect("json");
-    println!("{text}");
-    if let Some(path) = &args.json {
-        if let Some(parent) = path.parent() {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        std::fs::write(path, &text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
-    }
+    emit_json(&out, args.json.as_deref());
     std::process::ExitCode::SUCCESS
 }

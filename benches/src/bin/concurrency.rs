@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use erp_tools_benches::fixtures::{BenchDb, unique_suffix};
-use erp_tools_benches::stats::{Summary, percentile_sorted};
+use erp_tools_benches::stats::{Summary, emit_json, percentile_sorted};
 use erp_tools_benches::tools::order_arguments;
 use erp_tools_benches::{bench_registry, principal};
 use erp_tools_core::{Outcome, Principal, ToolCall, ToolRuntime};
@@ -277,7 +277,7 @@ async fn main() -> std::process::ExitCode {
         let Some(rep) = storm(&args).await else {
             let skipped =
                 json!({"benchmark": "concurrency", "skipped": "ERP_TOOLS_PG_URL not set"});
-            write_json(&args, &skipped);
+            emit_json(&skipped, args.json.as_deref());
             return std::process::ExitCode::SUCCESS;
         };
         eprintln!(
@@ -308,22 +308,11 @@ async fn main() -> std::process::ExitCode {
         "p99_ms": pick(|r| r.p99_ms),
         "exactly_once_every_rep": all_once,
     });
-    write_json(&args, &out);
+    emit_json(&out, args.json.as_deref());
     if all_once {
         std::process::ExitCode::SUCCESS
     } else {
         eprintln!("error: a document was written twice or a retry was not replayed");
         std::process::ExitCode::FAILURE
-    }
-}
-
-fn write_json(args: &Args, value: &serde_json::Value) {
-    let text = serde_json::to_string_pretty(value).expect("json");
-    println!("{text}");
-    if let Some(path) = &args.json {
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        std::fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
     }
 }

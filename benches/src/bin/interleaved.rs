@@ -16,11 +16,13 @@ use std::time::Instant;
 use clap::Parser;
 use erp_tools_benches::fixtures::{BenchDb, FloorShape, floor_draft, unique_suffix};
 use erp_tools_benches::plain::PlainServer;
-use erp_tools_benches::stats::Summary;
+use erp_tools_benches::stats::{Summary, emit_json};
 use erp_tools_benches::tools::{self, ItemArgs, order_arguments};
-use erp_tools_benches::{bench_registry, connect_in_process, erp_server, principal};
-use erp_tools_core::{Backend, Outcome, ToolCall, ToolContext, ToolRuntime};
-use rmcp::model::CallToolRequestParams;
+use erp_tools_benches::{
+    DRAFT_VARIANTS, READ_VARIANTS, bench_registry, connect_in_process, erp_server, mcp_call,
+    pipeline_call, principal,
+};
+use erp_tools_core::{Backend, Outcome, ToolContext, ToolRuntime};
 use serde_json::{Value, json};
 
 #[derive(Parser, Debug)]
@@ -88,7 +90,7 @@ async fn read_rounds(rounds: usize) -> Value {
         ("memory", "catalog_describe_item"),
         ("sqlite", "catalog_get_item"),
     ] {
-        let mut s = Series::new(&["a_direct", "b_pipeline", "c_mcp_erp", "d_mcp_rmcp"]);
+        let mut s = Series::new(&READ_VARIANTS);
         for round in 0..rounds {
             for k in 0..4 {
                 let v = (round + k) % 4;
@@ -106,26 +108,20 @@ async fn read_rounds(rounds: usize) -> Value {
                         r.expect("direct call");
                     }
                     1 => {
-                        let r = runtime
-                            .call(
-                                &who_arc,
-                                ToolCall {
-                                    agent_run_id: "bench-run".into(),
-                                    tool_call_id: "call-1".into(),
-                                    name: tool.into(),
-                                    arguments: args.clone(),
-                                },
-                            )
-                            .await
-                            .expect("pipeline call");
+                        let r = pipeline_call(
+                            &runtime,
+                            &who_arc,
+                            "bench-run",
+                            "call-1",
+                            tool,
+                            args.clone(),
+                        )
+                        .await;
                         assert_eq!(r.outcome, Outcome::Ok);
                     }
                     _ => {
                         let client = if v == 2 { &erp } else { &plain };
-                        let r = client
-                            .call_tool(CallToolRequestParams::new(tool).with_arguments(obj.clone()))
-                            .await
-                            .expect("MCP call");
+                        let r = mcp_call(client, tool, &obj).await;
                         assert_ne!(r.is_error, Some(true));
                     }
                 }
@@ -164,14 +160,7 @@ async fn draft_rounds(db: &BenchDb, rounds: usize) -> Value {
     let run = format!("interleaved-{}", unique_suffix());
     let pg = db.backend() == Backend::Postgres;
     let names: &[&'static str] = if pg {
-        &[
-            "floor",
-            "floor_pipeline_shape",
-            "floor_pipeline_shape_async_attempt",
-            "floor_pipeline_shape_merged_updates",
-            "floor_overlapped_attempt_merged_updates",
-            "erp_tools",
-        ]
+        &DRAFT_VARIANTS
     } else {
         &["floor", "floor_pipeline_shape", "erp_tools"]
     };
@@ -185,18 +174,8 @@ async fn draft_rounds(db: &BenchDb, rounds: usize) -> Value {
             let started = Instant::now();
             match names[v] {
                 "erp_tools" => {
-                    let r = runtime
-                        .call(
-                            &who_arc,
-                            ToolCall {
-                                agent_run_id: run.clone(),
-                                tool_call_id: "call-1".into(),
-                                name: "orders_create_order_draft".into(),
-                                arguments: args,
-                            },
-                        )
-                        .await
-                        .expect("pipeline call");
+                    let draft = "orders_create_order_draft";
+                    let r = pipeline_call(&runtime, &who_arc, &run, "call-1", draft, args).await;
                     assert_eq!(r.outcome, Outcome::Ok, "{}", r.text);
                 }
                 other => {
@@ -259,12 +238,5 @@ async fn main() {
         "read": read,
         "draft": { "sqlite": sqlite, "postgres": postgres },
     });
-    let text = serde_json::to_string_pretty(&out).expect("json");
-    println!("{text}");
-    if let Some(path) = &args.json {
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        std::fs::write(path, &text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
-    }
+    emit_json(&out, args.json.as_deref());
 }

@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use erp_tools_benches::stats::Summary;
+use erp_tools_benches::stats::{Summary, emit_json};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -279,14 +279,7 @@ async fn main() -> std::process::ExitCode {
         "calls_per_s": pick(|r| r.calls_per_s),
         "errors": errors,
     });
-    let text = serde_json::to_string_pretty(&out).expect("json");
-    println!("{text}");
-    if let Some(path) = &args.json {
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        std::fs::write(path, &text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
-    }
+    emit_json(&out, args.json.as_deref());
     if errors == 0 {
         std::process::ExitCode::SUCCESS
     } else {

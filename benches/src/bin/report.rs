@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use erp_tools_benches::stats::Summary;
+use erp_tools_benches::{DRAFT_VARIANTS, READ_VARIANTS};
 use serde_json::Value;
 
 fn target_dir() -> PathBuf {
@@ -62,15 +63,20 @@ fn read_sample(dir: &Path) -> Option<(String, Summary)> {
     Some((id, Summary::of(&per_iter)?))
 }
 
-fn fmt_us(s: &Summary) -> String {
-    let d = if s.median < 10.0 {
+/// `median [p25–p75]`, with fewer decimals the larger the median.
+fn median_iqr(median: f64, p25: f64, p75: f64) -> String {
+    let d = if median < 10.0 {
         2
-    } else if s.median < 1000.0 {
+    } else if median < 1000.0 {
         1
     } else {
         0
     };
-    format!("{:.d$} [{:.d$}–{:.d$}]", s.median, s.p25, s.p75, d = d)
+    format!("{median:.d$} [{p25:.d$}–{p75:.d$}]")
+}
+
+fn fmt_us(s: &Summary) -> String {
+    median_iqr(s.median, s.p25, s.p75)
 }
 
 fn spread(v: &Value, digits: usize) -> String {
@@ -80,8 +86,42 @@ fn spread(v: &Value, digits: usize) -> String {
     }
 }
 
+/// A table of every criterion result whose id starts with `prefix`: the rest of the id
+/// in the column `column`, and the time.
+fn criterion_table(md: &mut String, crit: &BTreeMap<String, Summary>, prefix: &str, column: &str) {
+    writeln!(md, "| {column} | time |\n|---|---|").unwrap();
+    for (id, s) in crit.range(prefix.to_string()..) {
+        if let Some(name) = id.strip_prefix(prefix) {
+            writeln!(md, "| {name} | {} |", fmt_us(s)).unwrap();
+        }
+    }
+}
+
+/// A table of one row: its `columns` (separated by ` | `), then `cells`.
+fn one_row_table(md: &mut String, columns: &str, cells: &[String]) {
+    let rule = "---|".repeat(cells.len());
+    writeln!(md, "| {columns} |\n|{rule}\n| {} |", cells.join(" | ")).unwrap();
+}
+
 fn verdict(met: bool) -> &'static str {
     if met { "met" } else { "**missed**" }
+}
+
+/// The section `title` of the summary from `results/<file>`: its body written by `body`,
+/// or why there is none (the benchmark was skipped, or not run).
+fn section(
+    md: &mut String,
+    title: &str,
+    results: &Path,
+    file: &str,
+    body: impl FnOnce(&mut String, &Value),
+) {
+    writeln!(md, "\n## {title}\n").unwrap();
+    match read_json(&results.join(file)) {
+        Some(v) if v.get("skipped").is_none() => body(md, &v),
+        Some(_) => writeln!(md, "skipped: ERP_TOOLS_PG_URL not set").unwrap(),
+        None => writeln!(md, "not run").unwrap(),
+    }
 }
 
 fn main() {
@@ -107,8 +147,7 @@ fn main() {
     )
     .unwrap();
     for body in ["memory", "sqlite"] {
-        let ids = ["a_direct", "b_pipeline", "c_mcp_erp", "d_mcp_rmcp"]
-            .map(|f| get(&format!("read_call/{body}/{f}")));
+        let ids = READ_VARIANTS.map(|f| get(&format!("read_call/{body}/{f}")));
         if let [Some(a), Some(b), Some(c), Some(d)] = ids {
             writeln!(
                 md,
@@ -139,12 +178,7 @@ fn main() {
         "\nPipeline stages, timed alone (µs per call, median [IQR]):\n"
     )
     .unwrap();
-    writeln!(md, "| stage | time |\n|---|---|").unwrap();
-    for (id, s) in crit.range("read_stages/".to_string()..) {
-        if let Some(stage) = id.strip_prefix("read_stages/") {
-            writeln!(md, "| {stage} | {} |", fmt_us(s)).unwrap();
-        }
-    }
+    criterion_table(&mut md, &crit, "read_stages/", "stage");
 
     // 2. Draft calls.
     writeln!(md, "\n## 2. Draft-tool call (µs per call, median [IQR])\n").unwrap();
@@ -185,12 +219,7 @@ fn main() {
         "\n## 3. tools/list, 500 tools (µs per list, median [IQR])\n"
     )
     .unwrap();
-    writeln!(md, "| measurement | time |\n|---|---|").unwrap();
-    for (id, s) in crit.range("tools_list/".to_string()..) {
-        if let Some(name) = id.strip_prefix("tools_list/") {
-            writeln!(md, "| {name} | {} |", fmt_us(s)).unwrap();
-        }
-    }
+    criterion_table(&mut md, &crit, "tools_list/", "measurement");
     if let (Some(e), Some(r)) = (
         get("tools_list/erp_tools_filtered"),
         get("tools_list/rmcp_router_all"),
@@ -217,9 +246,12 @@ fn main() {
     }
 
     // 4. Concurrency.
-    writeln!(md, "\n## 4. Concurrency storm on PostgreSQL\n").unwrap();
-    match read_json(&results.join("concurrency.json")) {
-        Some(v) if v.get("skipped").is_none() => {
+    section(
+        &mut md,
+        "4. Concurrency storm on PostgreSQL",
+        &results,
+        "concurrency.json",
+        |md, v| {
             writeln!(
                 md,
                 "{} agents × {} calls, {}% exact retries, pool {}; median (min–max) over {} reps.\n",
@@ -230,15 +262,14 @@ fn main() {
                 v["reps"].as_array().map_or(0, Vec::len)
             )
             .unwrap();
-            writeln!(
-                md,
-                "| throughput (calls/s) | p50 (ms) | p99 (ms) | exactly once every rep |\n|---|---|---|---|\n| {} | {} | {} | {} |",
+            let columns = "throughput (calls/s) | p50 (ms) | p99 (ms) | exactly once every rep";
+            let cells = [
                 spread(&v["throughput_calls_per_s"], 0),
                 spread(&v["p50_ms"], 1),
                 spread(&v["p99_ms"], 1),
-                v["exactly_once_every_rep"]
-            )
-            .unwrap();
+                v["exactly_once_every_rep"].to_string(),
+            ];
+            one_row_table(md, columns, &cells);
             writeln!(md, "\n| rep | calls | distinct keys sent | documents | key rows | ok | replayed | errors |\n|---|---|---|---|---|---|---|---|").unwrap();
             for (i, r) in v["reps"].as_array().into_iter().flatten().enumerate() {
                 writeln!(
@@ -266,15 +297,16 @@ fn main() {
                 .into(),
                 verdict(once).into(),
             ));
-        }
-        Some(_) => writeln!(md, "skipped: ERP_TOOLS_PG_URL not set").unwrap(),
-        None => writeln!(md, "not run").unwrap(),
-    }
+        },
+    );
 
     // 5. Compile time.
-    writeln!(md, "\n## 5. Compile time\n").unwrap();
-    match read_json(&results.join("compile_time.json")) {
-        Some(v) => {
+    section(
+        &mut md,
+        "5. Compile time",
+        &results,
+        "compile_time.json",
+        |md, v| {
             writeln!(
                 md,
                 "{} tools, `cargo {}` ({} profile) of the leaf crate only, {} reps; seconds, median (min–max).\n",
@@ -282,28 +314,29 @@ fn main() {
             )
             .unwrap();
             let ratio = v["ratio_of_medians"].as_f64().unwrap_or(f64::NAN);
-            writeln!(
-                md,
-                "| #[erp_tool] | rmcp #[tool] | ratio of medians | ratio per rep |\n|---|---|---|---|\n| {} | {} | {:.2} | {} |",
+            let columns = "#[erp_tool] | rmcp #[tool] | ratio of medians | ratio per rep";
+            let cells = [
                 spread(&v["erp_tools_s"], 2),
                 spread(&v["rmcp_s"], 2),
-                ratio,
-                spread(&v["ratio_per_rep"], 2)
-            )
-            .unwrap();
+                format!("{ratio:.2}"),
+                spread(&v["ratio_per_rep"], 2),
+            ];
+            one_row_table(md, columns, &cells);
             targets.push((
                 "compile time ≤ 1.5× rmcp".into(),
                 format!("{ratio:.2}×"),
                 verdict(ratio <= 1.5).into(),
             ));
-        }
-        None => writeln!(md, "not run").unwrap(),
-    }
+        },
+    );
 
     // 6. Memory.
-    writeln!(md, "\n## 6. Memory of the distributor example\n").unwrap();
-    match read_json(&results.join("memory.json")) {
-        Some(v) => {
+    section(
+        &mut md,
+        "6. Memory of the distributor example",
+        &results,
+        "memory.json",
+        |md, v| {
             writeln!(
                 md,
                 "{} calls over streamable HTTP from {} clients; MiB, median (min–max) over {} reps.\n",
@@ -312,19 +345,18 @@ fn main() {
                 v["reps"].as_array().map_or(0, Vec::len)
             )
             .unwrap();
-            writeln!(
-                md,
-                "| VmHWM idle | VmHWM after the calls (peak) | VmRSS after | calls/s | errors |\n|---|---|---|---|---|\n| {} | {} | {} | {} | {} |",
+            let columns =
+                "VmHWM idle | VmHWM after the calls (peak) | VmRSS after | calls/s | errors";
+            let cells = [
                 spread(&v["idle_hwm_mib"], 1),
                 spread(&v["peak_hwm_mib"], 1),
                 spread(&v["end_rss_mib"], 1),
                 spread(&v["calls_per_s"], 0),
-                v["errors"]
-            )
-            .unwrap();
-        }
-        None => writeln!(md, "not run").unwrap(),
-    }
+                v["errors"].to_string(),
+            ];
+            one_row_table(md, columns, &cells);
+        },
+    );
 
     // Interleaved rerun of the key ratios.
     if let Some(v) = read_json(&results.join("interleaved.json")) {
@@ -349,18 +381,22 @@ fn main() {
 
 fn cell(x: &Value) -> String {
     match (x["median"].as_f64(), x["p25"].as_f64(), x["p75"].as_f64()) {
-        (Some(m), Some(a), Some(b)) => {
-            let d = if m < 10.0 {
-                2
-            } else if m < 1000.0 {
-                1
-            } else {
-                0
-            };
-            format!("{m:.d$} [{a:.d$}–{b:.d$}]")
-        }
+        (Some(m), Some(a), Some(b)) => median_iqr(m, a, b),
         _ => "n/a".into(),
     }
+}
+
+/// A row of an interleaved table: `name`, the rounds, the times of the `variants`, and
+/// the `ratios` (key, decimals).
+fn interleaved_row(name: &str, r: &Value, variants: &[&str], ratios: &[(&str, usize)]) -> String {
+    let mut row = format!("| {name} | {} |", r["rounds"]);
+    for variant in variants {
+        row += &format!(" {} |", cell(&r["us"][variant]));
+    }
+    for (key, digits) in ratios {
+        row += &format!(" {:.digits$} |", r[*key].as_f64().unwrap_or(f64::NAN));
+    }
+    row
 }
 
 fn interleaved(md: &mut String, v: &Value) {
@@ -379,18 +415,8 @@ fn interleaved(md: &mut String, v: &Value) {
         if r.is_null() {
             continue;
         }
-        writeln!(
-            md,
-            "| {body} | {} | {} | {} | {} | {} | {:.1} | {:.2} |",
-            r["rounds"],
-            cell(&r["us"]["a_direct"]),
-            cell(&r["us"]["b_pipeline"]),
-            cell(&r["us"]["c_mcp_erp"]),
-            cell(&r["us"]["d_mcp_rmcp"]),
-            r["b_minus_a_us"].as_f64().unwrap_or(f64::NAN),
-            r["c_over_d"].as_f64().unwrap_or(f64::NAN)
-        )
-        .unwrap();
+        let ratios = [("b_minus_a_us", 1), ("c_over_d", 2)];
+        writeln!(md, "{}", interleaved_row(body, r, &READ_VARIANTS, &ratios)).unwrap();
     }
     writeln!(
         md,
@@ -403,17 +429,11 @@ fn interleaved(md: &mut String, v: &Value) {
             writeln!(md, "| {backend} | not run | | | | | | | |").unwrap();
             continue;
         }
+        let ratios = [("erp_over_floor", 2)];
         writeln!(
             md,
-            "| {backend} | {} | {} | {} | {} | {} | {} | {} | {:.2} |",
-            r["rounds"],
-            cell(&r["us"]["floor"]),
-            cell(&r["us"]["floor_pipeline_shape"]),
-            cell(&r["us"]["floor_pipeline_shape_async_attempt"]),
-            cell(&r["us"]["floor_pipeline_shape_merged_updates"]),
-            cell(&r["us"]["floor_overlapped_attempt_merged_updates"]),
-            cell(&r["us"]["erp_tools"]),
-            r["erp_over_floor"].as_f64().unwrap_or(f64::NAN)
+            "{}",
+            interleaved_row(backend, r, &DRAFT_VARIANTS, &ratios)
         )
         .unwrap();
     }

@@ -42,7 +42,7 @@
 //! let policy = Policy::new()
 //!     .require_approval_above("finance_create_payment_request_draft", "amount", "50000")
 //!     .limit("finance_create_payment_request_draft", "amount", "1000000");
-//! let agent = Agent::new(runtime, policy).max_steps(8).max_repeats(2).timeout(Duration::from_secs(60));
+//! let agent = Agent::new(runtime, policy)?.max_steps(8).max_repeats(2).timeout(Duration::from_secs(60));
 //!
 //! // A scripted model: a deterministic CI test for every brake and denial, no LLM.
 //! let mut model = ScriptedModel::new([
@@ -88,6 +88,6 @@ pub use model::{
     ToolResultMessage, ToolSpec, last_tool_result, wrap_tool_result,
 };
 pub use outcome::{PausedRun, ResumeError, RunOutcome, RunRequest, RunStatus};
-pub use policy::{Decision, Denial, DenialReason, Policy};
+pub use policy::{Decision, Denial, DenialReason, Policy, PolicyError};
 pub use run::Agent;
 pub use signature::{action_digest, action_signature};

@@ -253,6 +253,67 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// Checks that every rule names a registered tool (a `prefix*` pattern must match at
+    /// least one), so a misspelt name fails when the agent is built instead of silently
+    /// never applying. [`Agent::new`](super::Agent::new) runs this.
+    pub fn check(&self, registry: &ToolRegistry) -> Result<(), PolicyError> {
+        let names: Vec<&str> = registry.tools().iter().map(|t| t.name()).collect();
+        let rules = self
+            .approvals
+            .iter()
+            .map(|r| ("approval", r.tool.as_str()))
+            .chain(self.limits.iter().map(|l| ("limit", l.tool.as_str())));
+        let mut problems = Vec::new();
+        for (rule, tool) in rules {
+            if names.iter().any(|n| matches(tool, n)) {
+                continue;
+            }
+            let wanted = tool.trim_end_matches('*');
+            let suggestion = names
+                .iter()
+                .map(|n| (erp_tools_internals::names::edit_distance(wanted, n), *n))
+                .filter(|(d, _)| *d <= 3)
+                .min()
+                .map(|(_, n)| n);
+            let problem = crate::text::policy_unknown_tool(rule, tool, suggestion);
+            if !problems.contains(&problem) {
+                problems.push(problem);
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(PolicyError { problems })
+        }
+    }
+}
+
+/// A policy whose rules do not fit the registry (see [`Policy::check`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyError {
+    problems: Vec<String>,
+}
+
+impl PolicyError {
+    /// Every problem found, one sentence each.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the agent policy is invalid:")?;
+        for p in &self.problems {
+            write!(f, "\n  - {p}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
 impl fmt::Debug for Policy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Policy")

@@ -36,7 +36,7 @@ use super::clock::{Clock, SystemClock};
 use super::config::AgentConfig;
 use super::model::{Message, Model, ModelAction, ToolSpec};
 use super::outcome::{PausedRun, ResumeError, RunOutcome, RunRequest, RunStatus};
-use super::policy::Policy;
+use super::policy::{Policy, PolicyError};
 use super::signature::action_signature;
 use super::state::{CallRef, Event, State};
 use crate::registry::ToolRegistry;
@@ -119,7 +119,10 @@ impl Executor for ToolRuntime {
 /// use std::time::Duration;
 /// use erp_tools_core::agent::{Agent, Policy, RunStatus};
 ///
-/// let agent = Agent::new(runtime, Policy::new()).max_steps(8).timeout(Duration::from_secs(60));
+/// let agent = Agent::new(runtime, Policy::new())
+///     .expect("the policy names only registered tools")
+///     .max_steps(8)
+///     .timeout(Duration::from_secs(60));
 /// let outcome = agent.run(&principal, &mut model, "Reorder what is below its reorder point").await;
 /// match &outcome.status {
 ///     RunStatus::Done { answer } => println!("{answer}"),
@@ -150,21 +153,28 @@ impl Agent {
     /// scopes, idempotency, audit) under `policy`, with default settings and the system
     /// clock. Loop events are written to the runtime's database, next to the rows of the
     /// tool calls.
-    pub fn new(runtime: ToolRuntime, policy: Policy) -> Self {
+    ///
+    /// Fails if a rule of `policy` names a tool the runtime's registry does not have
+    /// (see [`Policy::check`]): a misspelt name would otherwise never apply.
+    pub fn new(runtime: ToolRuntime, policy: Policy) -> Result<Self, PolicyError> {
         let db = runtime.database().clone();
-        let mut agent = Self::with_executor(Arc::new(runtime), policy);
+        let mut agent = Self::with_executor(Arc::new(runtime), policy)?;
         agent.sinks.push(Arc::new(db));
-        agent
+        Ok(agent)
     }
 
-    pub(crate) fn with_executor(exec: Arc<dyn Executor>, policy: Policy) -> Self {
-        Agent {
+    pub(crate) fn with_executor(
+        exec: Arc<dyn Executor>,
+        policy: Policy,
+    ) -> Result<Self, PolicyError> {
+        policy.check(exec.registry())?;
+        Ok(Agent {
             exec,
             policy: Arc::new(policy),
             config: AgentConfig::default(),
             clock: Arc::new(SystemClock::new()),
             sinks: Vec::new(),
-        }
+        })
     }
 
     /// Replaces all settings.

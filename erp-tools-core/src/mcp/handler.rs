@@ -317,7 +317,7 @@ mod tests {
         json!({"type": "object", "properties": {"number": {"type": "string"}}, "required": ["number"]})
     }
     fn draft<'a>(_: &'a ToolContext, _: &'a mut DraftTx, _: Value) -> HandlerFuture<'a> {
-        Box::pin(async { Ok(json!({"number": "PO-1"})) })
+        Box::pin(async { Ok(json!({"number": "PO-1"}).into()) })
     }
     static DRAFT: ToolDef = ToolDef::__from_parts(ToolDefParts {
         name: "purchasing_create_po_draft",

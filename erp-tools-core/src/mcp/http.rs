@@ -375,7 +375,21 @@ async fn authenticated(state: &GuardState, mut request: Request, next: Next) -> 
         principal: Arc::new(principal),
         agent_run_id,
     });
-    next.run(request).await
+    let terminating = request.method() == Method::DELETE;
+    let mut response = next.run(request).await;
+    if terminating {
+        session_closed(&mut response);
+    }
+    response
+}
+
+/// A session closed with `DELETE` is answered `204 No Content`: rmcp says `202 Accepted`,
+/// which clients that expect 200 or 204 (the official Python SDK) log as a failed
+/// termination at every clean disconnect.
+fn session_closed(response: &mut Response) {
+    if response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
 }
 
 fn strings<I, S>(items: I) -> Vec<String>
@@ -467,6 +481,16 @@ mod tests {
         assert_eq!(bearer_token(&h), None);
         h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer "));
         assert_eq!(bearer_token(&h), None);
+    }
+
+    #[test]
+    fn a_closed_session_is_answered_no_content() {
+        let mut closed = StatusCode::ACCEPTED.into_response();
+        session_closed(&mut closed);
+        assert_eq!(closed.status(), StatusCode::NO_CONTENT);
+        let mut unknown = StatusCode::NOT_FOUND.into_response();
+        session_closed(&mut unknown);
+        assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //!
 //! ```no_run
 //! # async fn run(runtime: erp_tools_core::ToolRuntime) -> std::io::Result<()> {
-//! use erp_tools_core::auth::TokenConfig;
+//! use erp_tools_core::auth::{DEV_ADDR, TokenConfig};
 //! use erp_tools_core::mcp::{HttpConfig, router, serve_http};
 //!
 //! let config = HttpConfig::new(TokenConfig::development());
 //! let cancel = config.cancellation().clone();
-//! serve_http("127.0.0.1:8787".parse().unwrap(), router(runtime, config), cancel).await
+//! serve_http(DEV_ADDR.parse().unwrap(), router(runtime, config), cancel).await
 //! # }
 //! ```
 //!

@@ -159,7 +159,8 @@ pub struct ToolRegistryBuilder {
 
 impl ToolRegistryBuilder {
     /// Declares a module (namespace) and its description. The description must also say
-    /// what the module cannot do, e.g. "Cannot approve, send or post orders".
+    /// what the module cannot do, e.g. "Cannot approve, send or post orders." or "Read
+    /// only."; [`build`](Self::build) refuses one that does not.
     pub fn module(mut self, name: &'static str, description: impl Into<String>) -> Self {
         self.modules.insert(name, description.into());
         self
@@ -247,6 +248,12 @@ impl ToolRegistryBuilder {
                 schema,
                 rendered,
             });
+        }
+
+        for (module, description) in &self.modules {
+            if !rules::says_what_it_cannot_do(description) {
+                problems.push(crate::text::module_without_cannot(module, description));
+            }
         }
 
         let mut namespaces: BTreeMap<&'static str, Namespace> = BTreeMap::new();
@@ -344,5 +351,28 @@ impl ToolRegistry {
             ));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_module_description_without_its_cannot_fails_the_build() {
+        let err = ToolRegistry::builder()
+            .module("inventory", "Stock on hand per warehouse.")
+            .module("purchasing", "Purchase orders. Cannot approve or post.")
+            .build()
+            .unwrap_err();
+        assert_eq!(
+            err.problems(),
+            [
+                "the description of module `inventory` \"Stock on hand per warehouse.\" does not \
+                 say what the module cannot do: add a sentence such as \"Cannot approve, send or \
+                 post orders.\" or \"Read only.\", so a model stops looking for tools that do \
+                 not exist"
+            ]
+        );
     }
 }

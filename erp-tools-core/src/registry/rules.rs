@@ -33,9 +33,32 @@ pub(crate) fn forbidden_field(name: &str, tier: Tier) -> Option<ForbiddenField> 
     None
 }
 
+/// Whether a module description says what the module cannot do (SPEC R2): it names a
+/// limit ("Cannot approve, send or post orders.", "can't", "can not") or says the module
+/// is read only.
+pub(crate) fn says_what_it_cannot_do(description: &str) -> bool {
+    let d = description.to_lowercase();
+    ["cannot", "can't", "can not", "read only", "read-only"]
+        .iter()
+        .any(|w| d.contains(w))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn module_descriptions_must_say_what_they_cannot_do() {
+        assert!(says_what_it_cannot_do(
+            "Purchase orders. Cannot approve or post."
+        ));
+        assert!(says_what_it_cannot_do("Stock per warehouse. Read only."));
+        assert!(says_what_it_cannot_do("Stock; it can't move stock"));
+        assert!(!says_what_it_cannot_do(
+            "Purchase orders for the caller's branch."
+        ));
+        assert!(!says_what_it_cannot_do(""));
+    }
 
     #[test]
     fn classifies_like_the_derive() {

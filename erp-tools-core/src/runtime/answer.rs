@@ -45,10 +45,13 @@ impl Finished {
     }
 
     /// A successful call: the handler's output (with `replayed` for draft tools) and its
-    /// text: for a draft, a sentence naming the document, then the output as JSON.
+    /// text. With a rendering (`rendered`, from [`ModelText`](crate::ModelText)) the text
+    /// is the rendering, after the replay sentence for a replayed draft; without one it is
+    /// the output as JSON, after a sentence naming the document for a draft.
     pub(crate) fn succeeded(
         tier: Tier,
         output: Value,
+        rendered: Option<String>,
         document: Option<DocumentRef>,
         replayed: bool,
     ) -> Finished {
@@ -58,12 +61,16 @@ impl Finished {
         {
             map.insert("replayed".into(), Value::Bool(replayed));
         }
-        let json =
-            serde_json::to_string_pretty(&structured).unwrap_or_else(|_| structured.to_string());
+        let has_rendering = rendered.is_some();
+        let body = rendered.unwrap_or_else(|| {
+            serde_json::to_string_pretty(&structured).unwrap_or_else(|_| structured.to_string())
+        });
         let text = match (&document, replayed) {
-            (Some(doc), false) => format!("{}\n{json}", text::draft_created(doc)),
-            (Some(doc), true) => format!("{}\n{json}", text::draft_replayed(doc)),
-            (None, _) => json,
+            (Some(doc), true) => format!("{}\n{body}", text::draft_replayed(doc)),
+            (Some(doc), false) if !has_rendering => {
+                format!("{}\n{body}", text::draft_created(doc))
+            }
+            _ => body,
         };
         Finished {
             outcome: CallOutcome {
@@ -107,7 +114,8 @@ mod tests {
         let out = Finished::succeeded(
             Tier::Draft,
             json!({"number": "PO-2026-0042"}),
-            Some(doc),
+            None,
+            Some(doc.clone()),
             true,
         )
         .outcome;
@@ -117,7 +125,53 @@ mod tests {
             out.text
                 .starts_with("Returned the existing draft purchase order PO-2026-0042")
         );
-        let read = Finished::succeeded(Tier::Read, json!({"qty": "3"}), None, false).outcome;
+        let read = Finished::succeeded(Tier::Read, json!({"qty": "3"}), None, None, false).outcome;
         assert!(read.structured.get("replayed").is_none());
+        assert_eq!(read.text, "{\n  \"qty\": \"3\"\n}");
+    }
+
+    #[test]
+    fn a_rendering_replaces_the_json_and_structured_content_keeps_everything() {
+        let doc = DocumentRef {
+            doc_type: "purchase_order".into(),
+            id: 7,
+            number: "PO-2026-0042".into(),
+        };
+        let output = json!({"po_id": 7, "number": "PO-2026-0042"});
+        let rendered = || Some("Draft PO-2026-0042 for V-00231; not sent to the vendor.".into());
+        let new = Finished::succeeded(
+            Tier::Draft,
+            output.clone(),
+            rendered(),
+            Some(doc.clone()),
+            false,
+        )
+        .outcome;
+        assert_eq!(
+            new.text,
+            "Draft PO-2026-0042 for V-00231; not sent to the vendor."
+        );
+        assert_eq!(new.structured["po_id"], 7);
+        let replay =
+            Finished::succeeded(Tier::Draft, output.clone(), rendered(), Some(doc), true).outcome;
+        assert!(
+            replay
+                .text
+                .starts_with("Returned the existing draft purchase order PO-2026-0042")
+        );
+        assert!(
+            replay
+                .text
+                .ends_with("\nDraft PO-2026-0042 for V-00231; not sent to the vendor.")
+        );
+        let read = Finished::succeeded(
+            Tier::Read,
+            output,
+            Some("PO-2026-0042, draft.".into()),
+            None,
+            false,
+        )
+        .outcome;
+        assert_eq!(read.text, "PO-2026-0042, draft.");
     }
 }

@@ -108,12 +108,20 @@ pub(crate) async fn run(
                 return Err(Failure::Tool(Finished::failed(Outcome::ToolError, err)));
             };
             let mut tx = tx;
-            keys::complete(&mut tx, key, &document, &output).await?;
+            keys::complete(
+                &mut tx,
+                key,
+                &document,
+                &output.value,
+                output.text.as_deref(),
+            )
+            .await?;
             audit_sql::finish(&mut *tx, audit_id, Outcome::Ok, None, Some(&document)).await?;
             tx.commit().await.map_err(Failure::Commit)?;
             return Ok(Finished::succeeded(
                 Tier::Draft,
-                output,
+                output.value,
+                output.text,
                 Some(document),
                 false,
             ));
@@ -126,8 +134,13 @@ pub(crate) async fn run(
         let finished = match stored.verdict(ctx.user_id(), ctx.branch_id(), tool, &request_hash) {
             Verdict::Replay => match stored.response {
                 Some(response) => {
-                    let mut f =
-                        Finished::succeeded(Tier::Draft, response, stored.document.clone(), true);
+                    let mut f = Finished::succeeded(
+                        Tier::Draft,
+                        response,
+                        stored.response_text.clone(),
+                        stored.document.clone(),
+                        true,
+                    );
                     f.audit_message = Some(format!("replay of client_ref {}", key.client_ref));
                     f
                 }

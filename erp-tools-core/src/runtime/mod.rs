@@ -100,7 +100,7 @@ pub enum CallError {
 /// 5. **answer** (`runtime/answer.rs`): structured content plus text, ready for any
 ///    protocol.
 ///
-/// Every sentence the pipeline says to a model is in `runtime/text.rs`: what failed, what
+/// Every sentence the pipeline says to a model is in `text.rs`: what failed, what
 /// is allowed, what to do next and what did not happen ("No draft was created." /
 /// "Nothing was changed."). Each call runs in a tracing span `execute_tool`
 /// (OpenTelemetry GenAI conventions: `otel.name = "execute_tool {tool}"`,

@@ -24,7 +24,7 @@ pub(crate) async fn run(
         .catch_unwind()
         .await
     {
-        Ok(Ok(output)) => Finished::succeeded(Tier::Read, output, None, false),
+        Ok(Ok(output)) => Finished::succeeded(Tier::Read, output.value, output.text, None, false),
         Ok(Err(err)) => {
             Finished::failed(Outcome::ToolError, err.or_not_done(text::NOTHING_CHANGED))
         }

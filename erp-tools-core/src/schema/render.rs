@@ -8,8 +8,16 @@ impl Schema {
     /// The text the model reads for this value: the description, then what the type
     /// itself requires (a decimal string, an integer range) since the strict subset has
     /// no keywords for bounds.
+    ///
+    /// A hint is added only when the description does not already say it: a field
+    /// documented "Date needed, YYYY-MM-DD" is not told "YYYY-MM-DD" twice.
     fn rendered_description(&self) -> Option<String> {
-        let hint = self.kind_hint();
+        let hint = self.kind_hint().filter(|h| {
+            !self
+                .description
+                .as_deref()
+                .is_some_and(|d| already_says(d, h))
+        });
         match (&self.description, hint) {
             (Some(d), Some(h)) => Some(format!("{} ({h})", d.trim_end_matches('.'))),
             (Some(d), None) => Some(d.to_string()),
@@ -118,10 +126,67 @@ fn nullable(mut inner: Value, kind: &SchemaKind) -> Value {
     }
 }
 
+/// Whether `description` already states `hint`: the hint's own words, or its key term
+/// (`decimal` for decimals), case-insensitively.
+fn already_says(description: &str, hint: &str) -> bool {
+    let d = description.to_lowercase();
+    let h = hint.to_lowercase();
+    if d.contains(&h) {
+        return true;
+    }
+    h.starts_with("decimal") && d.contains("decimal")
+}
+
 fn capitalise(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
         Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn described(kind: SchemaKind, description: &'static str) -> Value {
+        Schema::new(kind)
+            .with_description(description)
+            .render(Target::OpenAi)["description"]
+            .clone()
+    }
+
+    #[test]
+    fn hints_are_added_only_when_the_description_does_not_say_them() {
+        let date = || SchemaKind::String(Some(StringFormat::Date));
+        assert_eq!(
+            described(date(), "Date needed, YYYY-MM-DD"),
+            "Date needed, YYYY-MM-DD"
+        );
+        assert_eq!(
+            described(date(), "Date needed, yyyy-mm-dd."),
+            "Date needed, yyyy-mm-dd."
+        );
+        assert_eq!(
+            described(date(), "Date needed."),
+            "Date needed (YYYY-MM-DD)"
+        );
+        assert_eq!(
+            described(SchemaKind::Decimal, "Amount in IDR, a decimal string"),
+            "Amount in IDR, a decimal string"
+        );
+        assert_eq!(
+            described(SchemaKind::Decimal, "Quantity, more than 0."),
+            "Quantity, more than 0 (decimal number as a string, e.g. \"12.50\")"
+        );
+        let small = || SchemaKind::Integer { min: 1, max: 12 };
+        assert_eq!(
+            described(small(), "Month, a whole number from 1 to 12"),
+            "Month, a whole number from 1 to 12"
+        );
+        assert_eq!(
+            described(small(), "Month"),
+            "Month (whole number from 1 to 12)"
+        );
     }
 }

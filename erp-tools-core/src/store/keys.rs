@@ -37,7 +37,7 @@ pub(crate) async fn load(
 ) -> Result<Option<StoredKey>, sqlx::Error> {
     let row = sqlx::query(
         "SELECT request_hash, tool_name, user_id, branch_id, document_type, document_id, \
-         document_number, response FROM erp_idempotency_keys \
+         document_number, response, response_text FROM erp_idempotency_keys \
          WHERE agent_run_id = $1 AND client_ref = $2",
     )
     .bind(key.agent_run_id.clone())
@@ -63,24 +63,29 @@ pub(crate) async fn load(
             _ => None,
         },
         response: response.and_then(|r| serde_json::from_str(&r).ok()),
+        response_text: row.try_get("response_text")?,
     }))
 }
 
-/// Stores the document and the response on the claimed key, inside the transaction.
+/// Stores the document and the response (and its text for the model, if rendered) on the
+/// claimed key, inside the transaction.
 pub(crate) async fn complete(
     conn: &mut sqlx::AnyConnection,
     key: &IdempotencyKey,
     document: &DocumentRef,
     response: &Value,
+    response_text: Option<&str>,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "UPDATE erp_idempotency_keys SET document_type = $1, document_id = $2, \
-         document_number = $3, response = $4 WHERE agent_run_id = $5 AND client_ref = $6",
+         document_number = $3, response = $4, response_text = $5 \
+         WHERE agent_run_id = $6 AND client_ref = $7",
     )
     .bind(document.doc_type.clone())
     .bind(document.id)
     .bind(document.number.clone())
     .bind(response.to_string())
+    .bind(response_text.map(str::to_string))
     .bind(key.agent_run_id.clone())
     .bind(key.client_ref.clone())
     .execute(&mut *conn)

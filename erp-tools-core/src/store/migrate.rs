@@ -21,6 +21,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0003_agent_runs",
         include_str!("../../migrations/sqlite/0003_agent_runs.sql"),
     ),
+    (
+        "erp_tools/0004_key_response_text",
+        include_str!("../../migrations/sqlite/0004_key_response_text.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -34,6 +38,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/0003_agent_runs",
         include_str!("../../migrations/postgres/0003_agent_runs.sql"),
+    ),
+    (
+        "erp_tools/0004_key_response_text",
+        include_str!("../../migrations/postgres/0004_key_response_text.sql"),
     ),
 ];
 

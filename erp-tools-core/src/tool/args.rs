@@ -51,18 +51,14 @@ pub trait ToolArgs {
     }
 }
 
-/// The draft-tier field check. Evaluating `<T as DraftCheck<()>>::SLOT_n` fails
-/// compilation, with an error on the offending field, when `T` (or a type it contains) has a
-/// field a draft tool may not take (`status`, `unit_price`, `posting_date`, ...).
-/// `#[erp_tool(tier = "draft")]` evaluates every slot of its arguments type; read tools never
-/// do, so a read tool may filter on `status`.
-///
-/// Each slot is evaluated on its own, so up to [`DRAFT_CHECK_SLOTS`] offending fields are
-/// reported at once. `CHECK` evaluates every slot; a containing type uses it for a nested
-/// field type.
-///
-/// The parameter `M` is always `()`: it keeps the derived impls generic, so the compiler
-/// evaluates the checks only where a draft tool asks for them. Derived by `ToolArgs`.
+/// The draft-tier field check, as trait bounds. `T: DraftCheck<M>` holds for every `M`
+/// unless `T` (or a type it contains) has a field a draft tool may not take (`status`,
+/// `unit_price`, `posting_date`, ...): the derive requires of `M`, for each such field, a
+/// trait of its own that nothing implements and whose `on_unimplemented` message is the
+/// field's compile error. `#[erp_tool(tier = "draft")]` asks for `DraftCheck<Self>` where
+/// `Self` is a type parameter, so each offending field becomes one error worded by its
+/// rule; read tools never ask, so a read tool may filter on `status`. Derived by
+/// `ToolArgs`.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be used in tool arguments",
@@ -70,29 +66,9 @@ pub trait ToolArgs {
     note = "add `#[derive(Deserialize, ToolArgs)]` to your own argument types (structs and unit enums)"
 )]
 pub trait DraftCheck<M> {
-    /// Evaluates every slot.
-    const CHECK: ();
-    /// Check slot 0.
-    const SLOT_0: () = ();
-    /// Check slot 1.
-    const SLOT_1: () = ();
-    /// Check slot 2.
-    const SLOT_2: () = ();
-    /// Check slot 3.
-    const SLOT_3: () = ();
-    /// Check slot 4.
-    const SLOT_4: () = ();
-    /// Check slot 5.
-    const SLOT_5: () = ();
-    /// Check slot 6.
-    const SLOT_6: () = ();
-    /// Check slot 7 (also takes every check beyond the eighth).
-    const SLOT_7: () = ();
+    /// Named by `#[erp_tool]` to require the bound.
+    const FIELDS_ALLOWED: () = ();
 }
-
-/// How many [`DraftCheck`] slots a type has.
-#[doc(hidden)]
-pub const DRAFT_CHECK_SLOTS: usize = 8;
 
 macro_rules! scalar {
     ($($ty:ty => $kind:expr),* $(,)?) => {$(
@@ -101,9 +77,7 @@ macro_rules! scalar {
                 Schema::new($kind)
             }
         }
-        impl<M> DraftCheck<M> for $ty {
-            const CHECK: () = ();
-        }
+        impl<M> DraftCheck<M> for $ty {}
     )*};
 }
 
@@ -114,9 +88,7 @@ macro_rules! integer {
                 Schema::new(SchemaKind::Integer { min: <$ty>::MIN as i128, max: <$ty>::MAX as i128 })
             }
         }
-        impl<M> DraftCheck<M> for $ty {
-            const CHECK: () = ();
-        }
+        impl<M> DraftCheck<M> for $ty {}
     )*};
 }
 
@@ -144,9 +116,7 @@ impl<T: ToolArgs> ToolArgs for Option<T> {
     const __ERP_DEPTH: usize = T::__ERP_DEPTH;
 }
 
-impl<M, T: DraftCheck<M>> DraftCheck<M> for Option<T> {
-    const CHECK: () = T::CHECK;
-}
+impl<M, T: DraftCheck<M>> DraftCheck<M> for Option<T> {}
 
 impl<T: ToolArgs> ToolArgs for Vec<T> {
     fn tool_schema() -> Schema {
@@ -155,9 +125,7 @@ impl<T: ToolArgs> ToolArgs for Vec<T> {
     const __ERP_DEPTH: usize = 1 + T::__ERP_DEPTH;
 }
 
-impl<M, T: DraftCheck<M>> DraftCheck<M> for Vec<T> {
-    const CHECK: () = T::CHECK;
-}
+impl<M, T: DraftCheck<M>> DraftCheck<M> for Vec<T> {}
 
 impl<T: ToolArgs> ToolArgs for Box<T> {
     fn tool_schema() -> Schema {
@@ -171,17 +139,7 @@ impl<T: ToolArgs> ToolArgs for Box<T> {
     }
 }
 
-impl<M, T: DraftCheck<M>> DraftCheck<M> for Box<T> {
-    const CHECK: () = T::CHECK;
-    const SLOT_0: () = T::SLOT_0;
-    const SLOT_1: () = T::SLOT_1;
-    const SLOT_2: () = T::SLOT_2;
-    const SLOT_3: () = T::SLOT_3;
-    const SLOT_4: () = T::SLOT_4;
-    const SLOT_5: () = T::SLOT_5;
-    const SLOT_6: () = T::SLOT_6;
-    const SLOT_7: () = T::SLOT_7;
-}
+impl<M, T: DraftCheck<M>> DraftCheck<M> for Box<T> {}
 
 /// The arguments of a tool that takes none: renders as a closed empty object.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -196,6 +154,4 @@ impl ToolArgs for NoArgs {
     const __ERP_IS_OBJECT: bool = true;
 }
 
-impl<M> DraftCheck<M> for NoArgs {
-    const CHECK: () = ();
-}
+impl<M> DraftCheck<M> for NoArgs {}

@@ -9,8 +9,25 @@ use super::context::ToolContext;
 use super::error::ToolError;
 use super::handles::{DraftTx, ReadDb};
 
+/// What a handler produced: its output as JSON (the structured result) and, when the
+/// output type implements [`ModelText`](crate::ModelText), the text the model reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HandlerOutput {
+    /// The output, serialised.
+    pub value: Value,
+    /// The output's own rendering for the model, if it has one.
+    pub text: Option<String>,
+}
+
+impl From<Value> for HandlerOutput {
+    fn from(value: Value) -> Self {
+        HandlerOutput { value, text: None }
+    }
+}
+
 /// The future a type-erased handler returns.
-pub type HandlerFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'a>>;
+pub type HandlerFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<HandlerOutput, ToolError>> + Send + 'a>>;
 
 /// A read handler with its arguments still as JSON (already validated against the schema).
 pub type ReadHandlerFn = for<'a> fn(&'a ToolContext, &'a ReadDb, Value) -> HandlerFuture<'a>;

@@ -338,23 +338,21 @@ pub fn forbidden_message(wire: &str, why: Forbidden) -> String {
     format!("`{wire}` cannot be a tool argument; {source}, remove the field")
 }
 
-/// The compile error for a name forbidden in draft tools.
+/// The compile error for a name forbidden in draft tools, worded for any domain (a
+/// purchase order, a sales quote, a payment request).
 pub fn draft_message(wire: &str, why: DraftForbidden) -> String {
     let reason = match why {
         DraftForbidden::Status => {
-            "drafts are always created in status draft and a person moves them on in the ERP, remove the field"
+            "a draft is always created in status draft and only a person moves it on"
         }
-        DraftForbidden::Price => {
-            "prices come from the vendor price list on the server, remove the field and look the price up in the handler"
-        }
-        DraftForbidden::Total => {
-            "totals are computed by the server from the lines, remove the field"
+        DraftForbidden::Price | DraftForbidden::Total => {
+            "prices and totals are computed by the server from its own data"
         }
         DraftForbidden::PostingDate => {
-            "posting and approval dates are set by the person who posts or approves in the ERP, remove the field"
+            "posting and approval dates are set when a person posts or approves the document"
         }
     };
-    format!("`{wire}` cannot be an argument of a draft tool; {reason}")
+    format!("`{wire}` cannot be an argument of a draft tool: {reason}; remove the field")
 }
 
 /// Whether a wire name names a unit or currency (`uom`, `unit`, `currency`, `*_uom`, ...),
@@ -620,16 +618,23 @@ mod tests {
             "`branch_id` cannot be a tool argument; the branch comes from the caller's token \
              (ToolContext::branch_id, ToolContext::branch_code), remove the field"
         );
-        assert!(
-            draft_message("unit_price", DraftForbidden::Price).contains("price list on the server")
+        assert_eq!(
+            draft_message("unit_price", DraftForbidden::Price),
+            "`unit_price` cannot be an argument of a draft tool: prices and totals are \
+             computed by the server from its own data; remove the field"
         );
         assert!(draft_message("status", DraftForbidden::Status).contains("status draft"));
         assert!(
             draft_message("grand_total", DraftForbidden::Total).contains("computed by the server")
         );
         assert!(
-            draft_message("posted_at", DraftForbidden::PostingDate).contains("person who posts")
+            draft_message("posted_at", DraftForbidden::PostingDate)
+                .contains("when a person posts or approves")
         );
+        for why in [DraftForbidden::Price, DraftForbidden::Total] {
+            let m = draft_message("price", why);
+            assert!(!m.contains("vendor") && !m.contains("purchase"), "{m}");
+        }
         for m in [
             forbidden_message("user_id", Forbidden::Identity),
             draft_message("status", DraftForbidden::Status),

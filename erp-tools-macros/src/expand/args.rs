@@ -6,7 +6,6 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::DeriveInput;
 use syn::spanned::Spanned;
 
-use super::DRAFT_SLOTS;
 use crate::ast::{ArgsInput, Shape};
 use crate::errors::Errors;
 use crate::valid::{self, ArgsPlan};
@@ -35,7 +34,6 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
     let ident = model.ident;
     let mut props = Vec::new();
     let mut depth = Vec::new();
-    let mut nested = Vec::new();
     let mut bounds = Vec::new();
     let mut client_ref = vec![if plan.own_client_ref {
         quote!(true)
@@ -48,9 +46,6 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
         let ty = field.ty;
         let span = ty.span();
         let as_args = quote_spanned!(span=> <#ty as ::erp_tools_core::__private_0_1_0::ToolArgs>);
-        nested.push(
-            quote_spanned!(span=> <#ty as ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM>>::CHECK),
-        );
         bounds.push(
             quote_spanned!(span=> #ty: ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM>),
         );
@@ -110,10 +105,7 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
         }
     });
 
-    let slots = draft_slots(plan, nested);
-    let slot_names: Vec<_> = (0..DRAFT_SLOTS)
-        .map(|i| format_ident!("SLOT_{}", i))
-        .collect();
+    let draft_check = draft_check(ident, plan, &bounds);
     quote! {
         #[automatically_derived]
         impl ::erp_tools_core::__private_0_1_0::ToolArgs for #ident {
@@ -141,45 +133,50 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
 
         #(#object_asserts)*
 
-        #[doc(hidden)]
-        #[automatically_derived]
-        impl<__ErpM> ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM> for #ident
-        where
-            #(#bounds,)*
-        {
-            const CHECK: () = {
-                #(let () = <Self as ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM>>::#slot_names;)*
-            };
-            #slots
-        }
+        #draft_check
     }
 }
 
-/// Spreads the draft-only checks over the slots, one check a slot so each failing one is
-/// reported on its own: first the struct's own offending fields (a panic spanned on the
-/// field), then each field type's nested checks. Beyond the last slot, checks share it.
-fn draft_slots(plan: &ArgsPlan, nested: Vec<TokenStream>) -> TokenStream {
-    let mut items: Vec<TokenStream> = plan
-        .draft_checks
-        .iter()
-        .map(|(at, msg)| {
-            let span = first_span(at);
-            let msg = msg.replace('{', "{{").replace('}', "}}");
-            quote_spanned!(span=> if true { ::core::panic!(#msg) })
-        })
-        .collect();
-    items.extend(nested);
-    let mut out = TokenStream::new();
-    let shared = items.split_off(items.len().min(DRAFT_SLOTS - 1));
-    for (i, item) in items.into_iter().enumerate() {
-        let name = format_ident!("SLOT_{}", i);
-        out.extend(quote!(const #name: () = #item;));
+/// The draft-tier field check, as trait bounds: `Self: DraftCheck<M>` holds for every `M`
+/// only if each field type's does and the struct has no field a draft tool may not take.
+/// Each such field gets a trait of its own whose `on_unimplemented` message is that
+/// field's compile error, required of `M` in a bound spanned on the field. `#[erp_tool]`
+/// asks for `DraftCheck<Self>` inside a trait's provided method (`Self` is a type
+/// parameter there, which no such trait holds), so a draft tool reports one error per
+/// offending field, worded by the rule; a read tool never asks.
+fn draft_check(ident: &syn::Ident, plan: &ArgsPlan, bounds: &[TokenStream]) -> TokenStream {
+    let mut traits = Vec::new();
+    let mut rules = Vec::new();
+    for (i, (at, msg, field)) in plan.draft_checks.iter().enumerate() {
+        let span = first_span(at);
+        let name = format_ident!("__ErpDraftField{}", i, span = span);
+        let message = msg.replace('{', "{{").replace('}', "}}");
+        let label = format!("these arguments contain `{ident}.{field}`");
+        traits.push(quote! {
+            #[diagnostic::on_unimplemented(message = #message, label = #label)]
+            #[doc(hidden)]
+            pub trait #name {}
+        });
+        rules.push(quote_spanned!(span=> __ErpM: #name));
     }
-    if !shared.is_empty() {
-        let name = format_ident!("SLOT_{}", DRAFT_SLOTS - 1);
-        out.extend(quote!(const #name: () = { #(let () = #shared;)* };));
+    // The impl is spanned on the type (not on the derive), and not marked
+    // `#[automatically_derived]`: the compiler then reports a failed bound as "required for
+    // `T`", pointing at the field, instead of suggesting to implement the trait by hand.
+    let impl_block = quote_spanned! {ident.span()=>
+        impl<__ErpM> ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM> for #ident
+        where
+            #(#bounds,)*
+            #(#rules,)*
+        {
+        }
+    };
+    quote! {
+        #[doc(hidden)]
+        const _: () = {
+            #(#traits)*
+            #impl_block
+        };
     }
-    out
 }
 
 fn first_span(tokens: &TokenStream) -> Span {
@@ -208,9 +205,7 @@ fn derive_enum(model: &ArgsInput) -> TokenStream {
         }
         #[doc(hidden)]
         #[automatically_derived]
-        impl<__ErpM> ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM> for #ident {
-            const CHECK: () = ();
-        }
+        impl<__ErpM> ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM> for #ident {}
     }
 }
 
@@ -230,8 +225,6 @@ fn derive_fallback(input: &DeriveInput) -> TokenStream {
             const __ERP_HAS_CLIENT_REF: ::core::primitive::bool = true;
             const __ERP_IS_OBJECT: ::core::primitive::bool = true;
         }
-        impl #impl_m ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM> for #ident #ty_generics #where_clause {
-            const CHECK: () = ();
-        }
+        impl #impl_m ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM> for #ident #ty_generics #where_clause {}
     }
 }

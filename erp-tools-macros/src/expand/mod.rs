@@ -6,13 +6,12 @@
 //! compiles next to any user code (see the hygiene test).
 
 mod args;
+mod derives;
 mod tool;
 
 pub use args::derive;
+pub use derives::{tool_args, tool_output};
 pub use tool::tool;
-
-/// Number of `DraftCheck` slots (`erp_tools_core::__private_0_1_0::DRAFT_CHECK_SLOTS`).
-const DRAFT_SLOTS: usize = 8;
 
 #[cfg(test)]
 mod tests {

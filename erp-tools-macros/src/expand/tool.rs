@@ -2,11 +2,10 @@
 //! arguments type, the type-erased handler entry and the `'static` `ToolDef`.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{ItemFn, Type};
 
-use super::DRAFT_SLOTS;
 use crate::ast::ToolFn;
 use crate::attr::parse_tool_attr;
 use crate::errors::Errors;
@@ -110,12 +109,22 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         checks.push(quote_spanned!(args_span=>
             const _: () = if !#as_args::__ERP_HAS_CLIENT_REF { ::core::panic!(#msg) };
         ));
-        for i in 0..DRAFT_SLOTS {
-            let slot = format_ident!("SLOT_{}", i, span = args_span);
-            checks.push(quote_spanned!(args_span=>
-                const _: () = <#args_ty as ::erp_tools_core::__private_0_1_0::DraftCheck<()>>::#slot;
-            ));
-        }
+        // The draft-only field rules (see the derive's `draft_check`): `Self` is a type
+        // parameter here, which none of the per-field rule traits holds, so every
+        // offending field is one error, spanned on the arguments type, worded by its rule.
+        // Only the path is spanned on the arguments type: the trait around it stays
+        // macro-generated, so the compiler does not suggest editing it.
+        let required = quote_spanned!(args_span=>
+            <#args_ty as ::erp_tools_core::__private_0_1_0::DraftCheck<Self>>::FIELDS_ALLOWED
+        );
+        checks.push(quote! {
+            #[allow(dead_code)]
+            trait __ErpDraftArguments: ::core::marker::Sized {
+                fn __erp_draft_arguments() {
+                    let () = #required;
+                }
+            }
+        });
     }
 
     let serde_json = quote!(::erp_tools_core::__private_0_1_0::serde_json);
@@ -165,7 +174,18 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
             #decode
             match #ident(#(#call_args),*).await {
                 ::core::result::Result::Ok(__erp_tool_output) => {
-                    #serde_json::to_value(&__erp_tool_output).map_err(::erp_tools_core::__private_0_1_0::ToolError::internal)
+                    #[allow(unused_imports)]
+                    use ::erp_tools_core::__private_0_1_0::{Rendered as _, Unrendered as _};
+                    #[allow(clippy::needless_borrow)]
+                    let __erp_tool_text = (&::erp_tools_core::__private_0_1_0::TextOf(&__erp_tool_output)).__erp_model_text();
+                    match #serde_json::to_value(&__erp_tool_output) {
+                        ::core::result::Result::Ok(__erp_tool_value) => ::core::result::Result::Ok(
+                            ::erp_tools_core::__private_0_1_0::HandlerOutput { value: __erp_tool_value, text: __erp_tool_text },
+                        ),
+                        ::core::result::Result::Err(__erp_tool_error) => ::core::result::Result::Err(
+                            ::erp_tools_core::__private_0_1_0::ToolError::internal(__erp_tool_error),
+                        ),
+                    }
                 }
                 ::core::result::Result::Err(__erp_tool_error) => ::core::result::Result::Err(__erp_tool_error),
             }

@@ -14,8 +14,9 @@ pub const CLIENT_REF: &str = "client_ref";
 
 /// What the derive generates beyond the schema: the draft-only field checks.
 pub struct ArgsPlan {
-    /// For each field a draft tool may not take: where to report it and the message.
-    pub draft_checks: Vec<(TokenStream, String)>,
+    /// For each field a draft tool may not take: where to report it, the message, and
+    /// the field's Rust name.
+    pub draft_checks: Vec<(TokenStream, String, String)>,
     /// Whether the struct itself has a `client_ref` field.
     pub own_client_ref: bool,
 }
@@ -120,8 +121,11 @@ fn check_field_name(field: &Field, errors: &mut Errors, plan: &mut ArgsPlan) {
         }
     }
     if let Some(why) = names::classify_draft(wire) {
-        plan.draft_checks
-            .push((field.name_tokens(), draft_message(field, why)));
+        plan.draft_checks.push((
+            field.name_tokens(),
+            draft_message(field, why),
+            syn::ext::IdentExt::unraw(field.ident).to_string(),
+        ));
     }
     if wire == CLIENT_REF {
         plan.own_client_ref = true;

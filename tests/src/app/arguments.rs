@@ -20,6 +20,12 @@ pub fn po_draft(client_ref: &str) -> Value {
     })
 }
 
+/// A purchase order draft for `vendor`: `qty` BOX of [`ITEM`], without a note.
+pub fn order(vendor: &str, qty: &str, client_ref: &str) -> Value {
+    json!({ "vendor_code": vendor, "needed_by": "2026-12-01", "client_ref": client_ref,
+            "lines": [{ "item_code": ITEM, "qty": qty, "uom": "BOX" }] })
+}
+
 /// A payment request of `amount` to `vendor`, without a note.
 pub fn payment_request(vendor: &str, amount: &str, client_ref: &str) -> Value {
     json!({ "vendor_code": vendor, "amount": amount, "client_ref": client_ref, "note": null })

@@ -19,7 +19,8 @@ use std::sync::Arc;
 
 use erp_tools_core::sqlx;
 use erp_tools_core::{
-    AuditRecord, CallOutcome, Database, Outcome, Principal, ToolCall, ToolRegistry, ToolRuntime,
+    AuditRecord, CallOutcome, Database, Outcome, Principal, ToolCall, ToolRegistry,
+    ToolRegistryBuilder, ToolRuntime,
 };
 use serde_json::Value;
 
@@ -66,13 +67,19 @@ pub mod tools {
     ];
 }
 
+/// A registry builder with the fixture's three namespaces (`purchasing`, `inventory`,
+/// `finance`) and no tools yet: for tools declared elsewhere in these modules.
+pub fn namespaces() -> ToolRegistryBuilder {
+    ToolRegistry::builder()
+        .module("purchasing", purchasing::DESCRIPTION)
+        .module("inventory", inventory::DESCRIPTION)
+        .module("finance", finance::DESCRIPTION)
+}
+
 /// The registry of the six tools.
 pub fn registry() -> Arc<ToolRegistry> {
     Arc::new(
-        ToolRegistry::builder()
-            .module("purchasing", purchasing::DESCRIPTION)
-            .module("inventory", inventory::DESCRIPTION)
-            .module("finance", finance::DESCRIPTION)
+        namespaces()
             .tool::<purchasing::search_vendors>()
             .tool::<purchasing::get_vendor_summary>()
             .tool::<purchasing::get_po>()
@@ -126,6 +133,17 @@ pub async fn audit_outcomes(db: &Database, run: Option<&str>) -> Vec<String> {
         .expect("read the audit log")
         .into_iter()
         .map(|r| r.outcome)
+        .collect()
+}
+
+/// The rows of `run`'s audit log (of the whole log for `None`) that the call pipeline
+/// wrote, not the agent loop.
+pub async fn runtime_rows(db: &Database, run: Option<&str>) -> Vec<AuditRecord> {
+    db.audit_log(run)
+        .await
+        .expect("read the audit log")
+        .into_iter()
+        .filter(|r| r.source == "runtime")
         .collect()
 }
 

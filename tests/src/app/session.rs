@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
-use erp_tools_core::{CallOutcome, Database, Principal};
+use erp_tools_core::{CallOutcome, Database, Outcome, Principal};
 use serde_json::Value;
 
-use super::App;
+use super::tools::CREATE_PO_DRAFT;
+use super::{App, expect_outcome};
 use crate::ids::new_run;
 use crate::principals::Role;
 
@@ -29,6 +30,13 @@ impl Session {
     /// Calls `tool` with `arguments` as the session's caller, in its run.
     pub async fn call(&self, tool: &str, arguments: Value) -> CallOutcome {
         self.app.call(&self.who, &self.run, tool, arguments).await
+    }
+
+    /// Drafts the purchase order `arguments` (see [`po_draft`](super::arguments::po_draft)),
+    /// asserting that the draft was created.
+    pub async fn create_po(&self, arguments: Value) -> CallOutcome {
+        let out = self.call(CREATE_PO_DRAFT, arguments).await;
+        expect_outcome(out, Outcome::Ok)
     }
 }
 

@@ -6,7 +6,7 @@ use super::*;
 fn runs_are_send() {
     fn send<T: Send>(_: T) {}
     let (exec, policy) = setup(|_| ok(""));
-    let agent = Agent::with_executor(exec, policy);
+    let agent = Agent::with_executor(exec, policy).unwrap();
     let p = principal(&[]);
     let mut model = ScriptedModel::new([]);
     send(agent.run(&p, &mut model, "task"));
@@ -18,6 +18,7 @@ fn runs_are_send() {
 async fn step_budget_with_distinct_actions() {
     let (exec, policy) = setup(|_| ok("vendor"));
     let agent = Agent::with_executor(exec.clone(), policy)
+        .unwrap()
         .max_steps(4)
         .clock(ManualClock::new());
     let mut n = 0;
@@ -38,7 +39,9 @@ async fn step_budget_with_distinct_actions() {
 #[tokio::test]
 async fn repeated_action_with_reordered_keys_is_no_progress() {
     let (exec, policy) = setup(|_| ok("vendor"));
-    let agent = Agent::with_executor(exec.clone(), policy).clock(ManualClock::new());
+    let agent = Agent::with_executor(exec.clone(), policy)
+        .unwrap()
+        .clock(ManualClock::new());
     let mut model = ScriptedModel::new([lookup("V-001"), lookup("V-001"), lookup("V-001")]);
     let out = run_reader(&agent, &mut model, "stuck").await;
     assert!(
@@ -50,7 +53,9 @@ async fn repeated_action_with_reordered_keys_is_no_progress() {
 
     // Decimal spelling and key order do not make a new action.
     let (exec, policy) = setup(|_| ok("created"));
-    let agent = Agent::with_executor(exec.clone(), policy).clock(ManualClock::new());
+    let agent = Agent::with_executor(exec.clone(), policy)
+        .unwrap()
+        .clock(ManualClock::new());
     let mut model = ScriptedModel::new([
         ModelAction::tool_call(
             "finance_create_payment_request_draft",
@@ -87,6 +92,7 @@ async fn timeout_counts_model_and_tool_time() {
         ok("slow vendor")
     });
     let agent = Agent::with_executor(exec.clone(), policy)
+        .unwrap()
         .timeout(Duration::from_secs(120))
         .clock(clock);
     let mut n = 0;
@@ -118,6 +124,7 @@ async fn a_hanging_model_is_bounded_by_the_clock() {
     let clock = ManualClock::new();
     let (exec, policy) = setup(|_| ok(""));
     let agent = Agent::with_executor(exec, policy)
+        .unwrap()
         .timeout(Duration::from_secs(30))
         .clock(clock.clone());
     let p = principal(&[]);

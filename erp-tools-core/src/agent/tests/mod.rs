@@ -20,10 +20,10 @@ use crate::tool::handles::{DraftTx, ReadDb};
 use crate::tool::{Limit, ToolDef, ToolDefParts};
 
 fn read_stub<'a>(_: &'a ToolContext, _: &'a ReadDb, _: Value) -> HandlerFuture<'a> {
-    Box::pin(async { Ok(Value::Null) })
+    Box::pin(async { Ok(Value::Null.into()) })
 }
 fn draft_stub<'a>(_: &'a ToolContext, _: &'a mut DraftTx, _: Value) -> HandlerFuture<'a> {
-    Box::pin(async { Ok(Value::Null) })
+    Box::pin(async { Ok(Value::Null.into()) })
 }
 fn prop(name: &'static str, kind: SchemaKind) -> Property {
     Property {

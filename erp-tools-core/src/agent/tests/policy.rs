@@ -5,7 +5,9 @@ use super::*;
 #[tokio::test]
 async fn missing_scope_and_unknown_tool_are_told_to_the_model() {
     let (exec, policy) = setup(|_| ok(""));
-    let agent = Agent::with_executor(exec.clone(), policy).clock(ManualClock::new());
+    let agent = Agent::with_executor(exec.clone(), policy)
+        .unwrap()
+        .clock(ManualClock::new());
     let mut model = ScriptedModel::new([
         pay("100", "r1"),
         ModelAction::tool_call("finance_post_payment", json!({})),
@@ -51,6 +53,7 @@ async fn approval_binds_to_the_signature_and_survives_json() {
     let (exec, policy) = setup(|_| ok("PR-0001 created"));
     let sink = MemoryAuditSink::new();
     let agent = Agent::with_executor(exec.clone(), policy)
+        .unwrap()
         .clock(ManualClock::new())
         .audit_sink(sink.clone());
     let p = principal(&["finance:draft"]);
@@ -136,7 +139,9 @@ async fn approval_binds_to_the_signature_and_survives_json() {
 #[tokio::test]
 async fn hard_limit_beats_an_approval() {
     let (exec, policy) = setup(|_| ok(""));
-    let agent = Agent::with_executor(exec.clone(), policy).clock(ManualClock::new());
+    let agent = Agent::with_executor(exec.clone(), policy)
+        .unwrap()
+        .clock(ManualClock::new());
     let args = json!({"vendor_code": "V-001", "amount": "5000000", "client_ref": "r1"});
     let approval = Approval::new(
         "run-x",
@@ -267,4 +272,26 @@ fn policy_order_and_paths() {
         Some(3.into())
     );
     assert!(value_at(&json!({"lines": {"qty": "1"}}), "lines[].qty").is_err());
+}
+
+#[test]
+fn a_policy_naming_an_unknown_tool_fails_when_the_agent_is_built() {
+    let (exec, _) = setup(|_| ok(""));
+    let policy = Policy::new()
+        .limit("finance_create_paymnet_request_draft", "amount", "1000000")
+        .require_approval_always("sales_*");
+    let err = Agent::with_executor(exec.clone(), policy).unwrap_err();
+    assert_eq!(
+        err.problems(),
+        [
+            "the policy's approval rule for `sales_*` matches no registered tool; check the \
+             spelling against the registry's tool names",
+            "the policy's limit rule names `finance_create_paymnet_request_draft`, which is not \
+             a registered tool; did you mean `finance_create_payment_request_draft`?",
+        ]
+    );
+    let fine = Policy::new()
+        .limit("finance_*", "amount", "1000000")
+        .require_approval_always("purchasing_get_vendor_summary");
+    assert!(Agent::with_executor(exec, fine).is_ok());
 }

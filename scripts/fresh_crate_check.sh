@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The newcomer's path, as CI proof: a scratch crate outside the workspace (its own
+# [workspace] table), with exactly the dependency block and the src/main.rs of the
+# README's "Declaring tools" section (erp-tools-core taken by path instead of from
+# crates.io), is built and its stdio server driven with the official Python MCP client:
+# tools/list, a draft call, its replay, and a read call.
+#
+# Usage: scripts/fresh_crate_check.sh   (needs python3 with PyPI `mcp`)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+dir=$root/target/fresh-crate
+rm -rf "$dir"
+mkdir -p "$dir/src"
+
+python3 - "$root/README.md" "$dir" "$root/erp-tools-core" <<'PY'
+import re, sys
+readme, out, core = sys.argv[1:]
+text = open(readme).read()
+section = text.split("\n## Declaring tools\n", 1)[1].split("\n## ", 1)[0]
+toml = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
+rust = re.search(r"```rust[^\n]*\n(.*?)```", section, re.S).group(1)
+line = 'erp-tools-core = "0.1"'
+assert line in toml, f"the README's dependency block no longer has `{line}`"
+toml = toml.replace(line, f'erp-tools-core = {{ path = "{core}" }}')
+open(f"{out}/Cargo.toml", "w").write(
+    '[package]\nname = "fresh-erp"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n'
+    "# Outside the erp-tools workspace, as a new user's crate is.\n[workspace]\n\n" + toml)
+open(f"{out}/src/main.rs", "w").write(rust)
+print("fresh crate: dependencies as in the README:\n" + toml)
+PY
+
+# Same versions as the workspace (and no registry look-ups beyond it); cargo prunes the rest.
+cp "$root/Cargo.lock" "$dir/Cargo.lock"
+(cd "$dir" && cargo build --quiet)
+
+python3 - "$dir/target/debug/fresh-erp" <<'PY'
+import asyncio, os, subprocess, sys, tempfile
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+binary = sys.argv[1]
+work = tempfile.mkdtemp()
+token = subprocess.run([binary, "token"], check=True, capture_output=True, text=True,
+                       cwd=work).stdout.strip()
+failures = []
+
+def check(cond, what):
+    print(("  ok   " if cond else "  FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+DRAFT = {"vendor_code": "V-00231", "needed_by": "2030-01-15", "client_ref": "first-1",
+         "note": None, "lines": [{"item_code": "BRG-0042", "qty": "2", "uom": "BOX"}]}
+
+async def main():
+    params = StdioServerParameters(command=binary, env=dict(os.environ, MY_ERP_TOKEN=token),
+                                   cwd=work)
+    async with stdio_client(params) as (r, w):
+        async with ClientSession(r, w) as session:
+            await session.initialize()
+            names = [t.name for t in (await session.list_tools()).tools]
+            print(f"tools/list: {names}")
+            check(names == ["purchasing_create_po_draft", "purchasing_get_po"], "both tools listed")
+            first = await session.call_tool("purchasing_create_po_draft", DRAFT)
+            text = first.content[0].text
+            print(f"draft: {text}")
+            check(not first.is_error and text == "Draft PO-2026-0001 for V-00231: 1 line(s), total "
+                  "84000 IDR; not sent to the vendor.", "the draft reads as its ModelText")
+            check(first.structured_content["po_id"] == 1 and first.structured_content["replayed"] is False,
+                  "structuredContent keeps the internal id")
+            again = await session.call_tool("purchasing_create_po_draft", DRAFT)
+            check(again.structured_content["replayed"] is True, "the retry is replayed")
+            read = await session.call_tool("purchasing_get_po", {"number": "PO-2026-0001"})
+            print(f"read: {read.content[0].text}")
+            check(not read.is_error and '"total": "84000"' in read.content[0].text,
+                  "the read without ModelText answers as JSON")
+
+asyncio.run(main())
+print(f"\n{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
+PY
