@@ -389,22 +389,20 @@ pub fn verify_claims(config: &TokenConfig, token: &str) -> Result<Claims, AuthEr
                 _ => AuthError::Malformed,
             }
         });
+    // What the token names, read from its signed claims (never from an unsigned one).
+    let found = |claim: fn(Claims) -> String| {
+        signed_claims(config, token, &key)
+            .map(claim)
+            .unwrap_or_default()
+    };
     let data = match data {
         Err(AuthError::WrongAudience { expected, .. }) => {
-            return Err(AuthError::WrongAudience {
-                expected,
-                found: signed_claims(config, token, &key)
-                    .map(|c| c.aud)
-                    .unwrap_or_default(),
-            });
+            let found = found(|c| c.aud);
+            return Err(AuthError::WrongAudience { expected, found });
         }
         Err(AuthError::WrongIssuer { expected, .. }) => {
-            return Err(AuthError::WrongIssuer {
-                expected,
-                found: signed_claims(config, token, &key)
-                    .map(|c| c.iss)
-                    .unwrap_or_default(),
-            });
+            let found = found(|c| c.iss);
+            return Err(AuthError::WrongIssuer { expected, found });
         }
         other => other?,
     };

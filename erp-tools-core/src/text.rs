@@ -112,6 +112,21 @@ pub(crate) fn policy_unknown_tool(rule: &str, tool: &str, suggestion: Option<&st
     }
 }
 
+// ---- build-time errors --------------------------------------------------------------------
+
+/// `what:` followed by one indented line per problem (registry and policy errors).
+pub(crate) fn problem_list(
+    f: &mut fmt::Formatter<'_>,
+    what: &str,
+    problems: &[String],
+) -> fmt::Result {
+    write!(f, "{what}:")?;
+    for p in problems {
+        write!(f, "\n  - {p}")?;
+    }
+    Ok(())
+}
+
 // ---- generated code ----------------------------------------------------------------------
 
 /// Validated arguments that serde could not read into the handler's type (a mismatch

@@ -304,11 +304,7 @@ impl PolicyError {
 
 impl fmt::Display for PolicyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the agent policy is invalid:")?;
-        for p in &self.problems {
-            write!(f, "\n  - {p}")?;
-        }
-        Ok(())
+        crate::text::problem_list(f, "the agent policy is invalid", &self.problems)
     }
 }
 

@@ -140,11 +140,7 @@ impl RegistryError {
 
 impl fmt::Display for RegistryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the tool registry is invalid:")?;
-        for p in &self.problems {
-            write!(f, "\n  - {p}")?;
-        }
-        Ok(())
+        crate::text::problem_list(f, "the tool registry is invalid", &self.problems)
     }
 }
 

@@ -38,6 +38,15 @@ impl Draft {
     }
 }
 
+/// `(run, person)` a draft is made in and for, as its row records them.
+pub(super) fn provenance(tx: &DraftTx) -> (String, String) {
+    let p = tx.provenance();
+    (
+        p.drafted_by_agent_run.to_string(),
+        p.drafted_on_behalf_of.to_string(),
+    )
+}
+
 /// The number a draft row carries until [`complete`] gives it its own: unique per run and
 /// `client_ref`, like the idempotency key.
 pub(super) fn placeholder_number(tx: &DraftTx, client_ref: &str) -> String {

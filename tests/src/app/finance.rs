@@ -3,6 +3,7 @@
 
 use erp_tools_core::prelude::*;
 
+use super::branch::in_branch;
 use super::calls::count_handler_call;
 use super::documents::{self, Draft};
 
@@ -44,13 +45,8 @@ pub async fn create_payment_request_draft(
     args: PaymentArgs,
 ) -> Result<PaymentRequestDraft, ToolError> {
     count_handler_call(ctx.agent_run_id());
-    let blocked: Option<(i64,)> = sqlx::query_as(
-        "SELECT blocked_for_payments FROM vendors WHERE code = $1 AND branch_id = $2",
-    )
-    .bind(args.vendor_code.clone())
-    .bind(ctx.branch_id())
-    .fetch_optional(tx.conn())
-    .await?;
+    let sql = "SELECT blocked_for_payments FROM vendors WHERE code = $1 AND branch_id = $2";
+    let blocked: Option<(i64,)> = in_branch(ctx, tx.conn(), sql, &args.vendor_code).await?;
     match blocked {
         None => return Err(ToolError::not_found("Vendor", &args.vendor_code)),
         Some((1,)) => {
@@ -62,11 +58,7 @@ pub async fn create_payment_request_draft(
         }
         Some(_) => {}
     }
-    let p = tx.provenance();
-    let (run, user) = (
-        p.drafted_by_agent_run.to_string(),
-        p.drafted_on_behalf_of.to_string(),
-    );
+    let (run, user) = documents::provenance(tx);
     let (id,): (i64,) = sqlx::query_as(
         "INSERT INTO payment_requests (number, branch_id, vendor_code, amount, note, status, \
          drafted_by_agent_run, drafted_on_behalf_of) \

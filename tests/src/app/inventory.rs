@@ -2,6 +2,7 @@
 
 use erp_tools_core::prelude::*;
 
+use super::branch::in_branch;
 use super::calls::count_handler_call;
 
 /// The module's description, as the registry shows it.
@@ -36,12 +37,8 @@ pub async fn get_stock(
     args: StockArgs,
 ) -> Result<StockView, ToolError> {
     count_handler_call(ctx.agent_run_id());
-    let row: Option<(String, String)> =
-        sqlx::query_as("SELECT on_hand, uom FROM stock WHERE item_code = $1 AND branch_id = $2")
-            .bind(args.item_code.clone())
-            .bind(ctx.branch_id())
-            .fetch_optional(db.pool())
-            .await?;
+    let sql = "SELECT on_hand, uom FROM stock WHERE item_code = $1 AND branch_id = $2";
+    let row: Option<(String, String)> = in_branch(ctx, db.pool(), sql, &args.item_code).await?;
     let Some((on_hand, uom)) = row else {
         return Err(ToolError::not_found("Item", &args.item_code));
     };

@@ -25,6 +25,7 @@ use erp_tools_core::{
 use serde_json::Value;
 
 pub mod arguments;
+mod branch;
 mod calls;
 mod documents;
 pub mod faults;

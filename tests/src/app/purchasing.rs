@@ -3,6 +3,7 @@
 
 use erp_tools_core::prelude::*;
 
+use super::branch::in_branch;
 use super::calls::count_handler_call;
 use super::documents::{self, Draft};
 use super::faults;
@@ -92,12 +93,9 @@ pub async fn get_vendor_summary(
     args: VendorArgs,
 ) -> Result<VendorSummary, ToolError> {
     count_handler_call(ctx.agent_run_id());
+    let sql = "SELECT code, name, note FROM vendors WHERE code = $1 AND branch_id = $2";
     let row: Option<(String, String, String)> =
-        sqlx::query_as("SELECT code, name, note FROM vendors WHERE code = $1 AND branch_id = $2")
-            .bind(args.vendor_code.clone())
-            .bind(ctx.branch_id())
-            .fetch_optional(db.pool())
-            .await?;
+        in_branch(ctx, db.pool(), sql, &args.vendor_code).await?;
     let Some((code, name, note)) = row else {
         return Err(ToolError::not_found("Vendor", &args.vendor_code));
     };
@@ -135,14 +133,10 @@ pub async fn get_po(ctx: &ToolContext, db: &ReadDb, args: GetPoArgs) -> Result<P
     if args.number == faults::PO_WRITES_THROUGH_READ_HANDLE {
         faults::write_through(db).await?;
     }
-    let row: Option<(String, String, String, String, String, String)> = sqlx::query_as(
-        "SELECT number, vendor_code, status, total_qty, drafted_by_agent_run, drafted_on_behalf_of \
-         FROM purchase_orders WHERE number = $1 AND branch_id = $2",
-    )
-    .bind(args.number.clone())
-    .bind(ctx.branch_id())
-    .fetch_optional(db.pool())
-    .await?;
+    let sql = "SELECT number, vendor_code, status, total_qty, drafted_by_agent_run, \
+               drafted_on_behalf_of FROM purchase_orders WHERE number = $1 AND branch_id = $2";
+    let row: Option<(String, String, String, String, String, String)> =
+        in_branch(ctx, db.pool(), sql, &args.number).await?;
     let Some((number, vendor_code, status, total_qty, run, user)) = row else {
         return Err(ToolError::not_found("Purchase order", &args.number));
     };
@@ -224,12 +218,8 @@ pub async fn create_po_draft(
     args: PoDraftArgs,
 ) -> Result<PoDraft, ToolError> {
     count_handler_call(ctx.agent_run_id());
-    let vendor: Option<(String,)> =
-        sqlx::query_as("SELECT name FROM vendors WHERE code = $1 AND branch_id = $2")
-            .bind(args.vendor_code.clone())
-            .bind(ctx.branch_id())
-            .fetch_optional(tx.conn())
-            .await?;
+    let sql = "SELECT name FROM vendors WHERE code = $1 AND branch_id = $2";
+    let vendor: Option<(String,)> = in_branch(ctx, tx.conn(), sql, &args.vendor_code).await?;
     if vendor.is_none() {
         return Err(ToolError::not_found("Vendor", &args.vendor_code)
             .next_step("Call purchasing_search_vendors and use a code from the results.")
@@ -242,11 +232,7 @@ pub async fn create_po_draft(
         );
     }
     let total: Decimal = args.lines.iter().map(|l| l.qty).sum();
-    let p = tx.provenance();
-    let (run, user) = (
-        p.drafted_by_agent_run.to_string(),
-        p.drafted_on_behalf_of.to_string(),
-    );
+    let (run, user) = documents::provenance(tx);
     let (id,): (i64,) = sqlx::query_as(
         "INSERT INTO purchase_orders (number, branch_id, vendor_code, needed_by, note, status, \
          total_qty, drafted_by_agent_run, drafted_on_behalf_of) \

@@ -21,14 +21,7 @@ async fn step_budget_with_distinct_actions() {
         .unwrap()
         .max_steps(4)
         .clock(ManualClock::new());
-    let mut n = 0;
-    let mut model = ScriptedModel::from_fn(move |_, _| {
-        n += 1;
-        ModelAction::tool_call(
-            "purchasing_get_vendor_summary",
-            json!({"vendor_code": format!("V-{n:03}")}),
-        )
-    });
+    let mut model = distinct_lookups();
     let out = run_reader(&agent, &mut model, "loop").await;
     assert_eq!(out.status, RunStatus::StepLimit);
     assert_eq!(out.steps, 4);
@@ -39,9 +32,7 @@ async fn step_budget_with_distinct_actions() {
 #[tokio::test]
 async fn repeated_action_with_reordered_keys_is_no_progress() {
     let (exec, policy) = setup(|_| ok("vendor"));
-    let agent = Agent::with_executor(exec.clone(), policy)
-        .unwrap()
-        .clock(ManualClock::new());
+    let agent = test_agent(&exec, policy);
     let mut model = ScriptedModel::new([lookup("V-001"), lookup("V-001"), lookup("V-001")]);
     let out = run_reader(&agent, &mut model, "stuck").await;
     assert!(
@@ -53,9 +44,7 @@ async fn repeated_action_with_reordered_keys_is_no_progress() {
 
     // Decimal spelling and key order do not make a new action.
     let (exec, policy) = setup(|_| ok("created"));
-    let agent = Agent::with_executor(exec.clone(), policy)
-        .unwrap()
-        .clock(ManualClock::new());
+    let agent = test_agent(&exec, policy);
     let mut model = ScriptedModel::new([
         ModelAction::tool_call(
             "finance_create_payment_request_draft",
@@ -95,14 +84,7 @@ async fn timeout_counts_model_and_tool_time() {
         .unwrap()
         .timeout(Duration::from_secs(120))
         .clock(clock);
-    let mut n = 0;
-    let mut model = ScriptedModel::from_fn(move |_, _| {
-        n += 1;
-        ModelAction::tool_call(
-            "purchasing_get_vendor_summary",
-            json!({"vendor_code": format!("V-{n}")}),
-        )
-    });
+    let mut model = distinct_lookups();
     let out = run_reader(&agent, &mut model, "slow").await;
     assert_eq!(out.status, RunStatus::Timeout);
     assert_eq!(exec.calls.lock().unwrap().len(), 3);

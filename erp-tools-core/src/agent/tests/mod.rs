@@ -183,3 +183,19 @@ async fn run_reader(agent: &Agent, model: &mut ScriptedModel, task: &str) -> Run
         .run(&principal(&["purchasing:read"]), model, task)
         .await
 }
+
+/// An agent over `exec` with `policy` and a manual clock.
+fn test_agent(exec: &Arc<FakeExec>, policy: Policy) -> Agent {
+    Agent::with_executor(exec.clone(), policy)
+        .unwrap()
+        .clock(ManualClock::new())
+}
+
+/// A model that looks up a new vendor at every step (never repeating itself).
+fn distinct_lookups() -> ScriptedModel {
+    let mut n = 0;
+    ScriptedModel::from_fn(move |_, _| {
+        n += 1;
+        lookup(format!("V-{n:03}"))
+    })
+}

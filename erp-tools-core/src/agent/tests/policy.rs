@@ -5,9 +5,7 @@ use super::*;
 #[tokio::test]
 async fn missing_scope_and_unknown_tool_are_told_to_the_model() {
     let (exec, policy) = setup(|_| ok(""));
-    let agent = Agent::with_executor(exec.clone(), policy)
-        .unwrap()
-        .clock(ManualClock::new());
+    let agent = test_agent(&exec, policy);
     let mut model = ScriptedModel::new([
         pay("100", "r1"),
         ModelAction::tool_call("finance_post_payment", json!({})),
@@ -139,9 +137,7 @@ async fn approval_binds_to_the_signature_and_survives_json() {
 #[tokio::test]
 async fn hard_limit_beats_an_approval() {
     let (exec, policy) = setup(|_| ok(""));
-    let agent = Agent::with_executor(exec.clone(), policy)
-        .unwrap()
-        .clock(ManualClock::new());
+    let agent = test_agent(&exec, policy);
     let args = json!({"vendor_code": "V-001", "amount": "5000000", "client_ref": "r1"});
     let approval = Approval::new(
         "run-x",
