@@ -100,14 +100,9 @@ impl JsonParser<'_> {
                 return self.fail("`:`");
             }
             self.value()?;
-            self.ws();
-            if self.eat(b',') {
-                continue;
-            }
-            if self.eat(b'}') {
+            if self.list_end(b'}', "`,` or `}`")? {
                 return Ok(());
             }
-            return self.fail("`,` or `}`");
         }
     }
 
@@ -119,15 +114,23 @@ impl JsonParser<'_> {
         }
         loop {
             self.value()?;
-            self.ws();
-            if self.eat(b',') {
-                continue;
-            }
-            if self.eat(b']') {
+            if self.list_end(b']', "`,` or `]`")? {
                 return Ok(());
             }
-            return self.fail("`,` or `]`");
         }
+    }
+
+    /// After an item of an object or array: `,` (more follow, `false`) or `close` (the
+    /// list ends, `true`).
+    fn list_end(&mut self, close: u8, expected: &str) -> Result<bool, String> {
+        self.ws();
+        if self.eat(b',') {
+            return Ok(false);
+        }
+        if self.eat(close) {
+            return Ok(true);
+        }
+        self.fail(expected)
     }
 
     fn string(&mut self) -> Result<(), String> {

@@ -162,3 +162,23 @@ pub fn money(amount: rust_decimal::Decimal) -> String {
 pub fn qty(q: rust_decimal::Decimal) -> String {
     q.normalize().to_string()
 }
+
+/// The one row `sql` finds for `code` (its `$1`), or the not-found error for `what`
+/// (e.g. "Vendor") with `next_step`.
+pub async fn find_by_code<'e, E>(
+    executor: E,
+    sql: &'static str,
+    code: &str,
+    what: &str,
+    next_step: &str,
+) -> Result<sqlx::any::AnyRow, erp_tools_core::ToolError>
+where
+    E: sqlx::Executor<'e, Database = sqlx::Any>,
+{
+    sqlx::query(sql)
+        .bind(code.to_string())
+        .fetch_optional(executor)
+        .await
+        .map_err(erp_tools_core::ToolError::internal)?
+        .ok_or_else(|| erp_tools_core::ToolError::not_found(what, code).next_step(next_step))
+}

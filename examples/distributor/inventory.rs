@@ -7,7 +7,7 @@ use sqlx::Row;
 pub const DESCRIPTION: &str = "Inventory for the caller's branch: stock on hand, allowed units \
     and reorder points per warehouse. Read only: cannot move, adjust or reserve stock.";
 
-use crate::data::dec;
+use crate::data::{dec, find_by_code};
 
 #[path = "inventory_texts.rs"]
 mod texts;
@@ -67,15 +67,14 @@ pub async fn get_stock(
     args: GetStockArgs,
 ) -> Result<StockView, ToolError> {
     let pool = db.pool();
-    let item = sqlx::query("SELECT id, name, base_uom FROM items WHERE code = $1")
-        .bind(&args.item_code)
-        .fetch_optional(pool)
-        .await
-        .map_err(ToolError::internal)?
-        .ok_or_else(|| {
-            ToolError::not_found("Item", &args.item_code)
-                .next_step("Use inventory_list_below_reorder to see item codes.")
-        })?;
+    let item = find_by_code(
+        pool,
+        "SELECT id, name, base_uom FROM items WHERE code = $1",
+        &args.item_code,
+        "Item",
+        "Use inventory_list_below_reorder to see item codes.",
+    )
+    .await?;
     let item_id: i64 = item.get(0);
     let units = sqlx::query("SELECT uom, factor FROM item_uoms WHERE item_id = $1 ORDER BY uom")
         .bind(item_id)

@@ -8,7 +8,10 @@ pub const DESCRIPTION: &str = "Purchasing for the caller's branch: search vendor
     summaries and purchase orders, create purchase-order DRAFTS. Cannot approve, submit, send, \
     post or cancel orders, and cannot set prices: a person does that in the ERP.";
 
-use crate::data::dec;
+use crate::data::{dec, find_by_code};
+
+/// What to do when a vendor code is not found.
+const FIND_VENDOR: &str = "Use purchasing_search_vendors to find the vendor code.";
 
 #[path = "purchasing_texts.rs"]
 mod texts;
@@ -194,17 +197,14 @@ pub async fn get_vendor_summary(
     args: VendorCodeArgs,
 ) -> Result<VendorSummary, ToolError> {
     let pool = db.pool();
-    let vendor = sqlx::query(
+    let vendor = find_by_code(
+        pool,
         "SELECT id, code, name, city, payment_terms, active, note FROM vendors WHERE code = $1",
+        &args.vendor_code,
+        "Vendor",
+        FIND_VENDOR,
     )
-    .bind(&args.vendor_code)
-    .fetch_optional(pool)
-    .await
-    .map_err(ToolError::internal)?
-    .ok_or_else(|| {
-        ToolError::not_found("Vendor", &args.vendor_code)
-            .next_step("Use purchasing_search_vendors to find the vendor code.")
-    })?;
+    .await?;
     let vendor_id: i64 = vendor.get(0);
     let prices = sqlx::query(
         "SELECT i.code, p.uom, p.price FROM vendor_prices p JOIN items i ON i.id = p.item_id
@@ -511,15 +511,14 @@ pub async fn create_po_draft(
             .next_step("Send at least one line with item_code, qty and uom."));
     }
     let conn = tx.conn();
-    let vendor = sqlx::query("SELECT id, name, active FROM vendors WHERE code = $1")
-        .bind(&args.vendor_code)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(ToolError::internal)?
-        .ok_or_else(|| {
-            ToolError::not_found("Vendor", &args.vendor_code)
-                .next_step("Use purchasing_search_vendors to find the vendor code.")
-        })?;
+    let vendor = find_by_code(
+        &mut *conn,
+        "SELECT id, name, active FROM vendors WHERE code = $1",
+        &args.vendor_code,
+        "Vendor",
+        FIND_VENDOR,
+    )
+    .await?;
     let vendor_id: i64 = vendor.get(0);
     let vendor_name: String = vendor.get(1);
     if vendor.get::<i64, _>(2) == 0 {

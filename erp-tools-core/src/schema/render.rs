@@ -158,35 +158,35 @@ mod tests {
 
     #[test]
     fn hints_are_added_only_when_the_description_does_not_say_them() {
-        let date = || SchemaKind::String(Some(StringFormat::Date));
-        assert_eq!(
-            described(date(), "Date needed, YYYY-MM-DD"),
-            "Date needed, YYYY-MM-DD"
-        );
-        assert_eq!(
-            described(date(), "Date needed, yyyy-mm-dd."),
-            "Date needed, yyyy-mm-dd."
-        );
-        assert_eq!(
-            described(date(), "Date needed."),
-            "Date needed (YYYY-MM-DD)"
-        );
-        assert_eq!(
-            described(SchemaKind::Decimal, "Amount in IDR, a decimal string"),
-            "Amount in IDR, a decimal string"
-        );
-        assert_eq!(
-            described(SchemaKind::Decimal, "Quantity, more than 0."),
-            "Quantity, more than 0 (decimal number as a string, e.g. \"12.50\")"
-        );
-        let small = || SchemaKind::Integer { min: 1, max: 12 };
-        assert_eq!(
-            described(small(), "Month, a whole number from 1 to 12"),
-            "Month, a whole number from 1 to 12"
-        );
-        assert_eq!(
-            described(small(), "Month"),
-            "Month (whole number from 1 to 12)"
-        );
+        let date = SchemaKind::String(Some(StringFormat::Date));
+        let month = SchemaKind::Integer { min: 1, max: 12 };
+        let cases = [
+            (&date, "Date needed, YYYY-MM-DD", "Date needed, YYYY-MM-DD"),
+            (
+                &date,
+                "Date needed, yyyy-mm-dd.",
+                "Date needed, yyyy-mm-dd.",
+            ),
+            (&date, "Date needed.", "Date needed (YYYY-MM-DD)"),
+            (
+                &SchemaKind::Decimal,
+                "Amount in IDR, a decimal string",
+                "Amount in IDR, a decimal string",
+            ),
+            (
+                &SchemaKind::Decimal,
+                "Quantity, more than 0.",
+                "Quantity, more than 0 (decimal number as a string, e.g. \"12.50\")",
+            ),
+            (
+                &month,
+                "Month, a whole number from 1 to 12",
+                "Month, a whole number from 1 to 12",
+            ),
+            (&month, "Month", "Month (whole number from 1 to 12)"),
+        ];
+        for (kind, description, shown) in cases {
+            assert_eq!(described(kind.clone(), description), shown, "{description}");
+        }
     }
 }

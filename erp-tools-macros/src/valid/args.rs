@@ -222,12 +222,7 @@ fn check_free_form(ty: &Type, errors: &mut Errors) {
                 return;
             };
             let name = last.ident.to_string();
-            let segs: Vec<String> = p
-                .path
-                .segments
-                .iter()
-                .map(|s| s.ident.to_string())
-                .collect();
+            let segs = path_segments(p);
             let from_serde_json = segs.len() >= 2 && segs[segs.len() - 2] == "serde_json";
             let shown = type_string(ty);
             let args = type_args(ty);
@@ -290,14 +285,18 @@ fn check_free_form(ty: &Type, errors: &mut Errors) {
     }
 }
 
-fn is_json_value(ty: &Type) -> bool {
-    let Type::Path(p) = ty else { return false };
-    let segs: Vec<String> = p
-        .path
+/// The identifiers of a type path: `serde_json::Value` → `["serde_json", "Value"]`.
+fn path_segments(p: &syn::TypePath) -> Vec<String> {
+    p.path
         .segments
         .iter()
         .map(|s| s.ident.to_string())
-        .collect();
+        .collect()
+}
+
+fn is_json_value(ty: &Type) -> bool {
+    let Type::Path(p) = ty else { return false };
+    let segs = path_segments(p);
     match segs.as_slice() {
         [only] => only == "Value" && type_args(ty).is_empty(),
         [.., module, last] => last == "Value" && module == "serde_json",
