@@ -239,16 +239,29 @@ impl ToolRuntime {
         entry: AuditEntry,
         error: ToolError,
     ) -> Result<CallOutcome, CallError> {
-        let finished = Finished::failed(Outcome::Denied, error);
+        Ok(self
+            .record_refusal(entry, Outcome::Denied, error)
+            .await?
+            .outcome)
+    }
+
+    /// Writes the one finished audit row of a call refused before it ran.
+    async fn record_refusal(
+        &self,
+        entry: AuditEntry,
+        outcome: Outcome,
+        error: ToolError,
+    ) -> Result<Finished, CallError> {
+        let finished = Finished::failed(outcome, error);
         self.db
             .record_call(
                 &entry
-                    .outcome(Outcome::Denied.as_str())
+                    .outcome(outcome.as_str())
                     .message(finished.audit_message.clone().unwrap_or_default()),
             )
             .await
             .map_err(internal)?;
-        Ok(finished.outcome)
+        Ok(finished)
     }
 
     /// The audit row of `call` for `principal` in `run_id`, before its outcome is known.
@@ -267,15 +280,7 @@ impl ToolRuntime {
         let outcome = refused.outcome();
         let unknown = (refused.check == Check::UnknownTool)
             .then(|| entry.tool_name.clone().unwrap_or_default());
-        let finished = Finished::failed(outcome, refused.error);
-        self.db
-            .record_call(
-                &entry
-                    .outcome(outcome.as_str())
-                    .message(finished.audit_message.clone().unwrap_or_default()),
-            )
-            .await
-            .map_err(internal)?;
+        let finished = self.record_refusal(entry, outcome, refused.error).await?;
         if let Some(name) = unknown {
             return Err(CallError::UnknownTool(name, finished.outcome.text));
         }
