@@ -6,10 +6,13 @@
 //! cargo run --example distributor -- token --user 7 --branch SBY-01 --scopes purchasing:read,purchasing:draft
 //! cargo run --example distributor -- export --target openai
 //! cargo run --example distributor -- report
+//! ERP_TOOLS_ISSUER=https://id.example.com/realms/erp ERP_TOOLS_RESOURCE=https://erp.example.com/mcp \
+//!     cargo run --example distributor -- serve --addr 0.0.0.0:8765   # tokens from your provider
 //! ```
 
 mod app;
 mod data;
+mod identity;
 mod inventory;
 mod purchasing;
 
@@ -19,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use erp_tools_core::auth::{self, TokenConfig};
+use erp_tools_core::auth::{self, Authenticator, IdentityConfig, KeysFrom, TokenConfig};
 use erp_tools_core::mcp::HttpConfig;
 use erp_tools_core::{Principal, Target, ToolRuntime};
 
@@ -91,17 +94,47 @@ enum Command {
 const DEFAULT_ADDR: &str = auth::DEV_ADDR;
 const DEFAULT_RESOURCE: &str = auth::DEV_AUDIENCE;
 
-/// The token settings: `ERP_TOOLS_SIGNING_KEY` (and `ERP_TOOLS_ISSUER`) when set, the
-/// clearly labelled development key otherwise. Tokens are for `resource`.
-fn token_config(resource: &str) -> Result<TokenConfig, String> {
-    match std::env::var("ERP_TOOLS_SIGNING_KEY") {
-        Ok(key) => {
-            let issuer = std::env::var("ERP_TOOLS_ISSUER")
-                .unwrap_or_else(|_| "erp-tools-distributor".into());
-            TokenConfig::new(key.into_bytes(), issuer, resource)
-                .map_err(|e| format!("ERP_TOOLS_SIGNING_KEY: {e}"))
+/// Who may call, from the environment (`erp_tools_core::auth::IdentityConfig::from_env`):
+/// `ERP_TOOLS_ISSUER` for the team's identity provider, `ERP_TOOLS_SIGNING_KEY` (and
+/// `ERP_TOOLS_SIGNING_ISSUER`) for a shared HS256 secret, the clearly labelled
+/// development key otherwise. Tokens are for `resource`.
+fn identity_config(resource: &str) -> Result<IdentityConfig, String> {
+    IdentityConfig::from_env()
+        .map(|c| c.for_resource(resource))
+        .map_err(|e| e.to_string())
+}
+
+/// The HS256 settings of a shared-secret configuration, with the ERP's branches so a
+/// token's `branch_code` must be its `branch_id`'s.
+async fn shared_tokens(
+    config: &IdentityConfig,
+    db: &erp_tools_core::Database,
+) -> Result<Option<TokenConfig>, String> {
+    let KeysFrom::SharedSecret(tokens) = config.keys() else {
+        return Ok(None);
+    };
+    let branches = identity::branches(db).await.map_err(|e| e.to_string())?;
+    Ok(Some(tokens.clone().with_branches(branches)))
+}
+
+/// Verifies every token as configured: the provider's JWTs resolved through the users
+/// table, or HS256 tokens read as signed.
+async fn authenticator(
+    config: IdentityConfig,
+    db: &erp_tools_core::Database,
+) -> Result<Authenticator, String> {
+    identity::prepare(db)
+        .await
+        .map_err(|e| format!("cannot prepare the users table: {e}"))?;
+    match shared_tokens(&config, db).await? {
+        Some(tokens) => Ok(Authenticator::shared_secret(tokens)),
+        None => {
+            let issuer = config.issuer().to_string();
+            let authenticator = Authenticator::from_config(config)
+                .await
+                .map_err(|e| format!("ERP_TOOLS_ISSUER {issuer}: {e}"))?;
+            Ok(authenticator.with_resolver(identity::ErpUsers::new(db.clone())))
         }
-        Err(_) => Ok(TokenConfig::development().for_resource(resource)),
     }
 }
 
@@ -127,7 +160,7 @@ async fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> Result<(), String> {
     let registry = Arc::new(app::registry().map_err(|e| e.to_string())?);
-    let tokens = token_config(&cli.resource)?;
+    let identity = identity_config(&cli.resource)?;
     match cli.command.unwrap_or(Command::Serve {
         stdio: false,
         addr: DEFAULT_ADDR.parse().expect("valid address"),
@@ -138,29 +171,39 @@ async fn run(cli: Cli) -> Result<(), String> {
                  distributor -- token --user 7 --branch SBY-01 --scopes purchasing:read`"
                     .to_string()
             })?;
-            let principal =
-                auth::verify(&tokens, token.trim()).map_err(|e| format!("ERP_TOOLS_TOKEN: {e}"))?;
             let db = app::open_db(&cli.db).await?;
+            let caller = authenticator(identity, &db)
+                .await?
+                .authenticate(token.trim())
+                .await
+                .map_err(|e| format!("ERP_TOOLS_TOKEN: {e}"))?;
             let runtime = ToolRuntime::new(registry, db);
-            erp_tools_core::mcp::serve_stdio(runtime, principal)
+            erp_tools_core::mcp::serve_stdio(runtime, caller)
                 .await
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         }
         Command::Serve { stdio: false, addr } => {
             let db = app::open_db(&cli.db).await?;
+            let authenticator = authenticator(identity, &db).await?;
             let runtime = ToolRuntime::new(registry, db);
-            let config = HttpConfig::new(tokens);
-            let cancellation = config.cancellation().clone();
+            let provider = authenticator.authorization_servers();
+            let config = HttpConfig::from_authenticator(authenticator);
+            let options = config.serve_options();
             let router = erp_tools_core::mcp::router(runtime, config);
             eprintln!(
                 "distributor: MCP over streamable HTTP at http://{addr}/mcp (database {})",
                 cli.db
             );
-            eprintln!(
-                "distributor: mint a token with `cargo run --example distributor -- token --user 7 --branch SBY-01 --scopes purchasing:read,purchasing:draft,inventory:read`"
-            );
-            erp_tools_core::mcp::serve_http(addr, router, cancellation)
+            match provider.first() {
+                Some(issuer) => {
+                    eprintln!("distributor: tokens from the identity provider {issuer}")
+                }
+                None => eprintln!(
+                    "distributor: mint a token with `cargo run --example distributor -- token --user 7 --branch SBY-01 --scopes purchasing:read,purchasing:draft,inventory:read`"
+                ),
+            }
+            erp_tools_core::mcp::serve_http(addr, router, options)
                 .await
                 .map_err(|e| format!("cannot serve on {addr}: {e}"))
         }
@@ -173,6 +216,13 @@ async fn run(cli: Cli) -> Result<(), String> {
             ttl_minutes,
         } => {
             let db = app::open_db(&cli.db).await?;
+            let Some(tokens) = shared_tokens(&identity, &db).await? else {
+                return Err(format!(
+                    "ERP_TOOLS_ISSUER is set ({}): tokens come from that identity provider, \
+                     and this server refuses development tokens. Unset it to mint one.",
+                    identity.issuer()
+                ));
+            };
             let branch_id = data::branch_id(&db, &branch)
                 .await
                 .map_err(|e| e.to_string())?

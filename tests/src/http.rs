@@ -96,11 +96,12 @@ impl HttpServer {
         let url = format!("{base}/mcp");
         let tokens = TokenConfig::development().for_resource(audience.unwrap_or(&url));
         let config = HttpConfig::new(tokens.clone()).with_allowed_origins([ALLOWED_ORIGIN]);
-        let stop = config.cancellation().clone();
+        let options = config.serve_options();
+        let stop = options.cancellation().clone();
         let task = tokio::spawn(serve_listener(
             listener,
             router(runtime.clone(), config),
-            stop.clone(),
+            options,
         ));
         HttpServer {
             addr,

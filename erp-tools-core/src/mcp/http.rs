@@ -3,27 +3,32 @@
 //! [`router`] serves
 //!
 //! - `/mcp`: MCP over streamable HTTP (`rmcp`'s `StreamableHttpService`). Every request
-//!   must carry `Authorization: Bearer <token>`; the token's signature, expiry, issuer and
-//!   audience are checked on each request, not once per session. A missing or bad token
-//!   gets `401` with a `WWW-Authenticate: Bearer resource_metadata=".." scope=".."`
-//!   challenge (plus `error="invalid_token"` when a token was sent). A request whose
-//!   `Origin` header is not in the allowed list gets `403` (requests without `Origin`,
-//!   which browsers always send cross-site, are allowed). Allowed origins get CORS
-//!   headers, and their preflight requests are answered without a token.
+//!   must carry `Authorization: Bearer <token>`, verified on each request (not once per
+//!   session) by the configuration's [`Authenticator`]: development HS256 tokens, or the
+//!   identity provider's JWTs against its JWKS. A missing or bad token gets `401` with a
+//!   `WWW-Authenticate: Bearer resource_metadata=".." scope=".."` challenge (plus
+//!   `error="invalid_token"` when a token was sent); a server that cannot fetch its
+//!   provider's keys answers `503`. Browser origins follow `mcp/origin.rs`: requests
+//!   without `Origin` as any client, same-origin and configured origins accepted (the
+//!   latter with CORS headers, their preflight answered without a token), others `403`.
+//!   `tools/call` is rate-limited per principal (`429` with `Retry-After`, `mcp/rate.rs`).
 //! - `/.well-known/oauth-protected-resource` (and `/.well-known/oauth-protected-resource/mcp`):
-//!   the RFC 9728 protected-resource metadata.
+//!   the RFC 9728 protected-resource metadata, naming the authorization server(s) and the
+//!   registry's scopes.
 //!
 //! The verified caller is put into the request as [`Authenticated`]; the
 //! `Authorization` header is removed before the request reaches the MCP layer, so the
 //! token is never passed on. An MCP session (`Mcp-Session-Id`, protocol revisions up to
 //! 2025-11-25) belongs to the principal (user and branch) that opened it: anyone else's
 //! request on it gets `404`, as for an unknown session, and cannot end it
-//! (`mcp/sessions.rs`).
+//! (`mcp/sessions.rs`). [`serve_http`] applies the edge limits of `mcp/edge.rs`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -36,9 +41,12 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use super::edge::{self, EdgeLimits, ServeOptions};
 use super::handler::{AGENT_RUN_HEADER, Authenticated, ErpMcpServer};
+use super::origin::{OriginCheck, OriginPolicy, authority_of, normalise, origin_of};
+use super::rate::{CallLimiter, RateLimit, is_tool_call, retry_after_secs};
 use super::sessions::{self, SessionOwners};
-use crate::auth::{AuthError, TokenConfig, verify};
+use crate::auth::{AuthError, Authenticator, TokenConfig};
 use crate::runtime::ToolRuntime;
 use crate::runtime::run_id::{MAX_RUN_ID_LEN, valid_run_id};
 
@@ -48,36 +56,48 @@ pub const MCP_PATH: &str = "/mcp";
 /// Path of the RFC 9728 protected-resource metadata.
 pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
-/// How the HTTP endpoint authenticates and which hosts and browser origins it accepts.
+/// How the HTTP endpoint authenticates, which hosts and browser origins it accepts, and
+/// its edge limits.
 #[derive(Clone, Debug)]
 pub struct HttpConfig {
-    tokens: TokenConfig,
+    authenticator: Authenticator,
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
     authorization_servers: Vec<String>,
     legacy_sessions: bool,
-    list_ttl: std::time::Duration,
+    list_ttl: Duration,
     cancellation: CancellationToken,
+    limits: EdgeLimits,
+    rate_limit: Option<RateLimit>,
 }
 
 impl HttpConfig {
-    /// Accepts tokens checked by `tokens`. Allowed hosts: `localhost`, `127.0.0.1`, `::1`
-    /// and the host of the token configuration's resource URL. Allowed origins: none (any
-    /// request with an `Origin` header is refused until origins are configured).
+    /// Accepts HS256 tokens checked by `tokens` (see [`from_authenticator`](Self::from_authenticator)
+    /// for an identity provider).
     pub fn new(tokens: TokenConfig) -> Self {
+        Self::from_authenticator(Authenticator::shared_secret(tokens))
+    }
+
+    /// Accepts the tokens `authenticator` accepts. Allowed hosts: `localhost`,
+    /// `127.0.0.1`, `::1` and the host of the resource URL. Allowed cross-origin pages:
+    /// none (same-origin requests and requests without `Origin` are accepted). Edge
+    /// limits and the rate limit: their defaults.
+    pub fn from_authenticator(authenticator: Authenticator) -> Self {
         let mut allowed_hosts: Vec<String> =
             vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
-        if let Some(authority) = authority_of(tokens.resource_url()) {
+        if let Some(authority) = authority_of(authenticator.resource_url()) {
             allowed_hosts.push(authority);
         }
         HttpConfig {
-            tokens,
+            authenticator,
             allowed_hosts,
             allowed_origins: Vec::new(),
             authorization_servers: Vec::new(),
             legacy_sessions: true,
-            list_ttl: std::time::Duration::ZERO,
+            list_ttl: Duration::ZERO,
             cancellation: CancellationToken::new(),
+            limits: EdgeLimits::default(),
+            rate_limit: Some(RateLimit::default()),
         }
     }
 
@@ -93,21 +113,19 @@ impl HttpConfig {
         self
     }
 
-    /// Browser origins allowed to call the endpoint, exactly as browsers send them
-    /// (`https://app.example.com`, `http://localhost:5173`).
+    /// Browser origins allowed to call the endpoint cross-origin, exactly as browsers
+    /// send them (`https://app.example.com`, `http://localhost:5173`).
     pub fn with_allowed_origins<I, S>(mut self, origins: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.allowed_origins = strings(origins)
-            .iter()
-            .map(|o| normalise_origin(o))
-            .collect();
+        self.allowed_origins = strings(origins).iter().map(|o| normalise(o)).collect();
         self
     }
 
-    /// Authorization servers announced in the protected-resource metadata.
+    /// Authorization servers announced in the protected-resource metadata, in addition
+    /// to the authenticator's issuer.
     pub fn with_authorization_servers<I, S>(mut self, servers: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -125,7 +143,7 @@ impl HttpConfig {
     }
 
     /// `ttlMs` of `tools/list` results (see [`ErpMcpServer::with_list_ttl`]).
-    pub fn with_list_ttl(mut self, ttl: std::time::Duration) -> Self {
+    pub fn with_list_ttl(mut self, ttl: Duration) -> Self {
         self.list_ttl = ttl;
         self
     }
@@ -137,9 +155,21 @@ impl HttpConfig {
         self
     }
 
-    /// The token configuration.
-    pub fn tokens(&self) -> &TokenConfig {
-        &self.tokens
+    /// Replaces the edge limits (timeouts, body size, connection cap).
+    pub fn with_edge_limits(mut self, limits: EdgeLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Replaces the per-principal rate limit on `tools/call`; `None` turns it off.
+    pub fn with_rate_limit(mut self, limit: Option<RateLimit>) -> Self {
+        self.rate_limit = limit;
+        self
+    }
+
+    /// The authenticator that checks every request's token.
+    pub fn authenticator(&self) -> &Authenticator {
+        &self.authenticator
     }
 
     /// The cancellation token of the MCP sessions.
@@ -147,20 +177,38 @@ impl HttpConfig {
         &self.cancellation
     }
 
+    /// What [`serve_http`] and [`serve_listener`] need from this configuration: the edge
+    /// limits, the cancellation, and whether the development key is in use.
+    pub fn serve_options(&self) -> ServeOptions {
+        ServeOptions {
+            limits: self.limits,
+            cancellation: self.cancellation.clone(),
+            development: self.authenticator.is_development(),
+        }
+    }
+
     /// The URL of the protected-resource metadata, for `WWW-Authenticate` challenges.
     pub fn metadata_url(&self) -> String {
-        match origin_of(self.tokens.resource_url()) {
+        match origin_of(self.authenticator.resource_url()) {
             Some(origin) => format!("{origin}{METADATA_PATH}"),
             None => METADATA_PATH.to_string(),
         }
     }
 }
 
+impl From<&HttpConfig> for ServeOptions {
+    fn from(config: &HttpConfig) -> Self {
+        config.serve_options()
+    }
+}
+
 struct GuardState {
-    tokens: TokenConfig,
-    allowed_origins: Vec<String>,
+    authenticator: Authenticator,
+    origins: OriginPolicy,
     metadata_url: String,
     scopes: String,
+    limits: EdgeLimits,
+    calls: Option<CallLimiter>,
 }
 
 /// The axum router serving MCP at [`MCP_PATH`] and the protected-resource metadata at
@@ -180,9 +228,15 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
     let mcp =
         StreamableHttpService::new(move || Ok(server.new_connection()), sessions, rmcp_config);
 
+    let mut authorization_servers = config.authenticator.authorization_servers();
+    for extra in &config.authorization_servers {
+        if !authorization_servers.contains(extra) {
+            authorization_servers.push(extra.clone());
+        }
+    }
     let metadata = Arc::new(json!({
-        "resource": config.tokens.resource_url(),
-        "authorization_servers": config.authorization_servers,
+        "resource": config.authenticator.resource_url(),
+        "authorization_servers": authorization_servers,
         "scopes_supported": scopes,
         "bearer_methods_supported": ["header"],
         "resource_name": "ERP tools (MCP)",
@@ -190,8 +244,14 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
     let guard = Arc::new(GuardState {
         metadata_url: config.metadata_url(),
         scopes: scopes.join(" "),
-        tokens: config.tokens,
-        allowed_origins: config.allowed_origins,
+        origins: OriginPolicy::new(
+            &config.allowed_origins,
+            config.authenticator.resource_url(),
+            &config.allowed_hosts,
+        ),
+        authenticator: config.authenticator,
+        limits: config.limits,
+        calls: config.rate_limit.map(CallLimiter::new),
     });
 
     let mut mcp_routes = Router::new().route_service(MCP_PATH, mcp);
@@ -210,26 +270,33 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
     mcp_routes.merge(metadata_routes)
 }
 
-/// Binds `addr` and serves `router` until Ctrl-C, then cancels `cancellation` (the MCP
-/// sessions, see [`HttpConfig::cancellation`]) and shuts down gracefully.
+/// Binds `addr` and serves `router` with the edge limits of `options` (from
+/// [`HttpConfig::serve_options`]) until Ctrl-C or its cancellation, then cancels the MCP
+/// sessions and shuts down gracefully. Refuses a non-loopback `addr` when the
+/// configuration uses the published development key.
 pub async fn serve_http(
     addr: SocketAddr,
     router: Router,
-    cancellation: CancellationToken,
+    options: impl Into<ServeOptions>,
 ) -> std::io::Result<()> {
+    let options = options.into();
+    edge::check_address(addr, &options)?;
     let listener = TcpListener::bind(addr).await?;
     tracing::info!(addr = %listener.local_addr()?, "serving MCP over streamable HTTP at {MCP_PATH}");
-    serve_listener(listener, router, cancellation).await
+    serve_listener(listener, router, options).await
 }
 
-/// Serves `router` on an already bound listener until `cancellation` is cancelled (or
-/// Ctrl-C is pressed, which cancels it).
+/// Serves `router` on an already bound listener until the cancellation of `options` is
+/// cancelled (or Ctrl-C is pressed, which cancels it). Refuses a listener on a
+/// non-loopback address when the configuration uses the published development key.
 pub async fn serve_listener(
     listener: TcpListener,
     router: Router,
-    cancellation: CancellationToken,
+    options: impl Into<ServeOptions>,
 ) -> std::io::Result<()> {
-    let stop = cancellation.clone();
+    let options = options.into();
+    edge::check_address(listener.local_addr()?, &options)?;
+    let stop = options.cancellation.clone();
     tokio::spawn({
         let stop = stop.clone();
         async move {
@@ -239,9 +306,7 @@ pub async fn serve_listener(
             }
         }
     });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move { stop.cancelled().await })
-        .await
+    edge::serve(listener, router, options).await
 }
 
 fn scopes_supported(runtime: &ToolRuntime) -> Vec<String> {
@@ -272,30 +337,19 @@ async fn authenticate(
     request: Request,
     next: Next,
 ) -> Response {
-    let origin = match request.headers().get(header::ORIGIN) {
-        None => None,
-        Some(value) => {
-            let allowed = value
-                .to_str()
-                .ok()
-                .filter(|o| state.allowed_origins.contains(&normalise_origin(o)));
-            match allowed {
-                Some(_) => Some(value.clone()),
-                None => {
-                    tracing::warn!(origin = ?value, "refused a request from a browser origin that is not allowed");
-                    return (
-                        StatusCode::FORBIDDEN,
-                        axum::Json(json!({
-                            "error": "forbidden_origin",
-                            "error_description": "This Origin is not allowed to call the MCP endpoint."
-                        })),
-                    )
-                        .into_response();
-                }
-            }
+    let cors = match state.origins.check(request.headers()) {
+        OriginCheck::NoOrigin | OriginCheck::SameOrigin => None,
+        OriginCheck::Cors(origin) => Some(origin),
+        OriginCheck::Refused(reason) => {
+            tracing::warn!(origin = ?request.headers().get(header::ORIGIN), reason, "refused a request from a browser origin");
+            return json_error(
+                StatusCode::FORBIDDEN,
+                "forbidden_origin",
+                "This Origin is not allowed to call the MCP endpoint.",
+            );
         }
     };
-    let mut response = if origin.is_some() && request.method() == Method::OPTIONS {
+    let mut response = if cors.is_some() && request.method() == Method::OPTIONS {
         // CORS preflight from an allowed origin: carries no credentials by design.
         let mut r = StatusCode::NO_CONTENT.into_response();
         let h = r.headers_mut();
@@ -315,12 +369,14 @@ async fn authenticate(
     } else {
         authenticated(&state, request, next).await
     };
-    if let Some(origin) = origin {
+    if let Some(origin) = cors {
         let h = response.headers_mut();
         h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
         h.insert(
             header::ACCESS_CONTROL_EXPOSE_HEADERS,
-            HeaderValue::from_static("mcp-session-id, mcp-protocol-version, www-authenticate"),
+            HeaderValue::from_static(
+                "mcp-session-id, mcp-protocol-version, www-authenticate, retry-after",
+            ),
         );
         h.append(header::VARY, HeaderValue::from_static("origin"));
     }
@@ -331,13 +387,21 @@ async fn authenticate(
 const CORS_ALLOW_HEADERS: &str = "authorization, content-type, accept, last-event-id, \
      mcp-session-id, mcp-protocol-version, mcp-method, mcp-name, x-agent-run-id";
 
-async fn authenticated(state: &GuardState, mut request: Request, next: Next) -> Response {
-    let principal = match bearer_token(request.headers()) {
-        Some(token) => verify(&state.tokens, token),
+async fn authenticated(state: &GuardState, request: Request, next: Next) -> Response {
+    let identity = match bearer_token(request.headers()) {
+        Some(token) => state.authenticator.authenticate(token).await,
         None => Err(AuthError::Missing),
     };
-    let principal = match principal {
-        Ok(p) => p,
+    let principal = match identity {
+        Ok(identity) => identity.principal,
+        Err(err) if err.is_server_side() => {
+            tracing::error!(reason = %err, "cannot check tokens");
+            return json_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "temporarily_unavailable",
+                "The server cannot check tokens right now. Try again later.",
+            );
+        }
         Err(err) => {
             tracing::info!(reason = %err, "refused an MCP request without a valid token");
             return unauthorized(state, &err);
@@ -370,6 +434,23 @@ async fn authenticated(state: &GuardState, mut request: Request, next: Next) -> 
         (None, None) => None,
     };
 
+    let mut request = if request.method() == Method::POST {
+        let (parts, body) = request.into_parts();
+        let bytes = match read_body(body, &state.limits).await {
+            Ok(bytes) => bytes,
+            Err(response) => return response,
+        };
+        if let Some(calls) = &state.calls
+            && is_tool_call(&bytes)
+            && let Err(wait) = calls.check(&principal)
+        {
+            return too_many_calls(wait);
+        }
+        Request::from_parts(parts, Body::from(bytes))
+    } else {
+        request
+    };
+
     request.headers_mut().remove(header::AUTHORIZATION);
     request.extensions_mut().insert(Authenticated {
         principal: Arc::new(principal),
@@ -380,6 +461,43 @@ async fn authenticated(state: &GuardState, mut request: Request, next: Next) -> 
     if terminating {
         session_closed(&mut response);
     }
+    response
+}
+
+/// The whole body of a POST, within the body timeout and size limit.
+async fn read_body(body: Body, limits: &EdgeLimits) -> Result<axum::body::Bytes, Response> {
+    let read = axum::body::to_bytes(body, limits.max_body_bytes);
+    match tokio::time::timeout(limits.body_timeout, read).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(_)) => Err(json_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid_request",
+            &format!(
+                "The request body is larger than {} bytes, or was cut off.",
+                limits.max_body_bytes
+            ),
+        )),
+        Err(_) => Err(json_error(
+            StatusCode::REQUEST_TIMEOUT,
+            "invalid_request",
+            &format!(
+                "The request body did not arrive within {} s.",
+                limits.body_timeout.as_secs()
+            ),
+        )),
+    }
+}
+
+fn too_many_calls(wait: Duration) -> Response {
+    let secs = retry_after_secs(wait);
+    let mut response = json_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+        &format!("Too many tool calls from this caller. Retry after {secs} s."),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     response
 }
 
@@ -435,28 +553,16 @@ fn unauthorized(state: &GuardState, err: &AuthError) -> Response {
     response
 }
 
-fn bad_request(message: &str) -> Response {
+fn json_error(status: StatusCode, error: &str, description: &str) -> Response {
     (
-        StatusCode::BAD_REQUEST,
-        axum::Json(json!({ "error": "invalid_request", "error_description": message })),
+        status,
+        axum::Json(json!({ "error": error, "error_description": description })),
     )
         .into_response()
 }
 
-fn normalise_origin(origin: &str) -> String {
-    origin.trim().trim_end_matches('/').to_ascii_lowercase()
-}
-
-/// `scheme://authority` of an absolute URL.
-fn origin_of(url: &str) -> Option<String> {
-    let uri: ::http::Uri = url.parse().ok()?;
-    Some(format!("{}://{}", uri.scheme_str()?, uri.authority()?))
-}
-
-/// The `Host` value a URL is reached at (`host` or `host:port`).
-fn authority_of(url: &str) -> Option<String> {
-    let uri: ::http::Uri = url.parse().ok()?;
-    uri.authority().map(|a| a.as_str().to_string())
+fn bad_request(message: &str) -> Response {
+    json_error(StatusCode::BAD_REQUEST, "invalid_request", message)
 }
 
 #[cfg(test)]
@@ -497,6 +603,7 @@ mod tests {
     fn derives_metadata_url_and_hosts_from_the_resource() {
         let tokens = TokenConfig::development().for_resource("https://erp.example.com:8443/mcp");
         let config = HttpConfig::new(tokens);
+        assert!(config.serve_options().development);
         assert_eq!(
             config.metadata_url(),
             "https://erp.example.com:8443/.well-known/oauth-protected-resource"

@@ -7,8 +7,8 @@
 //! use erp_tools_core::mcp::{HttpConfig, router, serve_http};
 //!
 //! let config = HttpConfig::new(TokenConfig::development());
-//! let cancel = config.cancellation().clone();
-//! serve_http(DEV_ADDR.parse().unwrap(), router(runtime, config), cancel).await
+//! let options = config.serve_options(); // edge limits, cancellation, loopback-only check
+//! serve_http(DEV_ADDR.parse().unwrap(), router(runtime, config), options).await
 //! # }
 //! ```
 //!
@@ -16,16 +16,26 @@
 //! `initialize` handshake (sessions over HTTP) and serves 2026-07-28 (`server/discover`,
 //! per-request metadata, stateless HTTP).
 
+#[cfg(feature = "mcp-http")]
+mod edge;
 mod handler;
 #[cfg(feature = "mcp-http")]
 mod http;
+#[cfg(feature = "mcp-http")]
+mod origin;
+#[cfg(feature = "mcp-http")]
+mod rate;
 #[cfg(feature = "mcp-http")]
 mod sessions;
 #[cfg(feature = "mcp-stdio")]
 mod stdio;
 
 #[cfg(feature = "mcp-http")]
+pub use self::edge::{EdgeLimits, ServeOptions};
+#[cfg(feature = "mcp-http")]
 pub use self::http::{HttpConfig, MCP_PATH, METADATA_PATH, router, serve_http, serve_listener};
+#[cfg(feature = "mcp-http")]
+pub use self::rate::RateLimit;
 pub use handler::{
     AGENT_RUN_HEADER, Authenticated, ERROR_META_KEY, ErpMcpServer, call_tool_result, instructions,
 };

@@ -1,35 +1,82 @@
 //! MCP over stdio: one client (the process that started the server), one caller.
 
+use std::time::{Duration, SystemTime};
+
 use rmcp::ServiceExt;
 use rmcp::service::QuitReason;
 
 use super::handler::ErpMcpServer;
+use crate::auth::Identity;
 use crate::runtime::ToolRuntime;
-use crate::tool::context::Principal;
 
-/// Serves MCP on this process's stdin/stdout for `principal` until the client
-/// disconnects.
+/// Serves MCP on this process's stdin/stdout for `caller` until the client disconnects
+/// or the caller's token expires.
 ///
 /// stdio has no per-request credentials, so the caller is fixed at start-up: verify the
-/// token the process was given (for example with [`crate::auth::verify`] on an
-/// `ERP_TOOLS_TOKEN` environment variable) and pass the resulting principal. Nothing
-/// else may be written to stdout while serving; log to stderr.
+/// token the process was given (for example with [`crate::auth::verify_identity`] on an
+/// `ERP_TOOLS_TOKEN` environment variable, or [`crate::auth::Authenticator::authenticate`])
+/// and pass the resulting [`Identity`]. When its token expires, the session ends with
+/// [`StdioError::TokenExpired`], whose message tells the person to restart the server
+/// with a fresh token. A bare [`Principal`](crate::Principal) (trusted configuration, not
+/// a token) has no expiry. Nothing else may be written to stdout while serving; log to
+/// stderr.
 pub async fn serve_stdio(
     runtime: ToolRuntime,
-    principal: Principal,
+    caller: impl Into<Identity>,
 ) -> Result<QuitReason, StdioError> {
+    let Identity {
+        principal,
+        expires_at,
+    } = caller.into();
+    if let Some(at) = expires_at
+        && at <= SystemTime::now()
+    {
+        return Err(StdioError::TokenExpired(at));
+    }
     let server = ErpMcpServer::with_principal(runtime, principal);
     let running = server
         .serve(rmcp::transport::io::stdio())
         .await
-        .map_err(|e| StdioError(e.to_string()))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| StdioError(e.to_string()))
+        .map_err(|e| StdioError::Failed(e.to_string()))?;
+    let cancel = running.cancellation_token();
+    let expiry = async {
+        match expires_at {
+            Some(at) => {
+                let left = at
+                    .duration_since(SystemTime::now())
+                    .unwrap_or(Duration::ZERO);
+                tokio::time::sleep(left).await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        quit = running.waiting() => quit.map_err(|e| StdioError::Failed(e.to_string())),
+        _ = expiry => {
+            let at = expires_at.expect("only a token with an expiry expires");
+            tracing::error!("{}", StdioError::TokenExpired(at));
+            cancel.cancel();
+            Err(StdioError::TokenExpired(at))
+        }
+    }
 }
 
-/// The stdio session could not start or ended abnormally.
+/// The stdio session could not start, ended abnormally, or its token expired.
 #[derive(Debug, thiserror::Error)]
-#[error("MCP over stdio failed: {0}")]
-pub struct StdioError(String);
+pub enum StdioError {
+    /// The MCP session failed.
+    #[error("MCP over stdio failed: {0}")]
+    Failed(String),
+    /// The caller's token expired: the session ends, nothing more is served.
+    #[error(
+        "the token of this stdio server expired at {}: restart the server with a fresh token",
+        humantime_utc(*.0)
+    )]
+    TokenExpired(SystemTime),
+}
+
+/// `YYYY-MM-DD HH:MM:SS UTC`.
+fn humantime_utc(at: SystemTime) -> String {
+    let dt: chrono::DateTime<chrono::Utc> = at.into();
+    dt.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+}

@@ -1,10 +1,11 @@
 //! The fixture application served over MCP stdio, for the stdio transport test.
 //!
 //! Environment: `ERP_TOOLS_DB_URL` (the fixture database) and `ERP_TOOLS_TOKEN` (a
-//! development token naming the caller). The caller is fixed at start-up from the token;
+//! development token naming the caller). The caller is fixed at start-up from the token
+//! and served until the token expires;
 //! an invalid token stops the process before anything is served.
 
-use erp_tools_core::auth::{TokenConfig, verify};
+use erp_tools_core::auth::{TokenConfig, verify_identity};
 use erp_tools_core::mcp::serve_stdio;
 use erp_tools_tests::app::App;
 
@@ -17,7 +18,7 @@ async fn main() {
         eprintln!("set ERP_TOOLS_DB_URL and ERP_TOOLS_TOKEN");
         std::process::exit(2);
     };
-    let principal = match verify(&TokenConfig::development(), &token) {
+    let caller = match verify_identity(&TokenConfig::development(), &token) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("refusing to serve: {e}");
@@ -25,7 +26,7 @@ async fn main() {
         }
     };
     let app = App::open(&url).await;
-    if let Err(e) = serve_stdio(app.runtime, principal).await {
+    if let Err(e) = serve_stdio(app.runtime, caller).await {
         eprintln!("{e}");
         std::process::exit(1);
     }
