@@ -114,6 +114,39 @@ impl HttpServer {
         }
     }
 
+    /// Serves `runtime` on a free port with the configuration `configure` makes for the
+    /// server's MCP URL (an identity provider, edge limits, a rate limit). `tokens` are
+    /// development tokens for that URL.
+    pub async fn start_configured(
+        runtime: ToolRuntime,
+        configure: impl FnOnce(&str) -> HttpConfig,
+    ) -> HttpServer {
+        let listener = tokio::net::TcpListener::bind(free_port())
+            .await
+            .expect("bind 127.0.0.1");
+        let addr = listener.local_addr().unwrap();
+        let base = format!("http://{addr}");
+        let url = format!("{base}/mcp");
+        let tokens = TokenConfig::development().for_resource(&url);
+        let config = configure(&url);
+        let options = config.serve_options();
+        let stop = options.cancellation().clone();
+        let task = tokio::spawn(serve_listener(
+            listener,
+            router(runtime.clone(), config),
+            options,
+        ));
+        HttpServer {
+            addr,
+            base,
+            url,
+            tokens,
+            runtime,
+            stop,
+            task: Some(task),
+        }
+    }
+
     /// The database it serves.
     pub fn db(&self) -> &Database {
         self.runtime.database()

@@ -11,7 +11,8 @@
 //!   pass;
 //! - [`exports`]: a registry's tools as each provider is shown them, checked;
 //! - [`http`]: the MCP server over streamable HTTP, its clients and raw requests;
-//! - [`agent`]: scripted-model helpers for the agent loop.
+//! - [`agent`]: scripted-model helpers for the agent loop;
+//! - [`identity`]: a fake OpenID provider (discovery, a rotatable JWKS, signed tokens).
 //!
 //! A scenario written once as `async fn(&TestDb)` runs on both backends with
 //! [`on_both_backends!`].
@@ -21,6 +22,7 @@ pub mod app;
 pub mod db;
 pub mod exports;
 pub mod http;
+pub mod identity;
 pub mod ids;
 pub mod mcp;
 pub mod principals;
