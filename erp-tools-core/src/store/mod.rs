@@ -14,6 +14,8 @@ use crate::idempotency::{DEFAULT_KEY_RETENTION, MIN_KEY_RETENTION};
 use crate::tool::context::Principal;
 use crate::tool::handles::{Backend, DocumentRef, ReadDb};
 
+#[cfg(feature = "agent")]
+pub(crate) mod approvals;
 pub(crate) mod audit;
 mod error;
 pub(crate) mod keys;
@@ -22,6 +24,8 @@ mod options;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod runs;
+#[cfg(feature = "review")]
+pub(crate) mod review;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
