@@ -234,7 +234,9 @@ async fn run(cli: Cli) -> Result<(), String> {
             let branch_id = data::branch_id(&db, &branch)
                 .await
                 .map_err(|e| e.to_string())?
-                .ok_or_else(|| format!("unknown branch `{branch}`; the example has SBY-01 and JKT-01"))?;
+                .ok_or_else(|| {
+                    format!("unknown branch `{branch}`; the example has SBY-01 and JKT-01")
+                })?;
             let agent = review::agent(registry, db)?;
             let principal = review::agent_principal(&user, branch_id, &branch);
             print_out(&review::run_agent(&agent, &principal).await?);

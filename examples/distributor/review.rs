@@ -95,7 +95,11 @@ fn reporting_model() -> ScriptedModel {
 pub async fn run_agent(agent: &Agent, principal: &Arc<Principal>) -> Result<String, String> {
     let mut model = reorder_model();
     let out = agent
-        .run(principal, &mut model, "Reorder what is below its reorder point in SBY-WH1")
+        .run(
+            principal,
+            &mut model,
+            "Reorder what is below its reorder point in SBY-WH1",
+        )
         .await;
     let mut text = format!("run {}: {}", out.run_id, out.status.as_str());
     if let Some(pending) = out.pending() {
@@ -138,7 +142,10 @@ pub fn resumed_text(out: &RunOutcome) -> String {
 
 /// The review console, resuming approved runs in this process.
 pub fn console(tokens: TokenConfig, agent: Arc<Agent>) -> Result<axum::Router, String> {
-    let queue = agent.queue().ok_or("the agent has no approval queue")?.clone();
+    let queue = agent
+        .queue()
+        .ok_or("the agent has no approval queue")?
+        .clone();
     let config = ReviewConfig::new(tokens, queue)
         .mount_path("/review")
         .insecure_http() // the example serves plain http on the loopback address

@@ -11,7 +11,9 @@
 //!   pass;
 //! - [`exports`]: a registry's tools as each provider is shown them, checked;
 //! - [`http`]: the MCP server over streamable HTTP, its clients and raw requests;
-//! - [`agent`]: scripted-model helpers for the agent loop.
+//! - [`agent`]: scripted-model helpers for the agent loop;
+//! - [`review`]: the review console served on 127.0.0.1, and a reviewer's cookie-keeping
+//!   client.
 //!
 //! A scenario written once as `async fn(&TestDb)` runs on both backends with
 //! [`on_both_backends!`].
@@ -24,6 +26,7 @@ pub mod http;
 pub mod ids;
 pub mod mcp;
 pub mod principals;
+pub mod review;
 
 /// Runs `$scenario(&TestDb)` on SQLite and on PostgreSQL as two tests, `$name::sqlite` and
 /// `$name::postgres`. Without `ERP_TOOLS_PG_URL` the PostgreSQL test prints

@@ -6,12 +6,12 @@
 
 use std::time::Duration;
 
+use erp_tools_core::ToolRuntime;
 use erp_tools_core::agent::{
     APPROVAL_GRANTED, APPROVAL_REJECTED, Agent, ApprovalQueue, ApprovalStatus, DecisionError,
     ManualClock, ModelAction, ResultStatus, ResumeError, RunStatus, ScriptedModel,
     StoredResumeError, action_signature, last_tool_result,
 };
-use erp_tools_core::ToolRuntime;
 use erp_tools_tests::agent::{Deployment, pay, policy, run_as};
 use erp_tools_tests::app;
 use erp_tools_tests::app::seed::VENDOR;
@@ -42,7 +42,9 @@ fn answering_model() -> ScriptedModel {
     ScriptedModel::from_fn(|history, _| {
         ModelAction::answer(format!(
             "Done: {}",
-            last_tool_result(history).map(|r| r.data()).unwrap_or_default()
+            last_tool_result(history)
+                .map(|r| r.data())
+                .unwrap_or_default()
         ))
     })
 }
@@ -57,15 +59,22 @@ async fn a_paused_run_is_stored_and_found_by_another_process(t: &TestDb) {
 
     let other = ApprovalQueue::new(t.open_again().await);
     let stored = other.get(id).await.unwrap().expect("stored");
-    let normalised = json!({"amount": "85000", "client_ref": "pay-1", "note": null, "vendor_code": VENDOR});
+    let normalised =
+        json!({"amount": "85000", "client_ref": "pay-1", "note": null, "vendor_code": VENDOR});
     assert_eq!(stored.run_id, run_id);
     assert_eq!(stored.tool, CREATE_PAYMENT_REQUEST_DRAFT);
-    assert_eq!(stored.arguments, normalised, "normalised: 85000.00 is 85000");
+    assert_eq!(
+        stored.arguments, normalised,
+        "normalised: 85000.00 is 85000"
+    );
     assert_eq!(
         stored.signature,
         action_signature(CREATE_PAYMENT_REQUEST_DRAFT, &normalised)
     );
-    assert_eq!(stored.reason, "amount above 50000 needs a person's approval");
+    assert_eq!(
+        stored.reason,
+        "amount above 50000 needs a person's approval"
+    );
     assert_eq!(stored.limits.as_deref(), Some("amount ≤ 10000000 (tool)"));
     assert_eq!(
         (stored.user_id.as_str(), stored.branch_id),
@@ -116,7 +125,11 @@ async fn approved_action_resumes_from_the_store_and_runs_once(t: &TestDb) {
         .resume(&agent2, &manager, &mut answering_model(), id)
         .await
         .unwrap();
-    assert!(done.answer().unwrap().contains("PR-2026-0001"), "{:?}", done.status);
+    assert!(
+        done.answer().unwrap().contains("PR-2026-0001"),
+        "{:?}",
+        done.status
+    );
     assert_eq!(d.app.payment_requests().await.len(), 1);
 
     let again = queue2
@@ -127,7 +140,11 @@ async fn approved_action_resumes_from_the_store_and_runs_once(t: &TestDb) {
         last_tool_result(&again.history).unwrap().status,
         ResultStatus::Replayed
     );
-    assert_eq!(d.app.payment_requests().await.len(), 1, "replayed, not paid twice");
+    assert_eq!(
+        d.app.payment_requests().await.len(),
+        1,
+        "replayed, not paid twice"
+    );
     let stored = queue.get(id).await.unwrap().unwrap();
     assert_eq!(stored.resume_count, 2);
     assert_eq!(stored.resume_status.as_deref(), Some("done"));
@@ -155,8 +172,14 @@ async fn nobody_decides_their_own_action_or_another_branchs(t: &TestDb) {
     let queue = ApprovalQueue::new(t.db.clone());
     let (_, id) = paused_payment(&d, &queue).await;
 
-    let own = queue.approve(id, &MANAGER.principal(), None).await.unwrap_err();
-    assert!(matches!(own, DecisionError::OwnAction(i) if i == id), "{own}");
+    let own = queue
+        .approve(id, &MANAGER.principal(), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(own, DecisionError::OwnAction(i) if i == id),
+        "{own}"
+    );
     assert!(own.to_string().contains("on your own behalf"), "{own}");
     let own = queue
         .reject(id, &MANAGER.principal(), "no")
@@ -167,21 +190,30 @@ async fn nobody_decides_their_own_action_or_another_branchs(t: &TestDb) {
         .approve(id, &JAKARTA_REVIEWER.principal(), None)
         .await
         .unwrap_err();
-    assert!(matches!(elsewhere, DecisionError::NotFound(_)), "{elsewhere}");
+    assert!(
+        matches!(elsewhere, DecisionError::NotFound(_)),
+        "{elsewhere}"
+    );
     assert_eq!(
         queue.get(id).await.unwrap().unwrap().status,
         ApprovalStatus::Pending
     );
 
     // Approved by a colleague, it still resumes only as the manager.
-    queue.approve(id, &SECOND_BUYER.principal(), None).await.unwrap();
+    queue
+        .approve(id, &SECOND_BUYER.principal(), None)
+        .await
+        .unwrap();
     let agent = durable_agent(&d, &queue);
     let err = queue
         .resume(&agent, &SECOND_BUYER.shared(), &mut answering_model(), id)
         .await
         .unwrap_err();
     assert!(
-        matches!(err, StoredResumeError::Resume(ResumeError::WrongPrincipal { .. })),
+        matches!(
+            err,
+            StoredResumeError::Resume(ResumeError::WrongPrincipal { .. })
+        ),
         "{err}"
     );
     assert!(d.app.payment_requests().await.is_empty());
@@ -204,7 +236,10 @@ async fn rejection_records_why_and_blocks_the_resume(t: &TestDb) {
         .unwrap();
     assert_eq!(rejected.status, ApprovalStatus::Rejected);
     assert_eq!(rejected.decided_by.as_deref(), Some(REVIEWER.user_id));
-    assert_eq!(rejected.note.as_deref(), Some("invoice 7 was paid last week"));
+    assert_eq!(
+        rejected.note.as_deref(),
+        Some("invoice 7 was paid last week")
+    );
 
     let agent = durable_agent(&d, &queue);
     let err = queue
@@ -212,7 +247,13 @@ async fn rejection_records_why_and_blocks_the_resume(t: &TestDb) {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, StoredResumeError::NotApproved { status: ApprovalStatus::Rejected, .. }),
+        matches!(
+            err,
+            StoredResumeError::NotApproved {
+                status: ApprovalStatus::Rejected,
+                ..
+            }
+        ),
         "{err}"
     );
     let trail = d.app.audit(&run_id).await;
@@ -227,7 +268,13 @@ async fn rejection_records_why_and_blocks_the_resume(t: &TestDb) {
     assert!(d.app.payment_requests().await.is_empty());
     let late = queue.approve(id, &reviewer, None).await.unwrap_err();
     assert!(
-        matches!(late, DecisionError::AlreadyDecided { status: ApprovalStatus::Rejected, .. }),
+        matches!(
+            late,
+            DecisionError::AlreadyDecided {
+                status: ApprovalStatus::Rejected,
+                ..
+            }
+        ),
         "{late}"
     );
 }
@@ -257,7 +304,10 @@ async fn pending_approvals_expire(t: &TestDb) {
         .await
         .unwrap_err();
     assert!(matches!(err, DecisionError::Expired { .. }), "{err}");
-    assert!(err.to_string().contains("can no longer be decided"), "{err}");
+    assert!(
+        err.to_string().contains("can no longer be decided"),
+        "{err}"
+    );
 }
 on_both_backends!(pending_approvals_expire);
 
@@ -292,12 +342,18 @@ async fn concurrent_decisions_one_wins_the_other_is_told(t: &TestDb) {
         match (a, r) {
             (Ok(won), Err(DecisionError::AlreadyDecided { status, by, .. })) => {
                 assert_eq!(won.status, ApprovalStatus::Approved);
-                assert_eq!((status, by.as_str()), (ApprovalStatus::Approved, REVIEWER.user_id));
+                assert_eq!(
+                    (status, by.as_str()),
+                    (ApprovalStatus::Approved, REVIEWER.user_id)
+                );
                 assert_eq!(stored.status, ApprovalStatus::Approved);
             }
             (Err(DecisionError::AlreadyDecided { status, by, .. }), Ok(won)) => {
                 assert_eq!(won.status, ApprovalStatus::Rejected);
-                assert_eq!((status, by.as_str()), (ApprovalStatus::Rejected, SECOND_BUYER.user_id));
+                assert_eq!(
+                    (status, by.as_str()),
+                    (ApprovalStatus::Rejected, SECOND_BUYER.user_id)
+                );
                 assert_eq!(stored.status, ApprovalStatus::Rejected);
             }
             other => panic!("exactly one decision must win: {other:?}"),
@@ -312,7 +368,10 @@ async fn a_changed_argument_needs_a_new_stored_approval(t: &TestDb) {
     let d = Deployment::new(&t.db).await;
     let queue = ApprovalQueue::new(t.db.clone());
     let (run_id, id) = paused_payment(&d, &queue).await;
-    queue.approve(id, &REVIEWER.principal(), None).await.unwrap();
+    queue
+        .approve(id, &REVIEWER.principal(), None)
+        .await
+        .unwrap();
 
     let agent = durable_agent(&d, &queue);
     let mut model = ScriptedModel::new([pay(VENDOR, "90000", "pay-2")]);
@@ -320,7 +379,11 @@ async fn a_changed_argument_needs_a_new_stored_approval(t: &TestDb) {
         .resume(&agent, &MANAGER.shared(), &mut model, id)
         .await
         .unwrap();
-    assert!(matches!(out.status, RunStatus::AwaitingApproval { .. }), "{:?}", out.status);
+    assert!(
+        matches!(out.status, RunStatus::AwaitingApproval { .. }),
+        "{:?}",
+        out.status
+    );
     let pending = queue.pending(MANAGER.branch.id).await.unwrap();
     assert_eq!(pending.len(), 1);
     assert_ne!(pending[0].id, id);
@@ -329,7 +392,13 @@ async fn a_changed_argument_needs_a_new_stored_approval(t: &TestDb) {
     let rows = d.app.payment_requests().await;
     assert_eq!(rows.len(), 1, "only the approved 85 000 ran");
     assert_eq!(rows[0].2, "85000");
-    assert_eq!(queue.for_run(MANAGER.branch.id, &run_id).await.unwrap().len(), 2);
+    assert_eq!(
+        queue
+            .for_run(MANAGER.branch.id, &run_id)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
 }
 on_both_backends!(a_changed_argument_needs_a_new_stored_approval);
-

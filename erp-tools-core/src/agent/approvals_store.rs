@@ -307,8 +307,7 @@ impl ApprovalQueue {
         let p = &paused.pending;
         let now = self.clock.utc();
         let expires = now + chrono::Duration::from_std(self.ttl).unwrap_or(chrono::Duration::MAX);
-        let paused_json =
-            serde_json::to_string(paused)
+        let paused_json = serde_json::to_string(paused)
             .map_err(|e| StoreError::Sqlx(sqlx::Error::Protocol(e.to_string())))?;
         let new = NewApproval {
             run_id: &p.run_id,
@@ -357,7 +356,10 @@ impl ApprovalQueue {
         run_id: &str,
     ) -> Result<Vec<StoredApproval>, StoreError> {
         let mut all = self.list(branch_id, Some(run_id), Which::Open, 500).await?;
-        all.extend(self.list(branch_id, Some(run_id), Which::Closed, 500).await?);
+        all.extend(
+            self.list(branch_id, Some(run_id), Which::Closed, 500)
+                .await?,
+        );
         all.sort_by_key(|a| std::cmp::Reverse(a.id));
         Ok(all)
     }
@@ -462,7 +464,10 @@ impl ApprovalQueue {
                     decided.note.as_deref().unwrap_or_default()
                 ),
             ),
-            _ => (APPROVAL_GRANTED, format!("approved by {}", reviewer.user_id())),
+            _ => (
+                APPROVAL_GRANTED,
+                format!("approved by {}", reviewer.user_id()),
+            ),
         };
         let owner = Principal::builder(
             decided.user_id.clone(),

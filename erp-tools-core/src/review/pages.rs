@@ -62,9 +62,9 @@ impl Console {
 
     /// The signed-in reviewer, or a redirect to the sign-in page.
     fn session(&self, headers: &HeaderMap) -> Result<Session, Response> {
-        self.sessions.current(headers).ok_or_else(|| {
-            Redirect::to(&format!("{}/sign-in", self.base())).into_response()
-        })
+        self.sessions
+            .current(headers)
+            .ok_or_else(|| Redirect::to(&format!("{}/sign-in", self.base())).into_response())
     }
 
     /// `template` for `session`'s reviewer, with the layout's values added to `context`.
@@ -271,10 +271,8 @@ pub(super) async fn run(
         Err(e) => return c.store_failed(e),
     };
     let approvals: Vec<Value> = approvals.iter().map(|a| approval_view(&c, a)).collect();
-    let models: std::collections::BTreeSet<&str> = rows
-        .iter()
-        .filter_map(|r| r.model.as_deref())
-        .collect();
+    let models: std::collections::BTreeSet<&str> =
+        rows.iter().filter_map(|r| r.model.as_deref()).collect();
     c.render(
         &session,
         "run.html",

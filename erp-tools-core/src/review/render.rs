@@ -38,10 +38,7 @@ pub(super) fn page(
     template: &str,
     context: impl Serialize,
 ) -> Response {
-    match env
-        .get_template(template)
-        .and_then(|t| t.render(context))
-    {
+    match env.get_template(template).and_then(|t| t.render(context)) {
         Ok(html) => (status, Html(html)).into_response(),
         Err(e) => {
             tracing::error!(error = %e, template, "the review console could not render a page");
@@ -145,7 +142,10 @@ mod tests {
     fn values_are_escaped() {
         let env = environment();
         let html = env
-            .render_str("{{ v }}", serde_json::json!({"v": "<script>alert(1)</script>"}))
+            .render_str(
+                "{{ v }}",
+                serde_json::json!({"v": "<script>alert(1)</script>"}),
+            )
             .unwrap();
         assert!(!html.contains("<script>"), "{html}");
         assert!(html.contains("&lt;script&gt;"), "{html}");

@@ -134,7 +134,13 @@ pub(super) fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 
 /// A `Set-Cookie` value: `HttpOnly`, `SameSite=Strict`, scoped to `path`, for `max_age`
 /// seconds (0 deletes it).
-pub(super) fn set_cookie(name: &str, value: &str, path: &str, max_age: u64, secure: bool) -> String {
+pub(super) fn set_cookie(
+    name: &str,
+    value: &str,
+    path: &str,
+    max_age: u64,
+    secure: bool,
+) -> String {
     let path = if path.is_empty() { "/" } else { path };
     let secure = if secure { "; Secure" } else { "" };
     format!("{name}={value}; Path={path}; Max-Age={max_age}; HttpOnly; SameSite=Strict{secure}")
@@ -156,7 +162,9 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(
             axum::http::header::COOKIE,
-            "other=1; erp_review_session_x=2; erp_review_session=abc".parse().unwrap(),
+            "other=1; erp_review_session_x=2; erp_review_session=abc"
+                .parse()
+                .unwrap(),
         );
         assert_eq!(cookie(&h, SESSION_COOKIE).as_deref(), Some("abc"));
         assert_eq!(cookie(&h, SIGN_IN_COOKIE), None);

@@ -65,7 +65,10 @@ pub(crate) async fn insert(pool: &sqlx::AnyPool, new: NewApproval<'_>) -> Result
 }
 
 /// One stored approval.
-pub(crate) async fn get(pool: &sqlx::AnyPool, id: i64) -> Result<Option<StoredApproval>, sqlx::Error> {
+pub(crate) async fn get(
+    pool: &sqlx::AnyPool,
+    id: i64,
+) -> Result<Option<StoredApproval>, sqlx::Error> {
     let sql = format!("SELECT {COLUMNS} FROM erp_approvals WHERE id = $1");
     let row = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(id)
@@ -75,7 +78,10 @@ pub(crate) async fn get(pool: &sqlx::AnyPool, id: i64) -> Result<Option<StoredAp
 }
 
 /// The paused run stored with approval `id`, as JSON text.
-pub(crate) async fn paused_run(pool: &sqlx::AnyPool, id: i64) -> Result<Option<String>, sqlx::Error> {
+pub(crate) async fn paused_run(
+    pool: &sqlx::AnyPool,
+    id: i64,
+) -> Result<Option<String>, sqlx::Error> {
     sqlx::query_scalar("SELECT paused_run FROM erp_approvals WHERE id = $1")
         .bind(id)
         .fetch_optional(pool)

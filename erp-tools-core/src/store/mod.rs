@@ -23,9 +23,9 @@ mod migrate;
 mod options;
 #[cfg(feature = "postgres")]
 mod postgres;
-mod runs;
 #[cfg(feature = "review")]
 pub(crate) mod review;
+mod runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
