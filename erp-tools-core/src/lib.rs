@@ -29,6 +29,8 @@ pub mod agent;
 pub mod auth;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "review")]
+pub mod review;
 
 pub use erp_tools_macros::{ToolArgs, erp_tool, tool_args, tool_output};
 pub use registry::export::{

@@ -8,13 +8,19 @@
 //! cargo run --example distributor -- report
 //! ERP_TOOLS_ISSUER=https://id.example.com/realms/erp ERP_TOOLS_RESOURCE=https://erp.example.com/mcp \
 //!     cargo run --example distributor -- serve --addr 0.0.0.0:8765   # tokens from your provider
+//! cargo run --example distributor -- agent --user 7 --branch SBY-01   # the loop; pauses for approval
+//! cargo run --example distributor -- resume --approval 1              # resume an approved action
 //! ```
+//!
+//! `serve` also serves the review console at http://127.0.0.1:8765/review (sign in with a
+//! token carrying review:read and review:approve); approving there resumes the run.
 
 mod app;
 mod data;
 mod identity;
 mod inventory;
 mod purchasing;
+mod review;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -87,6 +93,22 @@ enum Command {
     },
     /// Answer the seven-question safety checklist for every tool.
     Report,
+    /// Run the agent loop with a scripted model (no network) on a reorder task; its draft
+    /// waits for a reviewer's approval in the console.
+    Agent {
+        /// User id the agent acts for.
+        #[arg(long, default_value = "7")]
+        user: String,
+        /// Branch code.
+        #[arg(long, default_value = "SBY-01")]
+        branch: String,
+    },
+    /// Resume the run of an approved action (the console's approve does this too).
+    Resume {
+        /// The approval's id, as the console shows it.
+        #[arg(long)]
+        approval: i64,
+    },
 }
 
 /// The framework's development defaults: tokens minted by `token` without `--resource`
@@ -186,13 +208,18 @@ async fn run(cli: Cli) -> Result<(), String> {
         Command::Serve { stdio: false, addr } => {
             let db = app::open_db(&cli.db).await?;
             let authenticator = authenticator(identity, &db).await?;
-            let runtime = ToolRuntime::new(registry, db);
+            let runtime = ToolRuntime::new(registry.clone(), db.clone());
+            let console = review::console(
+                authenticator.clone(),
+                Arc::new(review::agent(registry, db)?),
+            )?;
             let provider = authenticator.authorization_servers();
             let config = HttpConfig::from_authenticator(authenticator);
             let options = config.serve_options();
-            let router = erp_tools_core::mcp::router(runtime, config);
+            let router = erp_tools_core::mcp::router(runtime, config).nest("/review", console);
             eprintln!(
-                "distributor: MCP over streamable HTTP at http://{addr}/mcp (database {})",
+                "distributor: MCP over streamable HTTP at http://{addr}/mcp, review console at \
+                 http://{addr}/review (database {})",
                 cli.db
             );
             match provider.first() {
@@ -233,10 +260,11 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .tools()
                 .iter()
                 .flat_map(|t| t.def.scopes().iter().copied())
+                .chain(review::REVIEW_SCOPES)
                 .collect();
             if let Some(bad) = scopes.iter().find(|s| !known.contains(&s.as_str())) {
                 return Err(format!(
-                    "unknown scope `{bad}`; the example's scopes are purchasing:read, purchasing:draft, inventory:read"
+                    "unknown scope `{bad}`; the example's scopes are purchasing:read, purchasing:draft, inventory:read, review:read, review:approve"
                 ));
             }
             let mut builder = Principal::builder(user, branch_id, branch).scopes(scopes);
@@ -252,6 +280,32 @@ async fn run(cli: Cli) -> Result<(), String> {
                 Duration::from_secs(ttl_minutes * 60),
             );
             print_out(&token);
+            Ok(())
+        }
+        Command::Agent { user, branch } => {
+            let db = app::open_db(&cli.db).await?;
+            let branch_id = data::branch_id(&db, &branch)
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| {
+                    format!("unknown branch `{branch}`; the example has SBY-01 and JKT-01")
+                })?;
+            let agent = review::agent(registry, db)?;
+            let principal = review::agent_principal(&user, branch_id, &branch);
+            print_out(&review::run_agent(&agent, &principal).await?);
+            Ok(())
+        }
+        Command::Resume { approval } => {
+            let db = app::open_db(&cli.db).await?;
+            let agent = review::agent(registry, db)?;
+            let queue = agent.queue().ok_or("no approval queue")?;
+            let stored = queue
+                .get(approval)
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("there is no approval {approval}"))?;
+            let out = review::resume(&agent, &stored).await?;
+            print_out(&review::resumed_text(&out));
             Ok(())
         }
         Command::Export { target } => {

@@ -12,7 +12,9 @@
 //! - [`exports`]: a registry's tools as each provider is shown them, checked;
 //! - [`http`]: the MCP server over streamable HTTP, its clients and raw requests;
 //! - [`agent`]: scripted-model helpers for the agent loop;
-//! - [`identity`]: a fake OpenID provider (discovery, a rotatable JWKS, signed tokens).
+//! - [`identity`]: a fake OpenID provider (discovery, a rotatable JWKS, signed tokens);
+//! - [`review`]: the review console served on 127.0.0.1, and a reviewer's cookie-keeping
+//!   client.
 //!
 //! A scenario written once as `async fn(&TestDb)` runs on both backends with
 //! [`on_both_backends!`].
@@ -26,6 +28,7 @@ pub mod identity;
 pub mod ids;
 pub mod mcp;
 pub mod principals;
+pub mod review;
 
 /// Runs `$scenario(&TestDb)` on SQLite and on PostgreSQL as two tests, `$name::sqlite` and
 /// `$name::postgres`. Without `ERP_TOOLS_PG_URL` the PostgreSQL test prints

@@ -150,3 +150,27 @@ impl Role {
         self.builder(scopes).build()
     }
 }
+
+/// Reviews Surabaya's agent runs and decides its approvals (the review console's scopes).
+pub const REVIEWER: Role = Role {
+    user_id: "u-reviewer",
+    branch: SBY,
+    role: "reviewer",
+    scopes: &["review:read", "review:approve"],
+};
+
+/// Reads Surabaya's review console but may not decide approvals.
+pub const READ_ONLY_REVIEWER: Role = Role {
+    user_id: "u-auditor",
+    branch: SBY,
+    role: "auditor",
+    scopes: &["review:read"],
+};
+
+/// Reviews Jakarta's agent runs: must never see or decide Surabaya's.
+pub const JAKARTA_REVIEWER: Role = Role {
+    user_id: "u-jkt-reviewer",
+    branch: JKT,
+    role: "reviewer",
+    scopes: &["review:read", "review:approve"],
+};

@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
+use erp_tools_core::Principal;
 use erp_tools_core::auth::{
     AuthError, Authenticator, IdentityConfig, TokenConfig, effective_scopes, mint,
 };
-use erp_tools_core::Principal;
 use erp_tools_tests::identity::{Key, Metadata, Provider, TEST_REFRESH, now, sign, sign_as};
 use jsonwebtoken::Algorithm;
 use serde_json::{Value, json};
@@ -42,11 +42,18 @@ async fn rs256_es256_and_eddsa_tokens_verify_against_the_discovered_keys() {
         .build();
     for key in [Key::Rsa1, Key::Ec1, Key::Ed1] {
         let token = sign_as(key, &full_claims(&provider));
-        let identity = auth.authenticate(&token).await.unwrap_or_else(|e| panic!("{key:?}: {e}"));
+        let identity = auth
+            .authenticate(&token)
+            .await
+            .unwrap_or_else(|e| panic!("{key:?}: {e}"));
         assert_eq!(identity.principal, expected, "{key:?}");
         assert!(identity.expires_at.is_some());
     }
-    assert_eq!(provider.jwks_fetches(), 1, "one fetch serves every kid it holds");
+    assert_eq!(
+        provider.jwks_fetches(),
+        1,
+        "one fetch serves every kid it holds"
+    );
 }
 
 #[tokio::test]
@@ -59,7 +66,12 @@ async fn ps256_is_accepted_from_an_rsa_key_published_without_alg() {
         assert!(auth.authenticate(&token).await.is_ok(), "{alg:?}");
     }
     // An RSA key never verifies an ES256 header.
-    let token = sign(Key::Ec1, Algorithm::ES256, Some("rsa-1"), &full_claims(&provider));
+    let token = sign(
+        Key::Ec1,
+        Algorithm::ES256,
+        Some("rsa-1"),
+        &full_claims(&provider),
+    );
     let err = auth.authenticate(&token).await.unwrap_err();
     assert!(matches!(err, AuthError::UnsupportedAlgorithm(_)), "{err}");
 }
@@ -85,7 +97,7 @@ async fn the_algorithm_comes_from_the_key_not_from_the_token_header() {
     let forged = jsonwebtoken::encode(
         &header,
         &claims,
-        &jsonwebtoken::EncodingKey::from_secret(&public),
+        &jsonwebtoken::EncodingKey::from_secret(&public).unwrap(),
     )
     .unwrap();
     assert_eq!(
@@ -95,7 +107,11 @@ async fn the_algorithm_comes_from_the_key_not_from_the_token_header() {
 
     // A development token is refused once an identity provider is configured.
     let dev = TokenConfig::development().for_resource(RESOURCE);
-    let dev_token = mint(&dev, &Principal::builder("7", 1, "SBY-01").build(), Duration::from_secs(60));
+    let dev_token = mint(
+        &dev,
+        &Principal::builder("7", 1, "SBY-01").build(),
+        Duration::from_secs(60),
+    );
     let err = auth.authenticate(&dev_token).await.unwrap_err();
     assert_eq!(err, AuthError::UnsupportedAlgorithm("HS256".into()));
     assert_eq!(
@@ -108,7 +124,11 @@ async fn the_algorithm_comes_from_the_key_not_from_the_token_header() {
     let mut parts: Vec<String> = good.split('.').map(str::to_string).collect();
     let mut other = claims.clone();
     other["sub"] = json!("admin");
-    parts[1] = sign_as(Key::Rsa1, &other).split('.').nth(1).unwrap().to_string();
+    parts[1] = sign_as(Key::Rsa1, &other)
+        .split('.')
+        .nth(1)
+        .unwrap()
+        .to_string();
     assert_eq!(
         auth.authenticate(&parts.join(".")).await.unwrap_err(),
         AuthError::BadSignature
@@ -124,7 +144,12 @@ async fn unknown_kids_refresh_the_keys_at_most_once_per_interval_and_rotation_wo
     // A storm of made-up kids right after start-up: no fetch at all within the interval.
     let claims = full_claims(&provider);
     for i in 0..50 {
-        let token = sign(Key::Rsa1, Algorithm::RS256, Some(&format!("forged-{i}")), &claims);
+        let token = sign(
+            Key::Rsa1,
+            Algorithm::RS256,
+            Some(&format!("forged-{i}")),
+            &claims,
+        );
         let err = auth.authenticate(&token).await.unwrap_err();
         assert!(matches!(err, AuthError::UnknownKey(_)), "{err}");
     }
@@ -141,13 +166,25 @@ async fn unknown_kids_refresh_the_keys_at_most_once_per_interval_and_rotation_wo
         handles.push(tokio::spawn(async move { auth.authenticate(&token).await }));
     }
     for handle in handles {
-        assert!(handle.await.unwrap().is_ok(), "the rotated key is accepted without a restart");
+        assert!(
+            handle.await.unwrap().is_ok(),
+            "the rotated key is accepted without a restart"
+        );
     }
-    assert_eq!(provider.jwks_fetches(), 2, "20 concurrent tokens, one fetch");
+    assert_eq!(
+        provider.jwks_fetches(),
+        2,
+        "20 concurrent tokens, one fetch"
+    );
 
     // Another storm within the new interval: still no fetch.
     for i in 0..50 {
-        let token = sign(Key::Rsa1, Algorithm::RS256, Some(&format!("again-{i}")), &claims);
+        let token = sign(
+            Key::Rsa1,
+            Algorithm::RS256,
+            Some(&format!("again-{i}")),
+            &claims,
+        );
         assert!(auth.authenticate(&token).await.is_err());
     }
     assert_eq!(provider.jwks_fetches(), 2);
@@ -177,7 +214,10 @@ async fn issuer_audience_and_time_claims_are_refused_with_their_own_reason() {
     };
 
     let array_aud = with(&|c| c["aud"] = json!(["https://other.example/api", RESOURCE]));
-    assert!(auth.authenticate(&array_aud).await.is_ok(), "aud as an array naming us");
+    assert!(
+        auth.authenticate(&array_aud).await.is_ok(),
+        "aud as an array naming us"
+    );
 
     let cases: Vec<(&str, String, String)> = vec![
         (
@@ -259,7 +299,10 @@ async fn discovery_falls_back_to_rfc_8414_and_checks_the_issuer() {
 
     let liar = Provider::start(&[Key::Ed1], Metadata::WrongIssuer).await;
     let config = IdentityConfig::provider(&liar.issuer, RESOURCE).unwrap();
-    let err = Authenticator::from_config(config).await.unwrap_err().to_string();
+    let err = Authenticator::from_config(config)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("names the issuer https://someone-else.example, not the configured"),
         "{err}"
@@ -271,11 +314,18 @@ async fn discovery_falls_back_to_rfc_8414_and_checks_the_issuer() {
         .with_jwks_uri(liar.jwks_uri())
         .unwrap();
     let auth = Authenticator::from_config(direct).await.unwrap();
-    assert!(auth.authenticate(&sign_as(Key::Ed1, &full_claims(&liar))).await.is_ok());
+    assert!(
+        auth.authenticate(&sign_as(Key::Ed1, &full_claims(&liar)))
+            .await
+            .is_ok()
+    );
 
     // Nobody listening: a start-up error naming both well-known URLs.
     let gone = IdentityConfig::provider("http://127.0.0.1:9", RESOURCE).unwrap();
-    let err = Authenticator::from_config(gone).await.unwrap_err().to_string();
+    let err = Authenticator::from_config(gone)
+        .await
+        .unwrap_err()
+        .to_string();
     for part in [
         "cannot discover the identity provider http://127.0.0.1:9",
         "/.well-known/openid-configuration",
@@ -288,5 +338,8 @@ async fn discovery_falls_back_to_rfc_8414_and_checks_the_issuer() {
 #[test]
 fn effective_scopes_never_exceed_what_the_roles_grant() {
     let token: Vec<String> = vec!["inventory:read".into(), "purchasing:draft".into()];
-    assert_eq!(effective_scopes(&token, ["inventory:read"]), ["inventory:read"]);
+    assert_eq!(
+        effective_scopes(&token, ["inventory:read"]),
+        ["inventory:read"]
+    );
 }

@@ -26,6 +26,8 @@
 //! - [`Policy`]: unknown tool → missing scope → hard limit → approval, in that order.
 //! - [`Approval`] / [`PendingAction`] / [`PausedRun`]: approvals bound to one signature;
 //!   paused runs serialise and resume in another process.
+//! - [`ApprovalQueue`] / [`StoredApproval`]: durable approvals in the database: stored
+//!   when a run pauses, decided by another person (four eyes), expiring, resumed once.
 //! - [`Agent`] / [`RunOutcome`] / [`RunStatus`]: the loop and how it ended.
 //! - [`Clock`] / [`SystemClock`] / [`ManualClock`]: time, injectable for tests.
 //! - [`AuditSink`] / [`AgentEvent`]: the loop's audit events.
@@ -64,6 +66,7 @@
 //! ```
 
 mod approval;
+mod approvals_store;
 mod audit;
 mod clock;
 mod config;
@@ -80,6 +83,10 @@ mod tests;
 
 pub use crate::runtime::limits::value_at;
 pub use approval::{Approval, PendingAction};
+pub use approvals_store::{
+    APPROVAL_GRANTED, APPROVAL_REJECTED, ApprovalQueue, ApprovalStatus, DEFAULT_APPROVAL_TTL,
+    DecisionError, StoredApproval, StoredResumeError,
+};
 pub use audit::{AgentEvent, AgentEventKind, AuditError, AuditSink, MemoryAuditSink};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{AgentConfig, DEFAULT_SYSTEM_PROMPT};

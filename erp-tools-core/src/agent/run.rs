@@ -137,6 +137,7 @@ pub struct Agent {
     pub(super) config: AgentConfig,
     pub(super) clock: Arc<dyn Clock>,
     pub(super) sinks: Vec<Arc<dyn AuditSink>>,
+    pub(super) queue: Option<super::ApprovalQueue>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -174,6 +175,7 @@ impl Agent {
             config: AgentConfig::default(),
             clock: Arc::new(SystemClock::new()),
             sinks: Vec::new(),
+            queue: None,
         })
     }
 
@@ -289,7 +291,8 @@ impl Agent {
             Some(status) => status,
             None => self.drive(principal, model, &mut st).await,
         };
-        st.finish(principal, status, self.clock.as_ref())
+        let outcome = st.finish(principal, status, self.clock.as_ref());
+        self.keep_pending(principal, outcome).await
     }
 
     /// Ends a run that may not start: its run id is invalid, or the run is not the
@@ -421,7 +424,8 @@ impl Agent {
         .unwrap_or_else(|e| RunStatus::Aborted {
             reason: e.to_string(),
         });
-        Ok(st.finish(principal, status, self.clock.as_ref()))
+        let outcome = st.finish(principal, status, self.clock.as_ref());
+        Ok(self.keep_pending(principal, outcome).await)
     }
 
     async fn drive(

@@ -25,6 +25,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0004_key_response_text",
         include_str!("../../migrations/sqlite/0004_key_response_text.sql"),
     ),
+    (
+        "erp_tools/0005_approvals",
+        include_str!("../../migrations/sqlite/0005_approvals.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -42,6 +46,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/0004_key_response_text",
         include_str!("../../migrations/postgres/0004_key_response_text.sql"),
+    ),
+    (
+        "erp_tools/0005_approvals",
+        include_str!("../../migrations/postgres/0005_approvals.sql"),
     ),
 ];
 

@@ -14,6 +14,8 @@ use crate::idempotency::{DEFAULT_KEY_RETENTION, MIN_KEY_RETENTION};
 use crate::tool::context::Principal;
 use crate::tool::handles::{Backend, DocumentRef, ReadDb};
 
+#[cfg(feature = "agent")]
+pub(crate) mod approvals;
 pub(crate) mod audit;
 mod error;
 pub(crate) mod keys;
@@ -21,6 +23,8 @@ mod migrate;
 mod options;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "review")]
+pub(crate) mod review;
 mod runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;

@@ -1,0 +1,573 @@
+//! Durable approvals: a run that pauses for approval is stored with the action it
+//! proposes, so any process can list it, a person other than the one it acts for can
+//! approve or reject it, and any process can resume it from the store.
+//!
+//! ```text
+//!  Agent::run ──pauses──▶ erp_approvals (pending: tool, normalised arguments, signature,
+//!                          reason, limits, the PausedRun)        expires after a set time
+//!       reviewer (not the person the run acts for) ──approve / reject──▶ one wins
+//!  ApprovalQueue::resume ──▶ Agent::resume with an Approval of exactly that signature
+//!                            (a second resume replays the draft through its idempotency key)
+//! ```
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::approval::Approval;
+use super::clock::{Clock, SystemClock};
+use super::model::Model;
+use super::outcome::{PausedRun, ResumeError, RunOutcome, RunStatus};
+use super::run::Agent;
+use super::signature::action_digest;
+use crate::audit::{AuditEntry, time_text};
+use crate::store::approvals::{self as sql, NewApproval, Which};
+use crate::tool::context::Principal;
+use crate::{Database, StoreError};
+
+/// How long a pending approval can be decided, unless set with
+/// [`ApprovalQueue::expire_after`]: 24 hours.
+pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// Audit outcome recorded in the run's trail when a person approves a stored action.
+pub const APPROVAL_GRANTED: &str = "approval_granted";
+/// Audit outcome recorded in the run's trail when a person rejects a stored action.
+pub const APPROVAL_REJECTED: &str = "approval_rejected";
+
+/// Where a stored approval stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalStatus {
+    /// Waiting for a person's decision.
+    Pending,
+    /// A person approved it; the run can be resumed.
+    Approved,
+    /// A person rejected it; the action will not run.
+    Rejected,
+    /// Nobody decided in time; it can no longer be decided.
+    Expired,
+}
+
+impl ApprovalStatus {
+    /// `pending`, `approved`, `rejected` or `expired`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalStatus::Pending => "pending",
+            ApprovalStatus::Approved => "approved",
+            ApprovalStatus::Rejected => "rejected",
+            ApprovalStatus::Expired => "expired",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "pending" => ApprovalStatus::Pending,
+            "approved" => ApprovalStatus::Approved,
+            "rejected" => ApprovalStatus::Rejected,
+            "expired" => ApprovalStatus::Expired,
+            _ => return None,
+        })
+    }
+}
+
+/// An action waiting for (or given) a person's decision, as stored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredApproval {
+    /// The approval's id (what a reviewer approves, what a resume names).
+    pub id: i64,
+    /// The run that proposed the action.
+    pub run_id: String,
+    /// The proposed call's id.
+    pub call_id: String,
+    /// Tool name.
+    pub tool: String,
+    /// The arguments, normalised (as they will be executed).
+    pub arguments: Value,
+    /// The action signature the approval binds to.
+    pub signature: String,
+    /// Why the policy asks for approval.
+    pub reason: String,
+    /// The hard limits that apply to the tool (approval never lifts them), e.g.
+    /// `amount ≤ 10000000 (tool)`.
+    pub limits: Option<String>,
+    /// The person the run acts for (who may not approve it).
+    pub user_id: String,
+    /// Their branch.
+    pub branch_id: i64,
+    /// Their branch's business code.
+    pub branch_code: String,
+    /// Where it stands (`Expired` when a pending one is past `expires_at`).
+    pub status: ApprovalStatus,
+    /// When the run paused.
+    pub created_at: String,
+    /// When a pending approval can no longer be decided.
+    pub expires_at: String,
+    /// Who approved or rejected it.
+    pub decided_by: Option<String>,
+    /// When.
+    pub decided_at: Option<String>,
+    /// The reviewer's note (why, for a rejection).
+    pub note: Option<String>,
+    /// When a run first resumed from it.
+    pub resumed_at: Option<String>,
+    /// How many times a run resumed from it (a second resume replays).
+    pub resume_count: i64,
+    /// How the last resumed run ended (`done`, `awaiting_approval`, ...).
+    pub resume_status: Option<String>,
+}
+
+impl StoredApproval {
+    /// The [`Approval`] this decision grants: exactly this signature in this run.
+    /// `None` unless it was approved.
+    pub fn approval(&self) -> Option<Approval> {
+        if self.status != ApprovalStatus::Approved {
+            return None;
+        }
+        let mut approval = Approval::new(
+            self.run_id.clone(),
+            self.signature.clone(),
+            self.decided_by.clone().unwrap_or_default(),
+        );
+        approval.approved_at = self
+            .decided_at
+            .as_deref()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.with_timezone(&chrono::Utc));
+        approval.note = self.note.clone();
+        Some(approval)
+    }
+
+    fn as_of(mut self, now: &str) -> Self {
+        if self.status == ApprovalStatus::Pending && self.expires_at.as_str() <= now {
+            self.status = ApprovalStatus::Expired;
+        }
+        self
+    }
+}
+
+/// Why a decision was not recorded. Nothing changed.
+#[derive(Debug, thiserror::Error)]
+pub enum DecisionError {
+    /// No such approval in the reviewer's branch.
+    #[error("approval {0} was not found in your branch")]
+    NotFound(i64),
+    /// Four eyes: the action was proposed on the reviewer's own behalf.
+    #[error(
+        "approval {0} is for an action proposed on your own behalf; another person must \
+         decide it"
+    )]
+    OwnAction(i64),
+    /// Nobody decided in time.
+    #[error(
+        "approval {id} expired at {expired_at} and can no longer be decided; the run has to \
+         propose the action again"
+    )]
+    Expired {
+        /// The approval.
+        id: i64,
+        /// When it expired.
+        expired_at: String,
+    },
+    /// Someone decided first (a concurrent approve or reject lost).
+    #[error("approval {id} was already {} by {by} at {at}", status.as_str())]
+    AlreadyDecided {
+        /// The approval.
+        id: i64,
+        /// The decision that stands.
+        status: ApprovalStatus,
+        /// Who made it.
+        by: String,
+        /// When.
+        at: String,
+    },
+    /// A rejection must say why.
+    #[error("a rejection needs a reason: say why, for the person the run acts for")]
+    ReasonRequired,
+    /// The store failed; nothing was decided.
+    #[error("the approval store failed: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// Why a run could not be resumed from the store. Nothing was executed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoredResumeError {
+    /// No such approval.
+    #[error("approval {0} was not found")]
+    NotFound(i64),
+    /// Only an approved action can be resumed.
+    #[error("approval {id} is {}; only an approved action can be resumed", status.as_str())]
+    NotApproved {
+        /// The approval.
+        id: i64,
+        /// Where it stands.
+        status: ApprovalStatus,
+    },
+    /// The loop refused to resume (another principal, a mismatching approval, ...).
+    #[error(transparent)]
+    Resume(#[from] ResumeError),
+    /// The stored paused run cannot be read.
+    #[error("the paused run of approval {id} cannot be read: {detail}")]
+    Unreadable {
+        /// The approval.
+        id: i64,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The store failed.
+    #[error("the approval store failed: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// Durable approvals on the application database (`erp_approvals`). Cheap to clone.
+///
+/// Give it to the agent with [`Agent::approval_queue`]: every run that pauses for approval
+/// is then stored, found by any process through [`pending`](Self::pending), decided with
+/// [`approve`](Self::approve) / [`reject`](Self::reject), and resumed with
+/// [`resume`](Self::resume).
+///
+/// ```no_run
+/// # async fn demo(agent: erp_tools_core::agent::Agent, db: erp_tools_core::Database,
+/// #     buyer: std::sync::Arc<erp_tools_core::Principal>, reviewer: erp_tools_core::Principal,
+/// #     mut model: erp_tools_core::agent::ScriptedModel) -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use erp_tools_core::agent::ApprovalQueue;
+///
+/// let queue = ApprovalQueue::new(db).expire_after(Duration::from_secs(4 * 3600));
+/// let agent = agent.approval_queue(queue.clone());
+/// let out = agent.run(&buyer, &mut model, "Pay V-0001's invoice 7").await;
+/// // In any process, a reviewer of the same branch (not the buyer) decides:
+/// let waiting = queue.pending(reviewer.branch_id()).await?;
+/// queue.approve(waiting[0].id, &reviewer, None).await?;
+/// // And the run resumes, executing exactly the approved action once:
+/// let done = queue.resume(&agent, &buyer, &mut model, waiting[0].id).await?;
+/// # let _ = (out, done); Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct ApprovalQueue {
+    db: Database,
+    ttl: Duration,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for ApprovalQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApprovalQueue")
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApprovalQueue {
+    /// Approvals stored in `db`, expiring after [`DEFAULT_APPROVAL_TTL`], timed by the
+    /// system clock.
+    pub fn new(db: Database) -> Self {
+        ApprovalQueue {
+            db,
+            ttl: DEFAULT_APPROVAL_TTL,
+            clock: Arc::new(SystemClock::new()),
+        }
+    }
+
+    /// Pending approvals stored from now on can be decided for `ttl`, then expire.
+    pub fn expire_after(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// Uses `clock` for creation, expiry and decision times.
+    pub fn clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// How long a pending approval can be decided.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// The database the approvals are stored in.
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    fn now(&self) -> String {
+        time_text(self.clock.utc())
+    }
+
+    /// Stores the action `paused` waits for; returns the approval's id (the same id if it
+    /// was stored before).
+    pub(crate) async fn keep(
+        &self,
+        paused: &PausedRun,
+        branch_code: &str,
+        limits: Option<String>,
+    ) -> Result<i64, StoreError> {
+        let p = &paused.pending;
+        let now = self.clock.utc();
+        let expires = now + chrono::Duration::from_std(self.ttl).unwrap_or(chrono::Duration::MAX);
+        let paused_json = serde_json::to_string(paused)
+            .map_err(|e| StoreError::Sqlx(sqlx::Error::Protocol(e.to_string())))?;
+        let new = NewApproval {
+            run_id: &p.run_id,
+            call_id: &p.call_id,
+            tool: &p.tool,
+            arguments: p.arguments.to_string(),
+            signature: &p.signature,
+            digest: action_digest(&p.tool, &p.arguments),
+            reason: &p.reason,
+            limits,
+            user_id: &paused.on_behalf_of,
+            branch_id: paused.branch_id,
+            branch_code,
+            paused_run: paused_json,
+            created_at: time_text(now),
+            expires_at: time_text(expires),
+        };
+        Ok(sql::insert(self.db.pool(), new).await?)
+    }
+
+    /// Approval `id`, whatever its branch (for the application's own resume step).
+    pub async fn get(&self, id: i64) -> Result<Option<StoredApproval>, StoreError> {
+        let now = self.now();
+        Ok(sql::get(self.db.pool(), id).await?.map(|a| a.as_of(&now)))
+    }
+
+    /// The actions of `branch_id` waiting for a decision (not expired), newest first.
+    pub async fn pending(&self, branch_id: i64) -> Result<Vec<StoredApproval>, StoreError> {
+        self.list(branch_id, None, Which::Open, 500).await
+    }
+
+    /// The latest `limit` approvals of `branch_id` that were decided or expired, newest
+    /// first.
+    pub async fn decided(
+        &self,
+        branch_id: i64,
+        limit: i64,
+    ) -> Result<Vec<StoredApproval>, StoreError> {
+        self.list(branch_id, None, Which::Closed, limit).await
+    }
+
+    /// Every approval of run `run_id` in `branch_id`, newest first.
+    pub async fn for_run(
+        &self,
+        branch_id: i64,
+        run_id: &str,
+    ) -> Result<Vec<StoredApproval>, StoreError> {
+        let mut all = self.list(branch_id, Some(run_id), Which::Open, 500).await?;
+        all.extend(
+            self.list(branch_id, Some(run_id), Which::Closed, 500)
+                .await?,
+        );
+        all.sort_by_key(|a| std::cmp::Reverse(a.id));
+        Ok(all)
+    }
+
+    async fn list(
+        &self,
+        branch_id: i64,
+        run_id: Option<&str>,
+        which: Which,
+        limit: i64,
+    ) -> Result<Vec<StoredApproval>, StoreError> {
+        let now = self.now();
+        let rows = sql::list(self.db.pool(), branch_id, run_id, which, &now, limit).await?;
+        Ok(rows.into_iter().map(|a| a.as_of(&now)).collect())
+    }
+
+    /// `reviewer` approves action `id`, with an optional note. The reviewer must be of the
+    /// action's branch and not the person it was proposed for (four eyes); the action
+    /// must be pending and not expired. Of two concurrent decisions one wins; the other
+    /// gets [`DecisionError::AlreadyDecided`].
+    pub async fn approve(
+        &self,
+        id: i64,
+        reviewer: &Principal,
+        note: Option<&str>,
+    ) -> Result<StoredApproval, DecisionError> {
+        let note = note.map(str::trim).filter(|n| !n.is_empty());
+        self.decide(id, reviewer, ApprovalStatus::Approved, note)
+            .await
+    }
+
+    /// `reviewer` rejects action `id`, saying `why` (required). The same rules as
+    /// [`approve`](Self::approve).
+    pub async fn reject(
+        &self,
+        id: i64,
+        reviewer: &Principal,
+        why: &str,
+    ) -> Result<StoredApproval, DecisionError> {
+        let why = why.trim();
+        if why.is_empty() {
+            return Err(DecisionError::ReasonRequired);
+        }
+        self.decide(id, reviewer, ApprovalStatus::Rejected, Some(why))
+            .await
+    }
+
+    async fn decide(
+        &self,
+        id: i64,
+        reviewer: &Principal,
+        status: ApprovalStatus,
+        note: Option<&str>,
+    ) -> Result<StoredApproval, DecisionError> {
+        let pool = self.db.pool();
+        let stored = match sql::get(pool, id).await.map_err(StoreError::from)? {
+            Some(a) if a.branch_id == reviewer.branch_id() => a,
+            _ => return Err(DecisionError::NotFound(id)),
+        };
+        if stored.user_id == reviewer.user_id() {
+            return Err(DecisionError::OwnAction(id));
+        }
+        let now = self.now();
+        let won = sql::decide(pool, id, status, reviewer.user_id(), &now, note)
+            .await
+            .map_err(StoreError::from)?;
+        let current = sql::get(pool, id)
+            .await
+            .map_err(StoreError::from)?
+            .ok_or(DecisionError::NotFound(id))?
+            .as_of(&now);
+        if !won {
+            return Err(match current.status {
+                ApprovalStatus::Expired | ApprovalStatus::Pending => DecisionError::Expired {
+                    id,
+                    expired_at: current.expires_at,
+                },
+                status => DecisionError::AlreadyDecided {
+                    id,
+                    status,
+                    by: current.decided_by.unwrap_or_default(),
+                    at: current.decided_at.unwrap_or_default(),
+                },
+            });
+        }
+        self.record_decision(&current, reviewer).await?;
+        Ok(current)
+    }
+
+    /// The decision in the run's audit trail, next to the events of the loop.
+    async fn record_decision(
+        &self,
+        decided: &StoredApproval,
+        reviewer: &Principal,
+    ) -> Result<(), StoreError> {
+        let (outcome, message) = match decided.status {
+            ApprovalStatus::Rejected => (
+                APPROVAL_REJECTED,
+                format!(
+                    "rejected by {}: {}",
+                    reviewer.user_id(),
+                    decided.note.as_deref().unwrap_or_default()
+                ),
+            ),
+            _ => (
+                APPROVAL_GRANTED,
+                format!("approved by {}", reviewer.user_id()),
+            ),
+        };
+        let owner = Principal::builder(
+            decided.user_id.clone(),
+            decided.branch_id,
+            decided.branch_code.clone(),
+        )
+        .build();
+        let entry = AuditEntry::new(&owner, decided.run_id.clone(), outcome)
+            .tool(decided.tool.clone(), decided.call_id.clone())
+            .arguments(&decided.arguments)
+            .action_signature(decided.signature.clone())
+            .message(message);
+        self.db.record_event(entry).await.map(|_| ())
+    }
+
+    /// Resumes the run of approved action `id` for `principal` (the person it acts for,
+    /// authenticated now): exactly the approved signature runs, once, then the loop goes
+    /// on with `model`. Resuming again replays the action (its idempotency key returns
+    /// the original result); a changed action needs a new approval. If the resumed run
+    /// pauses again, the agent stores the new pending action.
+    pub async fn resume(
+        &self,
+        agent: &Agent,
+        principal: &Arc<Principal>,
+        model: &mut dyn Model,
+        id: i64,
+    ) -> Result<RunOutcome, StoredResumeError> {
+        let stored = self.get(id).await?.ok_or(StoredResumeError::NotFound(id))?;
+        let Some(approval) = stored.approval() else {
+            return Err(StoredResumeError::NotApproved {
+                id,
+                status: stored.status,
+            });
+        };
+        let text = sql::paused_run(self.db.pool(), id)
+            .await
+            .map_err(StoreError::from)?
+            .ok_or(StoredResumeError::NotFound(id))?;
+        let paused: PausedRun =
+            serde_json::from_str(&text).map_err(|e| StoredResumeError::Unreadable {
+                id,
+                detail: e.to_string(),
+            })?;
+        let outcome = agent.resume(principal, model, paused, approval).await?;
+        sql::mark_resumed(self.db.pool(), id, &self.now(), outcome.status.as_str())
+            .await
+            .map_err(StoreError::from)?;
+        Ok(outcome)
+    }
+}
+
+impl Agent {
+    /// Stores every run that pauses for approval in `queue` (see [`ApprovalQueue`]), so
+    /// any process can find, decide and resume it. If the pending action cannot be
+    /// stored, the run ends [`RunStatus::Aborted`] instead (nothing was executed).
+    pub fn approval_queue(mut self, queue: ApprovalQueue) -> Self {
+        self.queue = Some(queue);
+        self
+    }
+
+    /// The queue paused runs are stored in, if any.
+    pub fn queue(&self) -> Option<&ApprovalQueue> {
+        self.queue.as_ref()
+    }
+
+    /// Stores `outcome`'s pending action if the run paused and a queue is set.
+    pub(super) async fn keep_pending(
+        &self,
+        principal: &Principal,
+        mut outcome: RunOutcome,
+    ) -> RunOutcome {
+        let (Some(queue), Some(paused)) = (&self.queue, outcome.paused()) else {
+            return outcome;
+        };
+        let limits = self.limits_text(&paused.pending.tool);
+        if let Err(e) = queue.keep(&paused, principal.branch_code(), limits).await {
+            outcome.status = RunStatus::Aborted {
+                reason: format!("the pending action could not be stored for approval: {e}"),
+            };
+        }
+        outcome
+    }
+
+    /// The hard limits on `tool`, the tool's own and this policy's, as a reviewer reads
+    /// them.
+    fn limits_text(&self, tool: &str) -> Option<String> {
+        let own = self
+            .exec
+            .registry()
+            .get(tool)
+            .map(|t| t.def.limits())
+            .unwrap_or_default()
+            .iter()
+            .map(|l| format!("{} ≤ {} (tool)", l.path, l.max));
+        let policy = self
+            .policy
+            .limits_for(tool)
+            .into_iter()
+            .map(|l| format!("{} ≤ {} (policy)", l.path, l.max));
+        let all: Vec<String> = own.chain(policy).collect();
+        (!all.is_empty()).then(|| all.join("; "))
+    }
+}

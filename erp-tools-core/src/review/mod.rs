@@ -1,0 +1,89 @@
+//! The review console: where people read what agents did and decide what they may do.
+//!
+//! [`router`] is an axum [`Router`](axum::Router) of server-rendered HTML pages (no
+//! JavaScript needed) that the application mounts next to its MCP endpoint:
+//!
+//! - **Runs**: every agent run of the reviewer's branch, over MCP or the agent loop, with
+//!   the person, first and last time and the counts of calls, denials, failures, replays,
+//!   drafts and waiting approvals; filtered by outcome, paginated.
+//! - **Run**: its audit trail in order (tool, arguments, outcome, message, replayed flag,
+//!   tool call id, model, prompt version); denials and failures stand out.
+//! - **Drafts**: the documents agents drafted, each with a "Drafted by agent" badge
+//!   linking to its run, the person it was drafted for and when.
+//! - **Approvals**: actions waiting for a person (arguments, signature, reason, limits)
+//!   with approve and reject forms, and the decisions taken, by whom and when.
+//!
+//! Reviewers sign in with a token verified exactly as the MCP endpoint verifies it, which
+//! must grant [`REVIEW_READ`]; deciding needs [`REVIEW_APPROVE`] too, and nobody decides an
+//! action proposed on their own behalf. The session is an opaque id in an `HttpOnly`,
+//! `SameSite=Strict` cookie that expires with the token; sessions are kept in the
+//! server's memory (a restart signs reviewers out). Every form carries a CSRF token, and
+//! a POST without the session's token is refused. A reviewer sees the runs, drafts and
+//! approvals of their own branch only. Everything a model wrote (arguments, messages,
+//! results) is escaped: it renders as text, never as markup.
+//!
+//! ```no_run
+//! # async fn demo(runtime: erp_tools_core::ToolRuntime) -> std::io::Result<()> {
+//! use erp_tools_core::agent::ApprovalQueue;
+//! use erp_tools_core::auth::{Authenticator, TokenConfig};
+//! use erp_tools_core::mcp::{self, HttpConfig};
+//! use erp_tools_core::review::{self, ReviewConfig};
+//!
+//! // The MCP endpoint's authenticator: the console accepts exactly the same tokens.
+//! let authenticator = Authenticator::shared_secret(TokenConfig::development());
+//! let queue = ApprovalQueue::new(runtime.database().clone());
+//! let console = review::router(
+//!     ReviewConfig::new(authenticator.clone(), queue)
+//!         .mount_path("/review")
+//!         .insecure_http() // plain http on 127.0.0.1 only: drop it behind TLS
+//!         .on_approved(|approved| async move {
+//!             // Resume the run here (ApprovalQueue::resume), or leave it to a worker.
+//!             Ok(format!("approval {} will be resumed by the nightly worker", approved.id))
+//!         }),
+//! );
+//! let app = mcp::router(runtime, HttpConfig::from_authenticator(authenticator)).nest("/review", console);
+//! # let _ = app; Ok(()) }
+//! ```
+
+mod auth;
+mod config;
+mod pages;
+mod render;
+mod session;
+
+pub use config::{ApprovedHook, DEFAULT_MOUNT_PATH, REVIEW_APPROVE, REVIEW_READ, ReviewConfig};
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::{get, post};
+
+/// The console's routes, relative to where the application mounts them
+/// ([`ReviewConfig::mount_path`], `/review` by default, which must match the `nest` path):
+///
+/// | route | page |
+/// |---|---|
+/// | `GET /` | redirects to the runs |
+/// | `GET /sign-in`, `POST /sign-in`, `POST /sign-out` | the session |
+/// | `GET /runs?outcome=&page=` | Runs |
+/// | `GET /runs/{run_id}` | Run |
+/// | `GET /drafts?page=` | Drafts |
+/// | `GET /approvals` | Approvals |
+/// | `POST /approvals/{id}/approve`, `POST /approvals/{id}/reject` | decisions |
+/// | `GET /style.css` | the stylesheet |
+pub fn router(config: ReviewConfig) -> Router {
+    let state = Arc::new(pages::Console::new(config));
+    Router::new()
+        .route("/", get(pages::home))
+        .route("/sign-in", get(auth::sign_in_page).post(auth::sign_in))
+        .route("/sign-out", post(auth::sign_out))
+        .route("/runs", get(pages::runs))
+        .route("/runs/{run_id}", get(pages::run))
+        .route("/drafts", get(pages::drafts))
+        .route("/approvals", get(pages::approvals))
+        .route("/approvals/{id}/approve", post(pages::approve))
+        .route("/approvals/{id}/reject", post(pages::reject))
+        .route("/style.css", get(render::stylesheet))
+        .layer(axum::middleware::map_response(render::security_headers))
+        .with_state(state)
+}

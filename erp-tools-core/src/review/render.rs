@@ -1,0 +1,161 @@
+//! HTML rendering: the console's templates (minijinja, every value HTML-escaped), its
+//! stylesheet and the headers every response gets.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use minijinja::{AutoEscape, Environment};
+use serde::Serialize;
+
+const TEMPLATES: &[(&str, &str)] = &[
+    ("base.html", include_str!("templates/base.html")),
+    ("sign_in.html", include_str!("templates/sign_in.html")),
+    ("message.html", include_str!("templates/message.html")),
+    ("runs.html", include_str!("templates/runs.html")),
+    ("run.html", include_str!("templates/run.html")),
+    ("drafts.html", include_str!("templates/drafts.html")),
+    ("approvals.html", include_str!("templates/approvals.html")),
+];
+
+const STYLESHEET: &str = include_str!("templates/style.css");
+
+/// The templates, loaded once. Every template escapes every value as HTML: nothing a
+/// model wrote can become markup.
+pub(super) fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_auto_escape_callback(|_| AutoEscape::Html);
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    for (name, source) in TEMPLATES {
+        env.add_template(name, source)
+            .expect("the console's templates are valid (checked by its tests)");
+    }
+    env
+}
+
+/// Renders `template` with `context`, as a page with `status`.
+pub(super) fn page(
+    env: &Environment<'static>,
+    status: StatusCode,
+    template: &str,
+    context: impl Serialize,
+) -> Response {
+    match env.get_template(template).and_then(|t| t.render(context)) {
+        Ok(html) => (status, Html(html)).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, template, "the review console could not render a page");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The page could not be rendered; the server log has the detail.",
+            )
+                .into_response()
+        }
+    }
+}
+
+/// `GET /style.css`.
+pub(super) async fn stylesheet() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CACHE_CONTROL, "max-age=3600"),
+        ],
+        STYLESHEET,
+    )
+        .into_response()
+}
+
+/// Headers of every response: no scripts, no framing, nothing cached but the stylesheet,
+/// no sniffing, no referrer outside the console.
+pub(super) async fn security_headers(mut response: Response) -> Response {
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
+             frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    response
+}
+
+/// `value` as one URL path segment: every byte but unreserved characters percent-encoded.
+pub(super) fn path_segment(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Arguments as stored (JSON text), pretty-printed for reading; as stored if not JSON.
+pub(super) fn pretty_json(text: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| text.to_string())
+}
+
+/// A stored time (`2026-11-20T08:15:02.123456Z`) to the second, as people read it.
+pub(super) fn short_time(text: &str) -> String {
+    match text.split_once('T') {
+        Some((date, time)) => {
+            let time: String = time.chars().take(8).collect();
+            format!("{date} {time} UTC")
+        }
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_load() {
+        let env = environment();
+        for (name, _) in TEMPLATES {
+            assert!(env.get_template(name).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn path_segments_encode_everything_reserved() {
+        assert_eq!(path_segment("run-1.a_b~"), "run-1.a_b~");
+        assert_eq!(path_segment("a/b?c#d e"), "a%2Fb%3Fc%23d%20e");
+    }
+
+    #[test]
+    fn values_are_escaped() {
+        let env = environment();
+        let html = env
+            .render_str(
+                "{{ v }}",
+                serde_json::json!({"v": "<script>alert(1)</script>"}),
+            )
+            .unwrap();
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(html.contains("&lt;script&gt;"), "{html}");
+    }
+
+    #[test]
+    fn times_read_to_the_second() {
+        assert_eq!(
+            short_time("2026-11-20T08:15:02.123456Z"),
+            "2026-11-20 08:15:02 UTC"
+        );
+    }
+}
