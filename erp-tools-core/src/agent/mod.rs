@@ -65,15 +65,19 @@
 
 mod approval;
 mod audit;
+mod budget;
 mod clock;
 mod config;
 mod model;
 mod outcome;
 mod policy;
+#[cfg(feature = "providers")]
+pub mod providers;
 mod run;
 mod signature;
 mod state;
 mod step;
+mod text;
 
 #[cfg(test)]
 mod tests;
@@ -81,6 +85,7 @@ mod tests;
 pub use crate::runtime::limits::value_at;
 pub use approval::{Approval, PendingAction};
 pub use audit::{AgentEvent, AgentEventKind, AuditError, AuditSink, MemoryAuditSink};
+pub use budget::{Budget, BudgetScope, SharedLedger, TokenUsage, UsageLedger};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{AgentConfig, DEFAULT_SYSTEM_PROMPT};
 pub use model::{
