@@ -24,6 +24,7 @@ pub mod http;
 pub mod ids;
 pub mod mcp;
 pub mod principals;
+pub mod provider_fixture;
 
 /// Runs `$scenario(&TestDb)` on SQLite and on PostgreSQL as two tests, `$name::sqlite` and
 /// `$name::postgres`. Without `ERP_TOOLS_PG_URL` the PostgreSQL test prints
