@@ -505,11 +505,13 @@ pub const NEEDS_INPUT_NEXT_STEP: &str = "A person must decide this: ask the user
 /// A repeated call whose `requestState` is forged, altered, expired, already used, or
 /// belongs to another caller, tool or set of arguments.
 #[cfg(feature = "mcp")]
-pub(crate) fn request_state_refused() -> ToolError {
+pub(crate) fn request_state_refused(why: &str) -> ToolError {
     ToolError::new(
         ToolErrorKind::Denied,
-        "The answer was not accepted: the request state of this call is invalid, expired or \
-         already used, or it was issued for another call.",
+        format!(
+            "The answer was not accepted: the request state of this call is invalid, \
+             expired or already used, or it was issued for another call ({why})."
+        ),
     )
     .next_step("Call the tool again without requestState to be asked again.")
     .not_done(NOTHING_CHANGED)

@@ -19,6 +19,7 @@
 mod handler;
 #[cfg(feature = "mcp-http")]
 mod http;
+mod input;
 #[cfg(feature = "mcp-http")]
 mod sessions;
 #[cfg(feature = "mcp-stdio")]
@@ -27,7 +28,8 @@ mod stdio;
 #[cfg(feature = "mcp-http")]
 pub use self::http::{HttpConfig, MCP_PATH, METADATA_PATH, router, serve_http, serve_listener};
 pub use handler::{
-    AGENT_RUN_HEADER, Authenticated, ERROR_META_KEY, ErpMcpServer, call_tool_result, instructions,
+    AGENT_RUN_HEADER, Authenticated, DEFAULT_INPUT_TTL, ERROR_META_KEY, ErpMcpServer,
+    call_tool_result, instructions,
 };
 #[cfg(feature = "mcp-stdio")]
 pub use stdio::{StdioError, serve_stdio};

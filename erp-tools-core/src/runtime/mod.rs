@@ -333,6 +333,7 @@ impl ToolRuntime {
         }
     }
 
+    #[cfg(feature = "mcp")]
     /// Records a refused call (one finished audit row with `outcome`, e.g. a forged
     /// answer to a question) and answers it with `error`.
     pub(crate) async fn refuse_with(
