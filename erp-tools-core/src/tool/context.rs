@@ -71,6 +71,7 @@ impl Principal {
 
     /// The same principal, with the model and prompt version of an agent run recorded
     /// where the token named none.
+    #[cfg(feature = "agent")]
     pub(crate) fn with_run_model(&self, model: Option<&str>, prompt_version: Option<&str>) -> Self {
         let mut p = self.clone();
         if p.model.is_none() {
