@@ -50,6 +50,7 @@ pub use tool::args::{NoArgs, ToolArgs};
 pub use tool::context::{Principal, PrincipalBuilder, ToolContext, valid_run_id};
 pub use tool::error::{ToolError, ToolErrorKind};
 pub use tool::handles::{Backend, DocumentRef, DraftTx, Provenance, ReadDb};
+pub use tool::input::{InputAnswers, InputRequest};
 pub use tool::output::ModelText;
 pub use tool::{ErpTool, Limit, Tier, ToolDef};
 pub use validate::{ArgumentErrors, ArgumentProblem, canonical_hash, canonical_json};

@@ -495,6 +495,40 @@ pub(crate) const CALL_FAILED_INSIDE: &str = "The call failed inside the server. 
      known whether it took effect; if you retry, reuse the same client_ref so it cannot \
      happen twice, otherwise tell the user.";
 
+// ---- Asking instead of guessing (tool/input.rs, mcp/handler.rs) ----
+
+/// What a model is told to do with a question a tool asks (see
+/// [`ToolError::needs_input`]).
+pub const NEEDS_INPUT_NEXT_STEP: &str = "A person must decide this: ask the user the \
+     question with the allowed answers, do not choose for them.";
+
+/// A repeated call whose `requestState` is forged, altered, expired, already used, or
+/// belongs to another caller, tool or set of arguments.
+#[cfg(feature = "mcp")]
+pub(crate) fn request_state_refused(why: &str) -> ToolError {
+    ToolError::new(
+        ToolErrorKind::Denied,
+        format!(
+            "The answer was not accepted: the request state of this call is invalid, \
+             expired or already used, or it was issued for another call ({why})."
+        ),
+    )
+    .next_step("Call the tool again without requestState to be asked again.")
+    .not_done(NOTHING_CHANGED)
+}
+
+/// A repeated call whose answer is missing, declined, or not one of the choices.
+#[cfg(feature = "mcp")]
+pub(crate) fn answer_not_given(question: &str, choices: &[String]) -> ToolError {
+    ToolError::new(
+        ToolErrorKind::Rejected,
+        format!("No allowed answer was given to: {question}"),
+    )
+    .allowed(choices.iter().cloned())
+    .next_step("Call the tool again to be asked again, or tell the user it was not done.")
+    .not_done(NOTHING_CHANGED)
+}
+
 #[cfg(all(test, feature = "runtime"))]
 mod tests {
     use super::*;

@@ -485,6 +485,59 @@ pub struct PoDraft {
     next_step: String,
 }
 
+/// A line that would take the branch's stock above this many times its reorder point is
+/// an overstock a person confirms.
+pub const OVERSTOCK_FACTOR: i64 = 5;
+
+/// The answer that keeps an overstocking line.
+pub const ORDER_ANYWAY: &str = "order anyway";
+/// The answer that drops the draft.
+pub const DO_NOT_ORDER: &str = "do not order";
+
+/// Asks a person before a line that would overstock the branch: stock on hand plus the
+/// line (in the base unit) above [`OVERSTOCK_FACTOR`] times the reorder point. The model
+/// cannot decide this; the answer comes back with the repeated call.
+async fn confirm_overstock(
+    ctx: &ToolContext,
+    conn: &mut sqlx::AnyConnection,
+    n: usize,
+    line: &PoLineArgs,
+    item_id: i64,
+    base_uom: &str,
+    units: &[(String, String)],
+) -> Result<(), ToolError> {
+    let rows = sqlx::query(
+        "SELECT s.qty, s.reorder_point FROM stock s JOIN warehouses w ON w.id = s.warehouse_id
+         WHERE w.branch_id = $1 AND s.item_id = $2",
+    )
+    .bind(ctx.branch_id())
+    .bind(item_id)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(ToolError::internal)?;
+    let on_hand: Decimal = rows.iter().map(|r| dec(&r.get::<String, _>(0))).sum();
+    let reorder_point: Decimal = rows.iter().map(|r| dec(&r.get::<String, _>(1))).sum();
+    let factor = units
+        .iter()
+        .find(|(u, _)| u == line.uom.as_str())
+        .map(|(_, f)| dec(f))
+        .unwrap_or(Decimal::ONE);
+    let after = on_hand + line.qty * factor;
+    if reorder_point <= Decimal::ZERO || after <= reorder_point * Decimal::from(OVERSTOCK_FACTOR) {
+        return Ok(());
+    }
+    let key = format!("overstock_line_{n}");
+    match ctx.input(&key) {
+        Some(ORDER_ANYWAY) => Ok(()),
+        Some(_) => Err(texts::not_ordered(n, &line.item_code)),
+        None => Err(ToolError::needs_input(
+            key,
+            texts::overstock_question(n, line, ctx.branch_code(), after, reorder_point, base_uom),
+            [ORDER_ANYWAY, DO_NOT_ORDER],
+        )),
+    }
+}
+
 /// Create a DRAFT purchase order for the caller's branch. A draft is not sent to the vendor
 /// and does not touch stock or the ledger until a person submits it in the ERP. Prices come
 /// from the vendor price list. Returns the draft number and server-computed totals.
@@ -601,6 +654,7 @@ pub async fn create_po_draft(
                  listed unit or another vendor.",
             ));
         };
+        confirm_overstock(ctx, &mut *conn, n, line, item_id, &base_uom, &units).await?;
         let unit_price = dec(&price);
         priced.push((
             item_id,

@@ -1,10 +1,45 @@
 //! How the purchasing tools' results read for the model: numbers, codes, names and
 //! amounts with their currency; internal ids stay in the structured result.
 
-use erp_tools_core::ModelText;
+use erp_tools_core::{ModelText, ToolError};
+use rust_decimal::Decimal;
 
-use super::{PoDraft, PoList, PoRow, PoView, VendorHit, VendorList, VendorSummary};
+use super::{
+    OVERSTOCK_FACTOR, PoDraft, PoLineArgs, PoList, PoRow, PoView, VendorHit, VendorList,
+    VendorSummary,
+};
 use crate::data::{money, qty};
+
+/// The question a person answers before an overstocking line is drafted.
+pub fn overstock_question(
+    n: usize,
+    line: &PoLineArgs,
+    branch: &str,
+    after: Decimal,
+    reorder_point: Decimal,
+    base_uom: &str,
+) -> String {
+    format!(
+        "Line {n} orders {} {} of {}, which takes stock in {branch} to {} {base_uom}, more than \
+         {OVERSTOCK_FACTOR} times its reorder point of {} {base_uom}. Order it anyway?",
+        qty(line.qty),
+        line.uom.as_str(),
+        line.item_code,
+        qty(after),
+        qty(reorder_point),
+    )
+}
+
+/// The person decided not to order an overstocking line.
+pub fn not_ordered(n: usize, item: &str) -> ToolError {
+    ToolError::rejected(format!(
+        "The person chose not to order line {n} ({item}): it would overstock the branch."
+    ))
+    .next_step(
+        "Tell the user; draft again without that line or with a smaller quantity if they ask.",
+    )
+    .not_done("No draft was created.")
+}
 
 fn vendor_line(v: &VendorHit) -> String {
     let inactive = if v.active {

@@ -28,6 +28,7 @@ pub mod identity;
 pub mod ids;
 pub mod mcp;
 pub mod principals;
+pub mod provider_fixture;
 pub mod review;
 
 /// Runs `$scenario(&TestDb)` on SQLite and on PostgreSQL as two tests, `$name::sqlite` and

@@ -31,8 +31,13 @@ pub enum AgentEventKind {
     AwaitingApproval,
     /// A paused run was resumed with an approval.
     Approved,
-    /// A brake stopped the run (step limit, repeated action, timeout) or it was aborted.
+    /// A brake stopped the run (step limit, repeated action, timeout, spend cap) or it
+    /// was aborted.
     Stopped,
+    /// A tool asked a question a person must answer; the run stopped, nothing was written.
+    AwaitingInput,
+    /// A paused run was resumed with a person's answer.
+    InputGiven,
 }
 
 impl AgentEventKind {
@@ -46,6 +51,8 @@ impl AgentEventKind {
             AgentEventKind::AwaitingApproval => "awaiting_approval",
             AgentEventKind::Approved => "approved",
             AgentEventKind::Stopped => "stopped",
+            AgentEventKind::AwaitingInput => "awaiting_input",
+            AgentEventKind::InputGiven => "input_given",
         }
     }
 }

@@ -26,8 +26,12 @@ pub struct AgentConfig {
     pub timeout: Duration,
     /// Which provider's schema dialect the tool list is rendered in.
     pub target: Target,
-    /// The first message of every run.
+    /// The first message of every run (the policy's rules for the caller are appended,
+    /// see [`Policy::prompt`](super::Policy::prompt)).
     pub system_prompt: String,
+    /// The version of your prompt, recorded in every audit row of the run when the
+    /// caller's token names none.
+    pub prompt_version: Option<String>,
 }
 
 impl Default for AgentConfig {
@@ -38,6 +42,7 @@ impl Default for AgentConfig {
             timeout: Duration::from_secs(120),
             target: Target::OpenAi,
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_string(),
+            prompt_version: None,
         }
     }
 }

@@ -68,15 +68,19 @@
 mod approval;
 mod approvals_store;
 mod audit;
+mod budget;
 mod clock;
 mod config;
 mod model;
 mod outcome;
 mod policy;
+#[cfg(feature = "providers")]
+pub mod providers;
 mod run;
 mod signature;
 mod state;
 mod step;
+mod text;
 
 #[cfg(test)]
 mod tests;
@@ -88,6 +92,7 @@ pub use approvals_store::{
     DecisionError, StoredApproval, StoredResumeError,
 };
 pub use audit::{AgentEvent, AgentEventKind, AuditError, AuditSink, MemoryAuditSink};
+pub use budget::{Budget, BudgetScope, SharedLedger, TokenUsage, UsageLedger};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{AgentConfig, DEFAULT_SYSTEM_PROMPT};
 pub use model::{

@@ -13,6 +13,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::budget::TokenUsage;
 use crate::registry::ToolRegistry;
 use crate::schema::Target;
 use crate::tool::Tier;
@@ -30,6 +31,11 @@ pub enum ModelAction {
         name: String,
         /// Arguments as the model wrote them.
         arguments: Value,
+        /// The provider's id for this call (OpenAI `call_id`, Anthropic `tool_use` id). It
+        /// becomes the call's `tool_call_id` in the audit log and answers the call in the
+        /// provider's own format; without one the loop numbers calls `call-1`, `call-2`...
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
     },
 }
 
@@ -44,6 +50,20 @@ impl ModelAction {
         ModelAction::ToolCall {
             name: name.into(),
             arguments,
+            id: None,
+        }
+    }
+
+    /// A tool call carrying the provider's call id.
+    pub fn tool_call_with_id(
+        name: impl Into<String>,
+        arguments: Value,
+        id: impl Into<String>,
+    ) -> Self {
+        ModelAction::ToolCall {
+            name: name.into(),
+            arguments,
+            id: Some(id.into()),
         }
     }
 }
@@ -323,6 +343,10 @@ impl std::error::Error for ModelError {}
 /// A model: given the conversation so far and the tools it may use, propose the next
 /// action. Implement it over your provider's API (OpenAI, Anthropic, ...), or use
 /// [`ScriptedModel`] in tests.
+///
+/// The history's first message is the system prompt: the application's instructions
+/// followed by the policy's own rules for this caller ([`Policy::prompt`](super::Policy::prompt)).
+/// A provider adapter sends it as the provider's system prompt.
 pub trait Model: Send {
     /// Proposes the next action.
     fn next<'a>(
@@ -330,6 +354,18 @@ pub trait Model: Send {
         history: &'a [Message],
         tools: &'a [ToolSpec],
     ) -> BoxFuture<'a, Result<ModelAction, ModelError>>;
+
+    /// Tokens used since the last call of this method (the loop asks after every
+    /// [`next`](Self::next), for the spend cap). Default: nothing reported.
+    fn take_usage(&mut self) -> TokenUsage {
+        TokenUsage::default()
+    }
+
+    /// The model's name (e.g. `gpt-5.4`), recorded in every audit row of the run when the
+    /// caller's token names none. Default: unknown.
+    fn model_name(&self) -> Option<&str> {
+        None
+    }
 }
 
 type ScriptFn = Box<dyn FnMut(&[Message], &[ToolSpec]) -> ModelAction + Send>;
@@ -362,6 +398,8 @@ enum Script {
 pub struct ScriptedModel {
     script: Script,
     calls: usize,
+    usage_per_call: TokenUsage,
+    pending_usage: TokenUsage,
 }
 
 impl ScriptedModel {
@@ -375,7 +413,15 @@ impl ScriptedModel {
                 repeat_last: false,
             },
             calls: 0,
+            usage_per_call: TokenUsage::default(),
+            pending_usage: TokenUsage::default(),
         }
+    }
+
+    /// Reports `usage` for every action it gives (to test the spend cap).
+    pub fn usage_per_call(mut self, usage: TokenUsage) -> Self {
+        self.usage_per_call = usage;
+        self
     }
 
     /// Once the script is used up, keeps returning its last action (a model stuck on
@@ -392,6 +438,8 @@ impl ScriptedModel {
         ScriptedModel {
             script: Script::Fn(Box::new(f)),
             calls: 0,
+            usage_per_call: TokenUsage::default(),
+            pending_usage: TokenUsage::default(),
         }
     }
 
@@ -402,6 +450,7 @@ impl ScriptedModel {
 
     fn step(&mut self, history: &[Message], tools: &[ToolSpec]) -> Result<ModelAction, ModelError> {
         self.calls += 1;
+        self.pending_usage += self.usage_per_call;
         match &mut self.script {
             Script::Fn(f) => Ok(f(history, tools)),
             Script::Actions {
@@ -441,5 +490,9 @@ impl Model for ScriptedModel {
     ) -> BoxFuture<'a, Result<ModelAction, ModelError>> {
         let result = self.step(history, tools);
         Box::pin(async move { result })
+    }
+
+    fn take_usage(&mut self) -> TokenUsage {
+        std::mem::take(&mut self.pending_usage)
     }
 }

@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use super::approval::{Approval, PendingAction};
 use super::audit::AgentEvent;
+use super::budget::{BudgetScope, TokenUsage};
 use super::model::Message;
+use crate::tool::input::{InputAnswers, InputRequest};
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -37,6 +39,27 @@ pub enum RunStatus {
         /// Its signature (also in `action`).
         signature: String,
     },
+    /// The spend cap stopped the run: the next model turn would pass the run's or the
+    /// integration's token limit (see [`Budget`](super::Budget)). Nothing further was
+    /// asked or executed.
+    BudgetExhausted {
+        /// Which limit.
+        #[serde(flatten)]
+        scope: BudgetScope,
+        /// Tokens used so far under that limit.
+        used: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A tool needs a person's decision before it can run (see
+    /// [`ToolError::needs_input`](crate::ToolError::needs_input)). Nothing was written;
+    /// resume with [`Agent::answer`](super::Agent::answer) and one of the choices.
+    AwaitingInput {
+        /// The call waiting for the answer (it runs again, with the answer).
+        action: PendingAction,
+        /// The question and the allowed answers.
+        input: InputRequest,
+    },
     /// The model or the audit store failed, so the run could not continue safely, or the
     /// run could not start because its run id is invalid or the run belongs to another
     /// person. Never caused by a tool result.
@@ -47,7 +70,8 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
-    /// `done`, `step_limit`, `timeout`, `no_progress`, `awaiting_approval` or `aborted`.
+    /// `done`, `step_limit`, `timeout`, `no_progress`, `awaiting_approval`,
+    /// `budget_exhausted`, `awaiting_input` or `aborted`.
     pub fn as_str(&self) -> &'static str {
         match self {
             RunStatus::Done { .. } => "done",
@@ -55,6 +79,8 @@ impl RunStatus {
             RunStatus::Timeout => "timeout",
             RunStatus::NoProgress { .. } => "no_progress",
             RunStatus::AwaitingApproval { .. } => "awaiting_approval",
+            RunStatus::BudgetExhausted { .. } => "budget_exhausted",
+            RunStatus::AwaitingInput { .. } => "awaiting_input",
             RunStatus::Aborted { .. } => "aborted",
         }
     }
@@ -76,10 +102,14 @@ pub struct RunOutcome {
     pub audit: Vec<AgentEvent>,
     /// Time spent running (not paused).
     pub elapsed: Duration,
+    /// Tokens the model used in this run (pauses included), as its provider reported.
+    pub usage: TokenUsage,
     pub(super) counts: BTreeMap<String, u32>,
     pub(super) approvals: Vec<Approval>,
     pub(super) on_behalf_of: String,
     pub(super) branch_id: i64,
+    pub(super) max_turn: u64,
+    pub(super) answers: InputAnswers,
 }
 
 impl RunOutcome {
@@ -91,16 +121,26 @@ impl RunOutcome {
         }
     }
 
-    /// The action waiting for approval, if any.
+    /// The action waiting for approval or for an answer, if any.
     pub fn pending(&self) -> Option<&PendingAction> {
         match &self.status {
-            RunStatus::AwaitingApproval { action, .. } => Some(action),
+            RunStatus::AwaitingApproval { action, .. }
+            | RunStatus::AwaitingInput { action, .. } => Some(action),
             _ => None,
         }
     }
 
-    /// The run's state for [`Agent::resume`](super::Agent::resume), if it is waiting for approval. Serialise it
-    /// (serde JSON) to resume in another process.
+    /// The question waiting for a person's answer, if any.
+    pub fn question(&self) -> Option<&InputRequest> {
+        match &self.status {
+            RunStatus::AwaitingInput { input, .. } => Some(input),
+            _ => None,
+        }
+    }
+
+    /// The run's state for [`Agent::resume`](super::Agent::resume) (waiting for approval)
+    /// or [`Agent::answer`](super::Agent::answer) (waiting for an answer), if it is
+    /// paused. Serialise it (serde JSON) to resume in another process.
     pub fn paused(&self) -> Option<PausedRun> {
         let pending = self.pending()?.clone();
         Some(PausedRun {
@@ -115,6 +155,10 @@ impl RunOutcome {
             pending,
             history: self.history.clone(),
             audit: self.audit.clone(),
+            input: self.question().cloned(),
+            answers: self.answers.clone(),
+            usage: self.usage,
+            max_turn_tokens: self.max_turn,
         })
     }
 
@@ -154,6 +198,19 @@ pub struct PausedRun {
     pub history: Vec<Message>,
     /// The audit trail so far.
     pub audit: Vec<AgentEvent>,
+    /// The question the run waits for, if it waits for an answer rather than an approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<InputRequest>,
+    /// Answers already given to the pending call's earlier questions.
+    #[serde(default, skip_serializing_if = "InputAnswers::is_empty")]
+    pub answers: InputAnswers,
+    /// Tokens used so far.
+    #[serde(default)]
+    pub usage: TokenUsage,
+    /// The largest single model turn so far, in tokens (the spend cap's estimate of the
+    /// next one).
+    #[serde(default)]
+    pub max_turn_tokens: u64,
 }
 
 impl PausedRun {
@@ -194,6 +251,23 @@ pub enum ResumeError {
         expected: String,
         /// The run the token is bound to.
         bound: String,
+    },
+    /// The answer is not one of the question's choices.
+    #[error("`{answer}` is not an allowed answer; the allowed answers are: {}", choices.join(", "))]
+    AnswerNotAllowed {
+        /// The answer given.
+        answer: String,
+        /// The allowed answers.
+        choices: Vec<String>,
+    },
+    /// An approval was given to a run waiting for an answer, or an answer to a run
+    /// waiting for an approval.
+    #[error("the run waits for {waits_for}; resume it with {use_instead}")]
+    WrongResume {
+        /// What the run waits for (`an approval` or `an answer`).
+        waits_for: &'static str,
+        /// What to call instead.
+        use_instead: &'static str,
     },
     /// The pending action does not match its own signature, or the run is malformed.
     #[error("the paused run is inconsistent: {0}; start a new run")]

@@ -94,6 +94,9 @@ type Predicate = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
 struct ApprovalRule {
     tool: String,
     reason: String,
+    /// When the rule applies, for the prompt ("lines[].qty is above 100"); `None` for a
+    /// rule with its own predicate, whose reason is shown instead.
+    condition: Option<String>,
     when: Predicate,
 }
 
@@ -142,8 +145,17 @@ impl Policy {
         self.approvals.push(ApprovalRule {
             tool: tool.into(),
             reason: reason.into(),
+            condition: None,
             when: Arc::new(when),
         });
+        self
+    }
+
+    /// Sets the prompt's wording of the last approval rule's condition.
+    fn condition(mut self, condition: String) -> Self {
+        if let Some(rule) = self.approvals.last_mut() {
+            rule.condition = Some(condition);
+        }
         self
     }
 
@@ -152,6 +164,7 @@ impl Policy {
         let tool = tool.into();
         let reason = format!("every call of {tool} is reviewed by a person");
         self.require_approval(tool, reason, |_| true)
+            .condition("every call".into())
     }
 
     /// Calls of `tool` need approval when the value at `path` (see [`value_at`]) is above
@@ -165,6 +178,7 @@ impl Policy {
         let path = path.into();
         let threshold_dec = Decimal::from_str(threshold).ok();
         let reason = format!("{path} above {threshold} needs a person's approval");
+        let condition = format!("{path} is above {threshold}");
         self.require_approval(tool, reason, move |args| {
             match (value_at(args, &path), threshold_dec) {
                 (Ok(None), Some(_)) => false,
@@ -172,6 +186,7 @@ impl Policy {
                 _ => true,
             }
         })
+        .condition(condition)
     }
 
     /// A hard limit of this policy on top of the tool's own: the value at `path` (see
@@ -254,6 +269,56 @@ impl Policy {
 }
 
 impl Policy {
+    /// The policy as prompt instructions for `principal`: the tools it may not use and
+    /// the permission each needs, every hard limit (the tools' own and this policy's) and
+    /// every approval rule of the tools it may use. The agent appends this to the system
+    /// prompt of every run, so the prompt and the checks in code come from the same
+    /// rules: change a limit here and the prompt says the new one. Empty when there is
+    /// nothing to say.
+    ///
+    /// The prompt only makes refusals rarer; the checks still run on every call.
+    pub fn prompt(&self, registry: &ToolRegistry, principal: &Principal) -> String {
+        let mut lines = Vec::new();
+        for tool in registry.tools() {
+            let missing = tool.missing_scopes(principal);
+            if !missing.is_empty() {
+                lines.push(super::text::prompt_unavailable(tool.name(), &missing));
+            }
+        }
+        let usable: Vec<&str> = registry
+            .tools()
+            .iter()
+            .filter(|t| t.allowed_for(principal))
+            .map(|t| t.name())
+            .collect();
+        for tool in registry.tools().iter().filter(|t| t.allowed_for(principal)) {
+            for limit in tool.def.limits() {
+                lines.push(super::text::prompt_limit(
+                    tool.name(),
+                    limit.path,
+                    limit.max,
+                ));
+            }
+            for limit in self.limits.iter().filter(|l| matches(&l.tool, tool.name())) {
+                lines.push(super::text::prompt_limit(
+                    tool.name(),
+                    &limit.path,
+                    &limit.max,
+                ));
+            }
+        }
+        for rule in &self.approvals {
+            for tool in usable.iter().filter(|t| matches(&rule.tool, t)) {
+                let condition = rule.condition.as_deref().unwrap_or(&rule.reason);
+                lines.push(super::text::prompt_approval(tool, condition));
+            }
+        }
+        if lines.is_empty() {
+            return String::new();
+        }
+        format!("{}\n{}", super::text::POLICY_HEADER, lines.join("\n"))
+    }
+
     /// Checks that every rule names a registered tool (a `prefix*` pattern must match at
     /// least one), so a misspelt name fails when the agent is built instead of silently
     /// never applying. [`Agent::new`](super::Agent::new) runs this.

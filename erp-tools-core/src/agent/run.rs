@@ -32,6 +32,7 @@ use futures::future::BoxFuture;
 
 use super::approval::Approval;
 use super::audit::{AgentEventKind, AuditError, AuditSink};
+use super::budget::{Budget, BudgetScope, TokenUsage};
 use super::clock::{Clock, SystemClock};
 use super::config::AgentConfig;
 use super::model::{Message, Model, ModelAction, ToolSpec};
@@ -46,6 +47,14 @@ use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime};
 use crate::schema::Target;
 use crate::text;
 use crate::tool::context::Principal;
+use crate::tool::input::InputAnswers;
+
+/// Why a paused run goes on: the approval to add (if any) and the event to record.
+struct Resumed {
+    approval: Option<Approval>,
+    kind: AgentEventKind,
+    detail: String,
+}
 
 /// Runs admitted tool calls. Implemented by [`ToolRuntime`]; a seam for the loop's unit
 /// tests. Admission itself is pure and runs in the loop, on [`Executor::registry`].
@@ -58,6 +67,16 @@ pub(crate) trait Executor: Send + Sync {
         call: ToolCall,
         admitted: Admitted<'a>,
     ) -> BoxFuture<'a, Result<CallOutcome, CallError>>;
+    /// Like [`execute`](Self::execute), delivering a person's answers to the handler.
+    fn execute_with_input<'a>(
+        &'a self,
+        principal: &'a Arc<Principal>,
+        call: ToolCall,
+        admitted: Admitted<'a>,
+        _input: InputAnswers,
+    ) -> BoxFuture<'a, Result<CallOutcome, CallError>> {
+        self.execute(principal, call, admitted)
+    }
     /// Records a call admission refused for its arguments (one audit row) and answers it.
     fn refuse<'a>(
         &'a self,
@@ -87,6 +106,18 @@ impl Executor for ToolRuntime {
     ) -> BoxFuture<'a, Result<CallOutcome, CallError>> {
         let entry = self.entry(principal, &call.agent_run_id, &call);
         Box::pin(ToolRuntime::execute(self, principal, entry, admitted))
+    }
+    fn execute_with_input<'a>(
+        &'a self,
+        principal: &'a Arc<Principal>,
+        call: ToolCall,
+        admitted: Admitted<'a>,
+        input: InputAnswers,
+    ) -> BoxFuture<'a, Result<CallOutcome, CallError>> {
+        let entry = self.entry(principal, &call.agent_run_id, &call);
+        Box::pin(ToolRuntime::execute_with_input(
+            self, principal, entry, admitted, input,
+        ))
     }
     fn refuse<'a>(
         &'a self,
@@ -138,6 +169,7 @@ pub struct Agent {
     pub(super) clock: Arc<dyn Clock>,
     pub(super) sinks: Vec<Arc<dyn AuditSink>>,
     pub(super) queue: Option<super::ApprovalQueue>,
+    pub(super) budget: Budget,
 }
 
 impl std::fmt::Debug for Agent {
@@ -176,6 +208,7 @@ impl Agent {
             clock: Arc::new(SystemClock::new()),
             sinks: Vec::new(),
             queue: None,
+            budget: Budget::default(),
         })
     }
 
@@ -209,6 +242,16 @@ impl Agent {
         self.config.system_prompt = prompt.into();
         self
     }
+    /// Sets the version of your prompt, recorded in every audit row of the run.
+    pub fn prompt_version(mut self, version: impl Into<String>) -> Self {
+        self.config.prompt_version = Some(version.into());
+        self
+    }
+    /// Sets the spend cap: token limits per run and per integration (see [`Budget`]).
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
+    }
     /// Uses `clock` for the timeout brake and event times.
     pub fn clock(mut self, clock: impl Clock + 'static) -> Self {
         self.clock = Arc::new(clock);
@@ -236,6 +279,30 @@ impl Agent {
         ToolSpec::list(self.exec.registry(), principal, self.config.target)
     }
 
+    /// The system message a run for `principal` starts with: the configured prompt, then
+    /// the policy's rules for this caller ([`Policy::prompt`]).
+    pub fn system_message_for(&self, principal: &Principal) -> String {
+        let rules = self.policy.prompt(self.exec.registry(), principal);
+        if rules.is_empty() {
+            self.config.system_prompt.clone()
+        } else {
+            format!("{}\n\n{rules}", self.config.system_prompt)
+        }
+    }
+
+    /// The principal the run's audit rows name: the caller, with the model's name and
+    /// the prompt version where the token names none.
+    fn run_principal(&self, principal: &Arc<Principal>, model: &dyn Model) -> Arc<Principal> {
+        let name = model.model_name();
+        let version = self.config.prompt_version.as_deref();
+        if (name.is_none() || principal.model().is_some())
+            && (version.is_none() || principal.prompt_version().is_some())
+        {
+            return principal.clone();
+        }
+        Arc::new(principal.with_run_model(name, version))
+    }
+
     /// Runs `task` for `principal` until the model answers or a brake stops it.
     pub async fn run(
         &self,
@@ -259,6 +326,7 @@ impl Agent {
         model: &mut dyn Model,
         request: RunRequest,
     ) -> RunOutcome {
+        let principal = &self.run_principal(principal, model);
         let named = request.run_id.unwrap_or_else(|| run_id::fresh("run"));
         let chosen = run_id::choose(principal, Some(&named));
         let run_id = match &chosen {
@@ -279,13 +347,16 @@ impl Agent {
             approvals,
             history: vec![
                 Message::System {
-                    content: self.config.system_prompt.clone(),
+                    content: self.system_message_for(principal),
                 },
                 Message::User {
                     content: request.task,
                 },
             ],
             audit: Vec::new(),
+            usage: TokenUsage::default(),
+            max_turn: 0,
+            answers: InputAnswers::default(),
         };
         let status = match self.refused_run(principal, &mut st, chosen).await {
             Some(status) => status,
@@ -341,6 +412,71 @@ impl Agent {
         paused: PausedRun,
         approval: Approval,
     ) -> Result<RunOutcome, ResumeError> {
+        if paused.input.is_some() {
+            return Err(ResumeError::WrongResume {
+                waits_for: "an answer",
+                use_instead: "Agent::answer",
+            });
+        }
+        Self::check_paused(principal, &paused)?;
+        let pending = &paused.pending;
+        if !approval.covers(&paused.run_id, &pending.signature) {
+            return Err(ResumeError::ApprovalMismatch {
+                pending: pending.signature.clone(),
+                approved: approval.signature,
+            });
+        }
+        let detail = format!("approved by {}", approval.approved_by);
+        let resumed = Resumed {
+            approval: Some(approval),
+            kind: AgentEventKind::Approved,
+            detail,
+        };
+        Ok(self
+            .continue_paused(principal, model, paused, resumed)
+            .await)
+    }
+
+    /// Resumes a run that stopped with [`RunStatus::AwaitingInput`] with the person's
+    /// `answer`, which must be one of the question's choices. The waiting call is
+    /// admitted again (scopes, limits and approvals still apply) and runs with the answer
+    /// ([`ToolContext::input`](crate::ToolContext::input)); then the loop continues. The
+    /// answer is recorded as an `input_given` event naming the resuming user.
+    pub async fn answer(
+        &self,
+        principal: &Arc<Principal>,
+        model: &mut dyn Model,
+        mut paused: PausedRun,
+        answer: impl Into<String>,
+    ) -> Result<RunOutcome, ResumeError> {
+        let answer = answer.into();
+        let Some(input) = paused.input.take() else {
+            return Err(ResumeError::WrongResume {
+                waits_for: "an approval",
+                use_instead: "Agent::resume",
+            });
+        };
+        Self::check_paused(principal, &paused)?;
+        if !input.accepts(&answer) {
+            return Err(ResumeError::AnswerNotAllowed {
+                answer,
+                choices: input.choices,
+            });
+        }
+        let detail = super::text::input_given(&input.key, &answer, principal.user_id());
+        paused.answers.insert(input.key, answer);
+        let resumed = Resumed {
+            approval: None,
+            kind: AgentEventKind::InputGiven,
+            detail,
+        };
+        Ok(self
+            .continue_paused(principal, model, paused, resumed)
+            .await)
+    }
+
+    /// Checks that `paused` may be resumed by `principal` and is consistent.
+    fn check_paused(principal: &Principal, paused: &PausedRun) -> Result<(), ResumeError> {
         if paused.version != PausedRun::VERSION {
             return Err(ResumeError::Inconsistent(format!(
                 "unsupported format version {}",
@@ -349,7 +485,7 @@ impl Agent {
         }
         if principal.user_id() != paused.on_behalf_of || principal.branch_id() != paused.branch_id {
             return Err(ResumeError::WrongPrincipal {
-                expected_user: paused.on_behalf_of,
+                expected_user: paused.on_behalf_of.clone(),
                 expected_branch: paused.branch_id,
             });
         }
@@ -357,24 +493,32 @@ impl Agent {
             && bound != paused.run_id
         {
             return Err(ResumeError::WrongRun {
-                expected: paused.run_id,
+                expected: paused.run_id.clone(),
                 bound: bound.to_string(),
             });
         }
-        let pending = paused.pending;
+        let pending = &paused.pending;
         if action_signature(&pending.tool, &pending.arguments) != pending.signature
             || pending.run_id != paused.run_id
         {
             return Err(ResumeError::Inconsistent(
-                "the pending action does not match its signature".into(),
+                "the pending action does not match its own signature".into(),
             ));
         }
-        if !approval.covers(&paused.run_id, &pending.signature) {
-            return Err(ResumeError::ApprovalMismatch {
-                pending: pending.signature,
-                approved: approval.signature,
-            });
-        }
+        Ok(())
+    }
+
+    /// Continues a checked paused run: records why it resumed, proposes the pending call
+    /// again, and drives the loop on.
+    async fn continue_paused(
+        &self,
+        principal: &Arc<Principal>,
+        model: &mut dyn Model,
+        paused: PausedRun,
+        resumed: Resumed,
+    ) -> RunOutcome {
+        let principal = &self.run_principal(principal, model);
+        let pending = paused.pending;
         let mut st = State {
             run_id: paused.run_id,
             steps: paused.steps,
@@ -384,13 +528,17 @@ impl Agent {
             approvals: paused.approvals,
             history: paused.history,
             audit: paused.audit,
+            usage: paused.usage,
+            max_turn: paused.max_turn_tokens,
+            answers: paused.answers,
         };
         let chosen = run_id::choose(principal, Some(&st.run_id));
         if let Some(status) = self.refused_run(principal, &mut st, chosen).await {
-            return Ok(st.finish(principal, status, self.clock.as_ref()));
+            return st.finish(principal, status, self.clock.as_ref());
         }
-        let detail = format!("approved by {}", approval.approved_by);
-        st.approvals.push(approval);
+        if let Some(approval) = resumed.approval {
+            st.approvals.push(approval);
+        }
         let status = async {
             let call = CallRef {
                 call_id: &pending.call_id,
@@ -401,9 +549,7 @@ impl Agent {
             self.record(
                 &mut st,
                 principal,
-                Event::new(AgentEventKind::Approved)
-                    .call(&call)
-                    .detail(detail),
+                Event::new(resumed.kind).call(&call).detail(resumed.detail),
             )
             .await?;
             if let Some(end) = self
@@ -425,7 +571,7 @@ impl Agent {
             reason: e.to_string(),
         });
         let outcome = st.finish(principal, status, self.clock.as_ref());
-        Ok(self.keep_pending(principal, outcome).await)
+        self.keep_pending(principal, outcome).await
     }
 
     async fn drive(
@@ -459,12 +605,22 @@ impl Agent {
                 let detail = "timeout before the next step".to_string();
                 return self.stop(principal, st, RunStatus::Timeout, detail).await;
             }
+            if let Some(stop) = self.over_budget(st).await {
+                let (status, detail) = stop?;
+                return self.stop(principal, st, status, detail).await;
+            }
             st.steps += 1;
             let remaining = self.time_left(st).unwrap_or_default();
-            let action = match self
+            let asked = self
                 .with_deadline(remaining, model.next(&st.history, &tools))
-                .await
-            {
+                .await;
+            if let Err(reason) = self.count_usage(st, model.take_usage()).await {
+                let status = RunStatus::Aborted {
+                    reason: reason.clone(),
+                };
+                return self.stop(principal, st, status, reason).await;
+            }
+            let action = match asked {
                 None => {
                     let detail = "timeout waiting for the model".to_string();
                     return self.stop(principal, st, RunStatus::Timeout, detail).await;
@@ -483,7 +639,7 @@ impl Agent {
                 let detail = "timeout waiting for the model".to_string();
                 return self.stop(principal, st, RunStatus::Timeout, detail).await;
             }
-            let (name, arguments) = match action {
+            let (name, arguments, id) = match action {
                 ModelAction::Answer(answer) => {
                     st.history.push(Message::Answer {
                         content: answer.clone(),
@@ -492,9 +648,16 @@ impl Agent {
                         .await?;
                     return Ok(RunStatus::Done { answer });
                 }
-                ModelAction::ToolCall { name, arguments } => (name, arguments),
+                ModelAction::ToolCall {
+                    name,
+                    arguments,
+                    id,
+                } => (name, arguments, id),
             };
-            let call_id = format!("call-{}", st.steps);
+            let call_id = id
+                .filter(|id| !id.is_empty() && id.len() <= 256)
+                .unwrap_or_else(|| format!("call-{}", st.steps));
+            st.answers = InputAnswers::default();
             st.history.push(Message::ToolCall {
                 call_id: call_id.clone(),
                 name: name.clone(),
@@ -507,6 +670,48 @@ impl Agent {
                 return Ok(end);
             }
         }
+    }
+
+    /// Whether the spend cap stops the run before the next model turn: the status and
+    /// the audit detail if it does (`Err` if the ledger failed).
+    async fn over_budget(&self, st: &State) -> Option<Result<(RunStatus, String), AuditError>> {
+        let next = st.max_turn;
+        let exhausted = |scope: BudgetScope, used: u64, limit: u64| {
+            (used.saturating_add(next) > limit || used >= limit).then(|| {
+                let detail = super::text::budget_exhausted(&scope, used, next, limit);
+                (RunStatus::BudgetExhausted { scope, used, limit }, detail)
+            })
+        };
+        if let Some(limit) = self.budget.run_limit
+            && let Some(stop) = exhausted(BudgetScope::Run, st.usage.total(), limit)
+        {
+            return Some(Ok(stop));
+        }
+        let integration = self.budget.integration.as_ref()?;
+        let used = match integration.ledger.used(&integration.name).await {
+            Ok(used) => used,
+            Err(e) => return Some(Err(AuditError(format!("the usage ledger failed: {e}")))),
+        };
+        let scope = BudgetScope::Integration {
+            name: integration.name.clone(),
+        };
+        exhausted(scope, used, integration.limit).map(Ok)
+    }
+
+    /// Adds one turn's tokens to the run and to the integration's ledger.
+    async fn count_usage(&self, st: &mut State, turn: TokenUsage) -> Result<(), String> {
+        st.usage += turn;
+        st.max_turn = st.max_turn.max(turn.total());
+        if let Some(integration) = &self.budget.integration
+            && turn.total() > 0
+        {
+            integration
+                .ledger
+                .add(&integration.name, turn)
+                .await
+                .map_err(|e| format!("the usage ledger failed: {e}"))?;
+        }
+        Ok(())
     }
 
     /// Records the final `stopped` event and returns `status`.

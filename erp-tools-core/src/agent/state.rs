@@ -7,10 +7,12 @@ use serde_json::Value;
 
 use super::approval::Approval;
 use super::audit::{AgentEvent, AgentEventKind};
+use super::budget::TokenUsage;
 use super::clock::Clock;
 use super::model::{Message, ResultSource, ResultStatus, ToolResultMessage};
 use super::outcome::{RunOutcome, RunStatus};
 use crate::tool::context::Principal;
+use crate::tool::input::InputAnswers;
 
 /// A run in progress.
 pub(super) struct State {
@@ -22,6 +24,11 @@ pub(super) struct State {
     pub approvals: Vec<Approval>,
     pub history: Vec<Message>,
     pub audit: Vec<AgentEvent>,
+    /// Tokens used in the run so far, and its largest turn.
+    pub usage: TokenUsage,
+    pub max_turn: u64,
+    /// The person's answers for the call being proposed (a resumed call only).
+    pub answers: InputAnswers,
 }
 
 impl State {
@@ -60,6 +67,9 @@ impl State {
             approvals: self.approvals,
             on_behalf_of: principal.user_id().to_string(),
             branch_id: principal.branch_id(),
+            usage: self.usage,
+            max_turn: self.max_turn,
+            answers: self.answers,
         }
     }
 }

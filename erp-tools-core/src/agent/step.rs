@@ -126,7 +126,11 @@ impl Agent {
         self.record(st, principal, event).await?;
         let remaining = self.time_left(st).unwrap_or_default();
         let result = self
-            .with_deadline(remaining, self.exec.execute(principal, tool_call, admitted))
+            .with_deadline(
+                remaining,
+                self.exec
+                    .execute_with_input(principal, tool_call, admitted, st.answers.clone()),
+            )
             .await;
         self.answered(principal, st, &call, result).await
     }
@@ -175,7 +179,27 @@ impl Agent {
                 self.record(st, principal, stop).await?;
                 return Ok(Some(RunStatus::Timeout));
             }
+            Some(Ok(out)) if out.input_request().is_some() => {
+                // A person must decide: the run stops, nothing was written, and the call
+                // runs again with the answer (`Agent::answer`). No result goes to the
+                // model, so the call's only result will be the one after the answer.
+                let input = out.input_request().unwrap_or_else(|| unreachable!());
+                let event = Event::new(AgentEventKind::AwaitingInput)
+                    .call(call)
+                    .detail(super::text::awaiting_input(&input));
+                self.record(st, principal, event).await?;
+                let action = PendingAction {
+                    run_id: st.run_id.clone(),
+                    call_id: call.call_id.to_string(),
+                    tool: call.tool.to_string(),
+                    arguments: call.arguments.clone(),
+                    signature: call.signature.to_string(),
+                    reason: input.question.clone(),
+                };
+                return Ok(Some(RunStatus::AwaitingInput { action, input }));
+            }
             Some(Ok(out)) => {
+                st.answers = Default::default();
                 let (status, source, event) = match out.outcome {
                     Outcome::Ok => (ResultStatus::Ok, ResultSource::Tool, None),
                     Outcome::Replayed => (ResultStatus::Replayed, ResultSource::Tool, None),

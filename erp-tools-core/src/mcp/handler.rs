@@ -5,17 +5,20 @@ use std::time::Duration;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, ListToolsResult, NumberOrString, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool, ToolsCapability,
+    Implementation, InputRequiredResult, ListToolsResult, NumberOrString, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolsCapability,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use super::input::{self, StateKeeper};
+use crate::audit::Outcome;
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime};
 use crate::text;
 use crate::tool::context::Principal;
+use crate::tool::input::InputAnswers;
 
 /// Name announced in `serverInfo`.
 pub const SERVER_NAME: &str = "erp-tools";
@@ -89,7 +92,17 @@ pub struct ErpMcpServer {
     shared: Arc<Shared>,
     identity: Identity,
     list_ttl_ms: u64,
+    states: Arc<StateKeeper>,
 }
+
+/// How long a question's `requestState` stays valid by default.
+pub const DEFAULT_INPUT_TTL: Duration = Duration::from_secs(600);
+
+/// Most questions one call may ask a 2025-11-25 client in a row.
+const MAX_ELICITATION_ROUNDS: usize = 5;
+
+/// How long the server waits for a person's answer to an elicitation request.
+const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl std::fmt::Debug for ErpMcpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -115,7 +128,23 @@ impl ErpMcpServer {
             }),
             identity: Identity::FromRequest,
             list_ttl_ms: 0,
+            states: StateKeeper::random(DEFAULT_INPUT_TTL),
         }
+    }
+
+    /// Seals the `requestState` of questions ([`ToolError::needs_input`](crate::ToolError::needs_input))
+    /// with `key` (32 bytes or more, e.g. from your secret store), valid for `ttl`. Give
+    /// every replica the same key so a repeated call may reach any of them. Without this,
+    /// states are sealed with a random key of the process. Either way a state is bound to
+    /// the caller (user, branch, run), the tool and the arguments' hash, and is accepted
+    /// once; the record of used states is kept in the process, and `ttl` bounds it.
+    pub fn with_request_state_key(
+        mut self,
+        key: impl AsRef<[u8]>,
+        ttl: Duration,
+    ) -> Result<Self, rmcp::model::RequestStateError> {
+        self.states = Arc::new(StateKeeper::new(key.as_ref(), ttl)?);
+        Ok(self)
     }
 
     /// A server for one verified caller (stdio, in-process clients). `principal` must come
@@ -211,21 +240,154 @@ impl ServerHandler for ErpMcpServer {
             name,
             arguments: Value::Object(request.arguments.unwrap_or_default()),
         };
-        match self.runtime().call(&caller.principal, call).await {
-            Ok(outcome) => Ok(call_tool_result(outcome).into()),
-            Err(CallError::UnknownTool(name, text)) => Err(ErrorData::invalid_params(
-                text,
-                Some(json!({ "tool": name })),
-            )),
-            Err(CallError::Internal(detail)) => {
-                tracing::error!(%detail, "tool call failed inside the server");
-                Err(ErrorData::internal_error(text::SERVER_FAILED, None))
+        let binding = self.binding(&caller, &call);
+        // A repeated call answering a question: its state must open for this very call.
+        let mut answers = InputAnswers::new();
+        if let Some(state) = request.request_state.as_deref() {
+            let sealed = match self.states.open(state, &binding) {
+                Ok(sealed) => sealed,
+                Err(why) => {
+                    tracing::warn!(reason = %why, tool = %call.name, "request state refused");
+                    let refusal = text::request_state_refused(&why);
+                    return self.refused(&caller, &call, Outcome::Denied, refusal).await;
+                }
+            };
+            let response = request
+                .input_responses
+                .as_ref()
+                .and_then(|r| r.get(&sealed.input.key));
+            let Some(answer) = response.and_then(|r| input::accepted_answer(&sealed.input, r))
+            else {
+                let refusal = text::answer_not_given(&sealed.input.question, &sealed.input.choices);
+                return self
+                    .refused(&caller, &call, Outcome::ToolError, refusal)
+                    .await;
+            };
+            answers = sealed.answers;
+            answers.insert(sealed.input.key, answer);
+        }
+        let mut rounds = 0;
+        loop {
+            let outcome = self
+                .runtime()
+                .call_with_input(&caller.principal, call.clone(), answers.clone())
+                .await;
+            let outcome = match outcome {
+                Ok(outcome) => outcome,
+                Err(e) => return Err(protocol_error(e)),
+            };
+            let Some(question) = outcome.input_request() else {
+                return Ok(call_tool_result(outcome).into());
+            };
+            match Asking::of(&context) {
+                Asking::InputRequired => {
+                    let state = self.states.seal(&binding, &question, &answers);
+                    let result = InputRequiredResult::new(
+                        Some(input::input_requests(&question)),
+                        Some(state),
+                    );
+                    return Ok(result.into());
+                }
+                Asking::Elicitation if rounds < MAX_ELICITATION_ROUNDS => {
+                    rounds += 1;
+                    let asked = context
+                        .peer
+                        .create_elicitation_with_timeout(
+                            input::elicitation(&question),
+                            Some(ELICITATION_TIMEOUT),
+                        )
+                        .await;
+                    let answer = asked
+                        .ok()
+                        .and_then(|r| serde_json::to_value(r).ok())
+                        .and_then(|r| input::accepted_answer(&question, &r));
+                    let Some(answer) = answer else {
+                        let refusal = text::answer_not_given(&question.question, &question.choices);
+                        return self
+                            .refused(&caller, &call, Outcome::ToolError, refusal)
+                            .await;
+                    };
+                    answers.insert(question.key, answer);
+                }
+                // No way to ask: the question and the choices as a tool error.
+                _ => return Ok(call_tool_result(outcome).into()),
             }
         }
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.shared.tools.iter().find(|t| t.name == name).cloned()
+    }
+}
+
+impl ErpMcpServer {
+    /// What a question's state is bound to for `call` by `caller`.
+    fn binding(&self, caller: &Authenticated, call: &ToolCall) -> String {
+        let principal = &caller.principal;
+        input::binding(
+            principal.user_id(),
+            principal.branch_id(),
+            caller.agent_run_id.as_deref().unwrap_or(""),
+            &call.name,
+            &crate::validate::canonical_hash(&call.arguments),
+        )
+    }
+
+    /// Audits a repeated call refused before it ran (one row with `outcome`) and answers it.
+    async fn refused(
+        &self,
+        caller: &Authenticated,
+        call: &ToolCall,
+        outcome: Outcome,
+        error: crate::ToolError,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.runtime()
+            .refuse_with(&caller.principal, call, outcome, error)
+            .await
+            .map(|o| call_tool_result(o).into())
+            .map_err(protocol_error)
+    }
+}
+
+/// How the server can put a question to this client.
+enum Asking {
+    /// 2026-07-28: an `input_required` result.
+    InputRequired,
+    /// An earlier revision whose client declared elicitation: `elicitation/create`.
+    Elicitation,
+    /// Neither: a tool error with the question and the choices.
+    Cannot,
+}
+
+impl Asking {
+    fn of(context: &RequestContext<RoleServer>) -> Asking {
+        if context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+        {
+            return Asking::InputRequired;
+        }
+        let declared = context
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.elicitation.is_some());
+        if declared {
+            Asking::Elicitation
+        } else {
+            Asking::Cannot
+        }
+    }
+}
+
+fn protocol_error(e: CallError) -> ErrorData {
+    match e {
+        CallError::UnknownTool(name, text) => {
+            ErrorData::invalid_params(text, Some(json!({ "tool": name })))
+        }
+        CallError::Internal(detail) => {
+            tracing::error!(%detail, "tool call failed inside the server");
+            ErrorData::internal_error(text::SERVER_FAILED, None)
+        }
     }
 }
 
@@ -301,7 +463,6 @@ fn server_config(registry: &ToolRegistry) -> ServerConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::Outcome;
     use crate::schema::{Property, Schema, SchemaKind};
     use crate::tool::handler::{Handler, HandlerFuture};
     use crate::tool::{ToolDef, ToolDefParts};

@@ -21,6 +21,7 @@ mod edge;
 mod handler;
 #[cfg(feature = "mcp-http")]
 mod http;
+mod input;
 #[cfg(feature = "mcp-http")]
 mod origin;
 #[cfg(feature = "mcp-http")]
@@ -37,7 +38,8 @@ pub use self::http::{HttpConfig, MCP_PATH, METADATA_PATH, router, serve_http, se
 #[cfg(feature = "mcp-http")]
 pub use self::rate::RateLimit;
 pub use handler::{
-    AGENT_RUN_HEADER, Authenticated, ERROR_META_KEY, ErpMcpServer, call_tool_result, instructions,
+    AGENT_RUN_HEADER, Authenticated, DEFAULT_INPUT_TTL, ERROR_META_KEY, ErpMcpServer,
+    call_tool_result, instructions,
 };
 #[cfg(feature = "mcp-stdio")]
 pub use stdio::{StdioError, serve_stdio};

@@ -21,6 +21,7 @@ use crate::tool::context::{Principal, ToolContext};
 use crate::tool::error::ToolError;
 use crate::tool::handler::Handler;
 use crate::tool::handles::DocumentRef;
+use crate::tool::input::{InputAnswers, InputRequest};
 use admit::{Admitted, Check, Refused};
 use answer::Finished;
 use run_id::BadRunId;
@@ -67,6 +68,17 @@ impl CallOutcome {
     /// Whether the call failed (`isError: true` in MCP).
     pub fn is_error(&self) -> bool {
         self.outcome.is_error()
+    }
+
+    /// The question, if the handler needs a person's decision before it can go on
+    /// ([`ToolError::needs_input`]). Nothing was written.
+    pub fn input_request(&self) -> Option<InputRequest> {
+        if self.outcome != Outcome::ToolError
+            || self.structured.get("error").and_then(Value::as_str) != Some("needs_input")
+        {
+            return None;
+        }
+        serde_json::from_value(self.structured.get("input")?.clone()).ok()
     }
 }
 
@@ -287,12 +299,74 @@ impl ToolRuntime {
         Ok(finished.outcome)
     }
 
+    /// Runs one call like [`call`](Self::call), delivering a person's `answers` to the
+    /// handler ([`ToolContext::input`]). The caller must have checked each answer against
+    /// the question the tool asked (the MCP server and the agent loop do).
+    pub async fn call_with_input(
+        &self,
+        principal: &Arc<Principal>,
+        call: ToolCall,
+        answers: InputAnswers,
+    ) -> Result<CallOutcome, CallError> {
+        let chosen = run_id::choose(principal, Some(call.agent_run_id.as_str()));
+        let run_id = match &chosen {
+            Ok(run) => run.clone(),
+            Err(bad) => bad.audit_id().to_string(),
+        };
+        let entry = self.entry(principal, &run_id, &call);
+        if let Some(refusal) = self.check_run(principal, chosen).await? {
+            return self.refuse_run(entry, refusal).await;
+        }
+        match admit::admit(
+            &self.registry,
+            principal,
+            &run_id,
+            &call.name,
+            &call.arguments,
+            &[],
+        ) {
+            Ok(admitted) => {
+                self.execute_with_input(principal, entry, admitted, answers)
+                    .await
+            }
+            Err(refused) => self.refuse(entry, refused).await,
+        }
+    }
+
+    #[cfg(feature = "mcp")]
+    /// Records a refused call (one finished audit row with `outcome`, e.g. a forged
+    /// answer to a question) and answers it with `error`.
+    pub(crate) async fn refuse_with(
+        &self,
+        principal: &Principal,
+        call: &ToolCall,
+        outcome: Outcome,
+        error: ToolError,
+    ) -> Result<CallOutcome, CallError> {
+        let run_id = run_id::choose(principal, Some(call.agent_run_id.as_str()))
+            .unwrap_or_else(|bad| bad.audit_id().to_string());
+        let entry = self.entry(principal, &run_id, call);
+        Ok(self.record_refusal(entry, outcome, error).await?.outcome)
+    }
+
     /// Runs an admitted call: attempt row, handler, outcome.
     pub(crate) async fn execute(
         &self,
         principal: &Arc<Principal>,
         entry: AuditEntry,
         admitted: Admitted<'_>,
+    ) -> Result<CallOutcome, CallError> {
+        self.execute_with_input(principal, entry, admitted, InputAnswers::default())
+            .await
+    }
+
+    /// Runs an admitted call with a person's answers for the handler.
+    pub(crate) async fn execute_with_input(
+        &self,
+        principal: &Arc<Principal>,
+        entry: AuditEntry,
+        admitted: Admitted<'_>,
+        answers: InputAnswers,
     ) -> Result<CallOutcome, CallError> {
         let audit_id = self.db.record_attempt(&entry).await.map_err(internal)?;
         let def = admitted.tool.def;
@@ -301,7 +375,8 @@ impl ToolRuntime {
             entry.agent_run_id.clone(),
             entry.tool_call_id.clone().unwrap_or_default(),
             def.name(),
-        );
+        )
+        .with_input(answers);
         let finished = match (def.handler(), admitted.key) {
             (Handler::Read(handler), _) => {
                 let finished = read::run(handler, &ctx, &self.db.read_db(), admitted.args).await;

@@ -10,6 +10,8 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use super::input::InputAnswers;
+
 use serde::{Deserialize, Serialize};
 
 /// Longest accepted agent run id, from any source, in bytes (visible ASCII, so also in
@@ -65,6 +67,20 @@ impl Principal {
             model: None,
             prompt_version: None,
         })
+    }
+
+    /// The same principal, with the model and prompt version of an agent run recorded
+    /// where the token named none.
+    #[cfg(feature = "agent")]
+    pub(crate) fn with_run_model(&self, model: Option<&str>, prompt_version: Option<&str>) -> Self {
+        let mut p = self.clone();
+        if p.model.is_none() {
+            p.model = model.map(str::to_string);
+        }
+        if p.prompt_version.is_none() {
+            p.prompt_version = prompt_version.map(str::to_string);
+        }
+        p
     }
 
     /// The person on whose behalf the agent acts.
@@ -153,6 +169,7 @@ pub struct ToolContext {
     agent_run_id: String,
     tool_call_id: String,
     tool_name: String,
+    input: InputAnswers,
 }
 
 impl ToolContext {
@@ -169,7 +186,21 @@ impl ToolContext {
             agent_run_id: agent_run_id.into(),
             tool_call_id: tool_call_id.into(),
             tool_name: tool_name.into(),
+            input: InputAnswers::default(),
         }
+    }
+
+    /// Delivers a person's answers (see [`ToolError::needs_input`](crate::ToolError::needs_input)).
+    pub fn with_input(mut self, answers: InputAnswers) -> Self {
+        self.input = answers;
+        self
+    }
+
+    /// The person's answer to the question `key` a previous call of this tool asked with
+    /// [`ToolError::needs_input`](crate::ToolError::needs_input), if this call carries one.
+    /// It is always one of that question's choices.
+    pub fn input(&self, key: &str) -> Option<&str> {
+        self.input.get(key)
     }
 
     /// The authenticated caller.

@@ -10,6 +10,8 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::input::InputRequest;
+
 /// What kind of failure a [`ToolError`] reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -27,6 +29,9 @@ pub enum ToolErrorKind {
     Denied,
     /// Something failed inside the server; the model is told only that and what to do.
     Internal,
+    /// The handler needs a person's decision first (see [`ToolError::needs_input`]);
+    /// nothing was changed.
+    NeedsInput,
 }
 
 /// A model-facing tool failure: returned as an MCP result with `isError: true`, or as a
@@ -59,6 +64,7 @@ struct Inner {
     next_step: Option<String>,
     not_done: Option<String>,
     details: Option<Value>,
+    input: Option<InputRequest>,
 }
 
 /// The constructors whose sentences the framework words ([`ToolError::not_found`],
@@ -74,6 +80,7 @@ impl ToolError {
                 next_step: None,
                 not_done: None,
                 details: None,
+                input: None,
             }),
         }
     }
@@ -86,6 +93,51 @@ impl ToolError {
     /// The arguments are invalid.
     pub fn invalid_arguments(message: impl Into<String>) -> Self {
         Self::new(ToolErrorKind::InvalidArguments, message)
+    }
+
+    /// The handler needs a person to decide before it can go on: `question` (for the
+    /// person), answered with one of `choices`, read back on the repeated call with
+    /// [`ToolContext::input`](crate::ToolContext::input)`(key)`. Nothing may be written
+    /// before the answer: return this before any write (a draft's transaction is rolled
+    /// back anyway).
+    ///
+    /// ```
+    /// use erp_tools_core::{ToolError, ToolErrorKind};
+    ///
+    /// let err = ToolError::needs_input(
+    ///     "vendor",
+    ///     "Two vendors sell BRG-0042: V-00231 (Sinar Jaya) and V-00377 (Maju). Which one?",
+    ///     ["V-00231", "V-00377"],
+    /// );
+    /// assert_eq!(err.kind(), ToolErrorKind::NeedsInput);
+    /// assert_eq!(err.input_request().unwrap().choices, ["V-00231", "V-00377"]);
+    /// assert!(err.to_string().contains("Allowed answers: V-00231, V-00377."));
+    /// ```
+    pub fn needs_input<I, S>(
+        key: impl Into<String>,
+        question: impl Into<String>,
+        choices: I,
+    ) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let question = question.into();
+        let request = InputRequest {
+            key: key.into(),
+            question: question.clone(),
+            choices: choices.into_iter().map(Into::into).collect(),
+        };
+        let mut err = Self::new(ToolErrorKind::NeedsInput, question)
+            .next_step(crate::text::NEEDS_INPUT_NEXT_STEP)
+            .not_done(crate::text::NOTHING_CHANGED);
+        err.inner.input = Some(request);
+        err
+    }
+
+    /// The question, if the handler needs a person's decision.
+    pub fn input_request(&self) -> Option<&InputRequest> {
+        self.inner.input.as_ref()
     }
 
     /// The values that would have been accepted.
@@ -159,6 +211,9 @@ impl ToolError {
         {
             v["details"] = d.clone();
         }
+        if let Some(input) = &self.inner.input {
+            v["input"] = serde_json::to_value(input).unwrap_or(Value::Null);
+        }
         v
     }
 }
@@ -166,6 +221,9 @@ impl ToolError {
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.inner.message.trim_end())?;
+        if let Some(input) = &self.inner.input {
+            write!(f, " Allowed answers: {}.", input.choices.join(", "))?;
+        }
         if !self.inner.allowed.is_empty() {
             write!(f, " Allowed values: {}.", self.inner.allowed.join(", "))?;
         }

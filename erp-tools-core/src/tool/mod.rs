@@ -6,6 +6,7 @@ pub(crate) mod context;
 pub(crate) mod error;
 pub(crate) mod handler;
 pub(crate) mod handles;
+pub(crate) mod input;
 pub(crate) mod output;
 pub(crate) mod tier;
 

@@ -1,0 +1,294 @@
+//! [`AnthropicModel`]: the Anthropic Messages API (`POST /v1/messages`).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::http::{ApiKey, Endpoint, HttpSettings};
+use super::{CallQueue, offered, system_text};
+use crate::agent::budget::TokenUsage;
+use crate::agent::model::{Message, Model, ModelAction, ModelError, ResultStatus, ToolSpec};
+use crate::registry::ToolRegistry;
+
+/// The default API address.
+const DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
+/// The API version every request names (`anthropic-version`).
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// A [`Model`] over the Anthropic Messages API.
+///
+/// Each turn sends the whole conversation: the system message as `system`, the user's
+/// request, every earlier call as a `tool_use` block of an assistant message and its
+/// result as a `tool_result` block of the next user message (the wrapped,
+/// untrusted-data text; `is_error` for refused and failed calls), and the tools as the
+/// registry's strict export ([`anthropic_tools`](crate::anthropic_tools), `"strict":
+/// true`), kept to the tools the caller may use. Headers: `x-api-key`,
+/// `anthropic-version: 2023-06-01`, and `anthropic-beta` if [`beta`](Self::beta) names one.
+///
+/// ```no_run
+/// # async fn demo(runtime: erp_tools_core::ToolRuntime, caller: std::sync::Arc<erp_tools_core::Principal>)
+/// # -> Result<(), Box<dyn std::error::Error>> {
+/// use erp_tools_core::agent::{Agent, Policy};
+/// use erp_tools_core::agent::providers::AnthropicModel;
+///
+/// // The key comes from ANTHROPIC_API_KEY; it is never logged.
+/// let mut model = AnthropicModel::from_env(runtime.registry().clone(), "claude-sonnet-4-5")?
+///     .max_tokens(2_000);
+/// let agent = Agent::new(runtime, Policy::new())?.prompt_version("reorder-v3");
+/// let outcome = agent.run(&caller, &mut model, "Reorder what is below its reorder point").await;
+/// println!("{} after {} tokens", outcome.status.as_str(), outcome.usage.total());
+/// # Ok(()) }
+/// ```
+pub struct AnthropicModel {
+    registry: Arc<ToolRegistry>,
+    model: String,
+    key: ApiKey,
+    base_url: String,
+    settings: HttpSettings,
+    max_tokens: u32,
+    beta: Option<String>,
+    endpoint: Option<Endpoint>,
+    queue: CallQueue,
+    usage: TokenUsage,
+}
+
+impl AnthropicModel {
+    /// `model` (e.g. `claude-sonnet-4-5`) with `key`, offering the tools of `registry`.
+    pub fn new(registry: Arc<ToolRegistry>, model: impl Into<String>, key: ApiKey) -> Self {
+        AnthropicModel {
+            registry,
+            model: model.into(),
+            key,
+            base_url: DEFAULT_BASE_URL.to_string(),
+            settings: HttpSettings::default(),
+            max_tokens: 4096,
+            beta: None,
+            endpoint: None,
+            queue: CallQueue::default(),
+            usage: TokenUsage::default(),
+        }
+    }
+
+    /// Like [`new`](Self::new), with the key from the environment variable
+    /// `ANTHROPIC_API_KEY`.
+    pub fn from_env(
+        registry: Arc<ToolRegistry>,
+        model: impl Into<String>,
+    ) -> Result<Self, ModelError> {
+        Ok(Self::new(
+            registry,
+            model,
+            ApiKey::from_env("ANTHROPIC_API_KEY")?,
+        ))
+    }
+
+    /// Another API address (a proxy, a test server), up to and including `/v1`. Default:
+    /// `https://api.anthropic.com/v1`.
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = url.into().trim_end_matches('/').to_string();
+        self.endpoint = None;
+        self
+    }
+
+    /// Timeout and retries.
+    pub fn http(mut self, settings: HttpSettings) -> Self {
+        self.settings = settings;
+        self.endpoint = None;
+        self
+    }
+
+    /// The most tokens one answer may use (`max_tokens`). Default: 4096.
+    pub fn max_tokens(mut self, tokens: u32) -> Self {
+        self.max_tokens = tokens;
+        self
+    }
+
+    /// Sends `anthropic-beta: <features>` (e.g. an account that needs the structured
+    /// outputs beta for strict tools).
+    pub fn beta(mut self, features: impl Into<String>) -> Self {
+        self.beta = Some(features.into());
+        self.endpoint = None;
+        self
+    }
+
+    fn endpoint(&mut self) -> Result<&Endpoint, ModelError> {
+        if self.endpoint.is_none() {
+            let mut headers = vec![
+                ("x-api-key", self.key.expose().to_string()),
+                ("anthropic-version", ANTHROPIC_VERSION.to_string()),
+            ];
+            if let Some(beta) = &self.beta {
+                headers.push(("anthropic-beta", beta.clone()));
+            }
+            self.endpoint = Some(Endpoint::new(
+                "Anthropic",
+                format!("{}/messages", self.base_url),
+                headers,
+                self.settings.clone(),
+            )?);
+        }
+        Ok(self.endpoint.as_ref().unwrap_or_else(|| unreachable!()))
+    }
+
+    /// The request body for `history` with `tools`.
+    pub(crate) fn request(&self, history: &[Message], tools: &[ToolSpec]) -> Value {
+        // (role, blocks), merged so roles alternate as the API requires.
+        let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
+        let mut push = |role: &'static str, block: Value| match messages.last_mut() {
+            Some((last, blocks)) if *last == role => blocks.push(block),
+            _ => messages.push((role, vec![block])),
+        };
+        for message in history {
+            match message {
+                Message::System { .. } => {}
+                Message::User { content } => {
+                    push("user", json!({"type": "text", "text": content}));
+                }
+                Message::ToolCall {
+                    call_id,
+                    name,
+                    arguments,
+                } => push(
+                    "assistant",
+                    json!({"type": "tool_use", "id": call_id, "name": name, "input": arguments}),
+                ),
+                Message::ToolResult(result) => {
+                    let failed =
+                        !matches!(result.status, ResultStatus::Ok | ResultStatus::Replayed);
+                    push(
+                        "user",
+                        json!({
+                            "type": "tool_result",
+                            "tool_use_id": result.call_id,
+                            "content": result.content,
+                            "is_error": failed,
+                        }),
+                    );
+                }
+                Message::Answer { content } => {
+                    push("assistant", json!({"type": "text", "text": content}));
+                }
+            }
+        }
+        let messages: Vec<Value> = messages
+            .into_iter()
+            .map(|(role, content)| json!({"role": role, "content": content}))
+            .collect();
+        let mut body = json!({
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": messages,
+            "tools": tools_json(&self.registry, tools),
+        });
+        let system = system_text(history);
+        if !system.is_empty() {
+            body["system"] = json!(system);
+        }
+        body
+    }
+
+    /// The actions of one response (its calls in order, or its text), recording usage.
+    fn read_response(&mut self, response: &Value) -> Result<VecDeque<ModelAction>, ModelError> {
+        if response["type"] == "error" {
+            let message = response
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown error");
+            return Err(ModelError::new(format!("Anthropic: {message}")));
+        }
+        let usage = &response["usage"];
+        let read = |k: &str| usage[k].as_u64().unwrap_or(0);
+        self.usage += TokenUsage::new(
+            read("input_tokens")
+                + read("cache_creation_input_tokens")
+                + read("cache_read_input_tokens"),
+            read("output_tokens"),
+        );
+        let mut calls = VecDeque::new();
+        let mut text = String::new();
+        for block in response["content"].as_array().into_iter().flatten() {
+            match block["type"].as_str() {
+                Some("tool_use") => {
+                    let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str())
+                    else {
+                        return Err(ModelError::new(
+                            "Anthropic: a tool_use block has no id or name",
+                        ));
+                    };
+                    calls.push_back(ModelAction::tool_call_with_id(
+                        name,
+                        block["input"].clone(),
+                        id,
+                    ));
+                }
+                Some("text") => text.push_str(block["text"].as_str().unwrap_or("")),
+                _ => {}
+            }
+        }
+        if !calls.is_empty() {
+            return Ok(calls);
+        }
+        let stop = response["stop_reason"].as_str().unwrap_or("unknown");
+        if stop == "max_tokens" {
+            return Err(ModelError::new(
+                "Anthropic: the answer was cut off at max_tokens; raise max_tokens",
+            ));
+        }
+        if text.is_empty() {
+            return Err(ModelError::new(format!(
+                "Anthropic: the response (stop_reason {stop}) has neither text nor a tool call"
+            )));
+        }
+        Ok(VecDeque::from([ModelAction::Answer(text)]))
+    }
+}
+
+/// The registry's Anthropic export, kept to the offered tools.
+fn tools_json(registry: &ToolRegistry, tools: &[ToolSpec]) -> Value {
+    let mut export = crate::registry::export::anthropic_tools(registry);
+    if let Value::Array(entries) = &mut export {
+        entries.retain(|t| t["name"].as_str().is_some_and(|n| offered(tools, n)));
+    }
+    export
+}
+
+impl std::fmt::Debug for AnthropicModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicModel")
+            .field("model", &self.model)
+            .field("key", &self.key)
+            .field("base_url", &self.base_url)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Model for AnthropicModel {
+    fn next<'a>(
+        &'a mut self,
+        history: &'a [Message],
+        tools: &'a [ToolSpec],
+    ) -> BoxFuture<'a, Result<ModelAction, ModelError>> {
+        Box::pin(async move {
+            if let Some(action) = self.queue.next(history) {
+                return Ok(action);
+            }
+            let body = self.request(history, tools);
+            let response = self.endpoint()?.post(&body).await?;
+            let actions = self.read_response(&response)?;
+            self.queue
+                .start(actions)
+                .ok_or_else(|| ModelError::new("Anthropic: the response holds no action"))
+        })
+    }
+
+    fn take_usage(&mut self) -> TokenUsage {
+        std::mem::take(&mut self.usage)
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.model)
+    }
+}

@@ -1,0 +1,201 @@
+//! Questions a tool asks a person, over MCP: the sealed `requestState` of 2026-07-28
+//! `input_required` results, the elicitation request that carries the question, and the
+//! record of states already used.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    ElicitRequest, ElicitRequestParams, InputRequest as McpInputRequest, InputRequests,
+    RequestStateCodec, RequestStateError, SealOptions,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::tool::input::{InputAnswers, InputRequest};
+
+/// The property of the elicitation form that holds the answer.
+pub(super) const ANSWER_FIELD: &str = "answer";
+
+/// What a sealed `requestState` carries: the question, the answers given so far, and a
+/// nonce that makes it usable once.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct Sealed {
+    pub nonce: String,
+    pub input: InputRequest,
+    #[serde(default)]
+    pub answers: InputAnswers,
+}
+
+/// Seals and opens request states, and remembers the ones already used.
+pub(super) struct StateKeeper {
+    codec: RequestStateCodec,
+    ttl: Duration,
+    used: Mutex<HashMap<String, Instant>>,
+}
+
+impl StateKeeper {
+    /// A keeper sealing with `key` (32 bytes or more), states valid for `ttl`.
+    pub fn new(key: &[u8], ttl: Duration) -> Result<Self, RequestStateError> {
+        let codec = RequestStateCodec::try_new(key.to_vec())?;
+        Ok(StateKeeper {
+            codec,
+            ttl,
+            used: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A keeper with a random key of this process (states do not survive a restart and
+    /// are not accepted by other processes).
+    pub fn random(ttl: Duration) -> Arc<Self> {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).expect("the operating system provides random bytes");
+        Arc::new(Self::new(&key, ttl).expect("32 bytes is a valid key"))
+    }
+
+    /// Seals `input` and `answers` for the call `binding` names.
+    pub fn seal(&self, binding: &str, input: &InputRequest, answers: &InputAnswers) -> String {
+        let mut nonce = [0u8; 16];
+        getrandom::fill(&mut nonce).expect("the operating system provides random bytes");
+        let sealed = Sealed {
+            nonce: hex::encode(nonce),
+            input: input.clone(),
+            answers: answers.clone(),
+        };
+        let options = SealOptions::new()
+            .associated_data(binding.as_bytes())
+            .ttl(self.ttl);
+        self.codec
+            .seal_json_with(&sealed, &options)
+            .expect("the sealed state serialises")
+    }
+
+    /// Opens `state` for the call `binding` names and marks it used: `Err` says why it
+    /// is refused (forged, altered, expired, another call's, already used).
+    pub fn open(&self, state: &str, binding: &str) -> Result<Sealed, String> {
+        let sealed: Sealed = self
+            .codec
+            .open_json_with(state, binding.as_bytes())
+            .map_err(|e| e.to_string())?;
+        let mut used = self.used.lock().map_err(|_| "state record poisoned")?;
+        let now = Instant::now();
+        used.retain(|_, expires| *expires > now);
+        if used.contains_key(&sealed.nonce) {
+            return Err("request state was already used".into());
+        }
+        used.insert(sealed.nonce.clone(), now + self.ttl);
+        Ok(sealed)
+    }
+}
+
+impl std::fmt::Debug for StateKeeper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateKeeper")
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a sealed state is bound to: the caller (user, branch, run), the tool and the
+/// hash of the arguments.
+pub(super) fn binding(user: &str, branch: i64, run: &str, tool: &str, args_hash: &str) -> String {
+    format!("erp-tools/input/v1\u{1f}{user}\u{1f}{branch}\u{1f}{run}\u{1f}{tool}\u{1f}{args_hash}")
+}
+
+/// The elicitation form asking `input`: one required string property, its enum the
+/// choices.
+pub(super) fn elicitation(input: &InputRequest) -> ElicitRequestParams {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            ANSWER_FIELD: {
+                "type": "string",
+                "title": "Answer",
+                "description": input.question,
+                "enum": input.choices,
+            }
+        },
+        "required": [ANSWER_FIELD],
+    });
+    ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: input.question.clone(),
+        requested_schema: serde_json::from_value(schema)
+            .expect("an object with one enum property is an elicitation schema"),
+    }
+}
+
+/// The `inputRequests` of an `input_required` result asking `input`.
+pub(super) fn input_requests(input: &InputRequest) -> InputRequests {
+    let mut requests = InputRequests::new();
+    requests.insert(
+        input.key.clone(),
+        McpInputRequest::Elicitation(ElicitRequest::new(elicitation(input))),
+    );
+    requests
+}
+
+/// The answer in an elicitation result (`{"action": "accept", "content": {"answer": ..}}`),
+/// if the person accepted and chose one of the choices.
+pub(super) fn accepted_answer(input: &InputRequest, result: &Value) -> Option<String> {
+    if result.get("action").and_then(Value::as_str) != Some("accept") {
+        return None;
+    }
+    let answer = result
+        .pointer(&format!("/content/{ANSWER_FIELD}"))?
+        .as_str()?;
+    input.accepts(answer).then(|| answer.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn question() -> InputRequest {
+        InputRequest {
+            key: "vendor".into(),
+            question: "Which vendor?".into(),
+            choices: vec!["V-1".into(), "V-2".into()],
+        }
+    }
+
+    #[test]
+    fn a_state_opens_once_for_its_own_call_only() {
+        let keeper = StateKeeper::random(Duration::from_secs(60));
+        let call = binding("u-1", 1, "run-1", "t", "abc");
+        let state = keeper.seal(&call, &question(), &InputAnswers::new());
+        let other = binding("u-2", 1, "run-1", "t", "abc");
+        assert!(keeper.open(&state, &other).is_err(), "another caller");
+        let changed = binding("u-1", 1, "run-1", "t", "abd");
+        assert!(keeper.open(&state, &changed).is_err(), "other arguments");
+        let mut tampered = state.clone();
+        tampered.replace_range(tampered.len() - 2.., "AA");
+        assert!(keeper.open(&tampered, &call).is_err(), "altered");
+        assert_eq!(keeper.open(&state, &call).unwrap().input, question());
+        assert_eq!(
+            keeper.open(&state, &call).unwrap_err(),
+            "request state was already used"
+        );
+    }
+
+    #[test]
+    fn an_expired_state_is_refused() {
+        let keeper = StateKeeper::random(Duration::from_millis(1));
+        let call = binding("u-1", 1, "r", "t", "h");
+        let state = keeper.seal(&call, &question(), &InputAnswers::new());
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(keeper.open(&state, &call).unwrap_err().contains("expired"));
+    }
+
+    #[test]
+    fn only_an_accepted_allowed_answer_counts() {
+        let q = question();
+        let ok = json!({"action": "accept", "content": {"answer": "V-2"}});
+        assert_eq!(accepted_answer(&q, &ok).as_deref(), Some("V-2"));
+        let other = json!({"action": "accept", "content": {"answer": "V-9"}});
+        assert_eq!(accepted_answer(&q, &other), None);
+        let declined = json!({"action": "decline"});
+        assert_eq!(accepted_answer(&q, &declined), None);
+    }
+}
