@@ -149,7 +149,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Serve { stdio: false, addr } => {
             let db = app::open_db(&cli.db).await?;
-            let runtime = ToolRuntime::new(registry, db);
+            let runtime = ToolRuntime::new(registry, db.clone());
             let config = HttpConfig::new(tokens);
             let cancellation = config.cancellation().clone();
             let router = erp_tools_core::mcp::router(runtime, config);
@@ -160,9 +160,12 @@ async fn run(cli: Cli) -> Result<(), String> {
             eprintln!(
                 "distributor: mint a token with `cargo run --example distributor -- token --user 7 --branch SBY-01 --scopes purchasing:read,purchasing:draft,inventory:read`"
             );
-            erp_tools_core::mcp::serve_http(addr, router, cancellation)
+            let served = erp_tools_core::mcp::serve_http(addr, router, cancellation)
                 .await
-                .map_err(|e| format!("cannot serve on {addr}: {e}"))
+                .map_err(|e| format!("cannot serve on {addr}: {e}"));
+            // Commits the audit rows still queued.
+            db.close().await;
+            served
         }
         Command::Token {
             user,

@@ -8,7 +8,8 @@ use crate::runtime::ToolRuntime;
 use crate::tool::context::Principal;
 
 /// Serves MCP on this process's stdin/stdout for `principal` until the client
-/// disconnects.
+/// disconnects, then closes the database ([`Database::close`](crate::Database::close):
+/// the audit rows still queued are committed before this returns).
 ///
 /// stdio has no per-request credentials, so the caller is fixed at start-up: verify the
 /// token the process was given (for example with [`crate::auth::verify`] on an
@@ -18,15 +19,21 @@ pub async fn serve_stdio(
     runtime: ToolRuntime,
     principal: Principal,
 ) -> Result<QuitReason, StdioError> {
+    let db = runtime.database().clone();
     let server = ErpMcpServer::with_principal(runtime, principal);
-    let running = server
-        .serve(rmcp::transport::io::stdio())
-        .await
-        .map_err(|e| StdioError(e.to_string()))?;
-    running
-        .waiting()
-        .await
-        .map_err(|e| StdioError(e.to_string()))
+    let served = async {
+        let running = server
+            .serve(rmcp::transport::io::stdio())
+            .await
+            .map_err(|e| StdioError(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| StdioError(e.to_string()))
+    }
+    .await;
+    db.close().await;
+    served
 }
 
 /// The stdio session could not start or ended abnormally.

@@ -71,9 +71,10 @@ impl Attempt {
         if let Some(id) = self.id {
             return Ok(id);
         }
-        let pending = self.pending.take().ok_or_else(|| {
-            StoreError::AuditWrite("the attempt row was not committed".into())
-        })?;
+        let pending = self
+            .pending
+            .take()
+            .ok_or_else(|| StoreError::AuditWrite("the attempt row was not committed".into()))?;
         let id = pending.durable().await?;
         self.id = Some(id);
         Ok(id)

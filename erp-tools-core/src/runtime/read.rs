@@ -46,12 +46,7 @@ pub(crate) async fn run_audited(
 }
 
 /// Runs a read handler. Nothing it does can write: `read` refuses every write.
-async fn run(
-    handler: ReadHandlerFn,
-    ctx: &ToolContext,
-    read: &ReadDb,
-    args: Value,
-) -> Finished {
+async fn run(handler: ReadHandlerFn, ctx: &ToolContext, read: &ReadDb, args: Value) -> Finished {
     match AssertUnwindSafe(handler(ctx, read, args))
         .catch_unwind()
         .await

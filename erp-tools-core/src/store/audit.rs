@@ -4,9 +4,7 @@
 
 use sqlx::Row;
 
-use crate::audit::{
-    ATTEMPT, AuditEntry, AuditId, AuditRecord, Outcome, SOURCE_RUNTIME, now_text,
-};
+use crate::audit::{ATTEMPT, AuditEntry, AuditId, AuditRecord, Outcome, SOURCE_RUNTIME, now_text};
 use crate::tool::handles::{Backend, DocumentRef};
 
 /// The columns of a new row, in the order [`insert_many`] binds them.
@@ -227,11 +225,7 @@ fn push_tuples(sql: &mut String, rows: usize, per_row: usize) {
 
 /// Sets the final outcome of a tool call's row on `executor` (a draft's transaction on
 /// PostgreSQL, where audit and documents share the database).
-pub(crate) async fn finish<'c, E>(
-    executor: E,
-    id: AuditId,
-    fin: &Final,
-) -> Result<(), sqlx::Error>
+pub(crate) async fn finish<'c, E>(executor: E, id: AuditId, fin: &Final) -> Result<(), sqlx::Error>
 where
     E: sqlx::Executor<'c, Database = sqlx::Any>,
 {

@@ -26,8 +26,8 @@ mod sqlite;
 mod writer;
 
 pub(crate) use audit::Final;
-pub(crate) use writer::PendingRow;
 use writer::AuditWriter;
+pub(crate) use writer::PendingRow;
 
 pub use error::StoreError;
 pub use options::DatabaseOptions;
@@ -215,7 +215,10 @@ impl Database {
         if pools.audit_file.is_some() {
             let n = reconcile_drafts(&pools).await?;
             if n > 0 {
-                tracing::info!(rows = n, "finished the audit rows of drafts committed before a stop");
+                tracing::info!(
+                    rows = n,
+                    "finished the audit rows of drafts committed before a stop"
+                );
             }
         }
         let audit = AuditWriter::start(pools.audit.clone(), backend);

@@ -1,8 +1,8 @@
 //! Opening PostgreSQL: a write pool, a pool of read-only sessions, and the audit writer's
 //! own connection.
 
-use sqlx::any::AnyPoolOptions;
 use sqlx::Executor;
+use sqlx::any::AnyPoolOptions;
 
 use super::{DatabaseOptions, Pools, StoreError};
 

@@ -67,7 +67,12 @@ pub(super) async fn open(options: &DatabaseOptions) -> Result<Pools, StoreError>
     sqlx::raw_sql("PRAGMA journal_mode = WAL")
         .execute(&audit)
         .await?;
-    migrate::run(&audit, Backend::Sqlite, migrate::SQLITE_AUDIT_FILE_MIGRATIONS).await?;
+    migrate::run(
+        &audit,
+        Backend::Sqlite,
+        migrate::SQLITE_AUDIT_FILE_MIGRATIONS,
+    )
+    .await?;
     let attach = format!(
         "ATTACH DATABASE {} AS {AUDIT_SCHEMA};",
         read_only_uri_literal(&audit_file)

@@ -193,7 +193,12 @@ impl AuditWriter {
     /// Aborts the writer task wherever it is, as a crash would (tests only).
     #[cfg(test)]
     pub(crate) fn abort(&self) {
-        if let Some(task) = self.task.lock().ok().and_then(|t| t.as_ref().map(|t| t.abort_handle())) {
+        if let Some(task) = self
+            .task
+            .lock()
+            .ok()
+            .and_then(|t| t.as_ref().map(|t| t.abort_handle()))
+        {
             task.abort();
         }
     }
@@ -257,8 +262,11 @@ async fn run(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
                             tries: tries + 1,
                         });
                     } else {
-                        tracing::error!(audit_id = id, "gave up recording a call's outcome; \
-                            the row stays `attempt` until the recovery pass closes it");
+                        tracing::error!(
+                            audit_id = id,
+                            "gave up recording a call's outcome; \
+                            the row stays `attempt` until the recovery pass closes it"
+                        );
                     }
                 }
                 if !retry.is_empty() {
