@@ -54,8 +54,8 @@ struct Inner {
     backend: Backend,
     write: AnyPool,
     read: ReadDb,
+    audit_writer_pool: AnyPool,
     audit_pool: AnyPool,
-    audit_read: AnyPool,
     audit_file: Option<PathBuf>,
     audit: AuditWriter,
     /// (run, user, branch) pairs already checked against `erp_agent_runs`. A run's owner
@@ -227,8 +227,8 @@ impl Database {
                 backend,
                 write: pools.write,
                 read: ReadDb::new(pools.read, backend),
-                audit_pool: pools.audit,
-                audit_read: pools.audit_read,
+                audit_writer_pool: pools.audit,
+                audit_pool: pools.audit_read,
                 audit_file: pools.audit_file,
                 audit,
                 known_runs: Mutex::new(HashSet::new()),
@@ -271,7 +271,7 @@ impl Database {
         self.inner.audit.shutdown().await;
         self.inner.read.pool().close().await;
         self.inner.write.close().await;
-        self.inner.audit_pool.close().await;
+        self.inner.audit_writer_pool.close().await;
     }
 
     // ---- migrations -------------------------------------------------------------------
@@ -373,7 +373,7 @@ impl Database {
     /// The pools of [`Database::pool`] and [`Database::read_db`] attach the audit file
     /// read-only too, so `SELECT`s on them also see the log.
     pub fn audit_pool(&self) -> &AnyPool {
-        &self.inner.audit_read
+        &self.inner.audit_pool
     }
 
     // ---- idempotency keys ---------------------------------------------------------------

@@ -71,7 +71,7 @@ enum SlotState {
 
 enum Job {
     Insert {
-        row: NewRow,
+        row: Box<NewRow>,
         slot: Option<Arc<Slot>>,
         ack: Ack,
     },
@@ -151,7 +151,7 @@ impl AuditWriter {
         let (ack, rx) = oneshot::channel();
         self.jobs
             .send(Job::Insert {
-                row,
+                row: Box::new(row),
                 slot: Some(slot.clone()),
                 ack,
             })
@@ -189,19 +189,6 @@ impl AuditWriter {
             let _ = task.await;
         }
     }
-
-    /// Aborts the writer task wherever it is, as a crash would (tests only).
-    #[cfg(test)]
-    pub(crate) fn abort(&self) {
-        if let Some(task) = self
-            .task
-            .lock()
-            .ok()
-            .and_then(|t| t.as_ref().map(|t| t.abort_handle()))
-        {
-            task.abort();
-        }
-    }
 }
 
 async fn run(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
@@ -230,7 +217,7 @@ async fn run(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
         let mut flushed = Vec::new();
         for job in batch.drain(..) {
             match job {
-                Job::Insert { row, slot, ack } => inserts.push((take(row, slot), ack)),
+                Job::Insert { row, slot, ack } => inserts.push((take(*row, slot), ack)),
                 Job::Finish { id, fin, tries } => finishes.push((id, fin, tries)),
                 Job::Flush(done) => flushed.push(done),
                 Job::Shutdown(done) => {
