@@ -52,6 +52,8 @@ if [[ $mode == smoke ]]; then
   "$bin/memory" --binary "$bin/examples/distributor" --calls 200 --clients 4 --reps 1 \
     --json "$out/memory.json"
   "$bin/interleaved" --read-rounds 5 --sqlite-draft-rounds 3 --pg-draft-rounds 3 \
+    --concurrency-rounds 1 --callers 4 --calls-per-caller 3 \
+    --interference-rounds 1 --interference-reads 5 --interference-lines 20 \
     --json "$out/interleaved.json"
   "$bin/compile_time" --tools 3 --reps 1 --check --json "$out/compile_time.json"
   "$bin/report" "$out" > /dev/null

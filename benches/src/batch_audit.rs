@@ -23,7 +23,7 @@ async fn insert_rows(
     now: &str,
 ) -> Result<(), sqlx::Error> {
     let mut sql = String::from(
-        "INSERT INTO erp_audit_log (at, finished_at, source, agent_run_id, tool_call_id, \
+        "INSERT INTO bench_audit_log (at, finished_at, source, agent_run_id, tool_call_id, \
          tool_name, user_id, branch_id, branch_code, arguments, outcome, message, \
          document_type, document_id, document_number, model, prompt_version) VALUES ",
     );

@@ -2,6 +2,12 @@
 //! temporary SQLite file, or a PostgreSQL schema of its own when `ERP_TOOLS_PG_URL` is
 //! set; see `erp_tools_tests::db`), and the hand-written "floor" transactions the draft
 //! pipeline is compared with.
+//!
+//! The hand-written statements write their audit rows to `bench_audit_log`, a table of the
+//! same shape (columns and indexes) as the framework's `erp_audit_log`, in the main
+//! database: on SQLite the framework keeps its audit log in a file of its own, written
+//! only by its audit writer, and a team writing the audit insert by hand would put it next
+//! to its documents, in the same transaction.
 
 use erp_tools_core::sqlx;
 use erp_tools_core::sqlx::any::AnyArguments;
@@ -40,7 +46,15 @@ const TABLES: &str = "CREATE TABLE bench_items (
         drafted_on_behalf_of TEXT NOT NULL);
     CREATE TABLE bench_order_lines (
         id {id}, order_id {int} NOT NULL REFERENCES bench_orders (id),
-        line_no {int} NOT NULL, item_code TEXT NOT NULL, qty TEXT NOT NULL, uom TEXT NOT NULL);";
+        line_no {int} NOT NULL, item_code TEXT NOT NULL, qty TEXT NOT NULL, uom TEXT NOT NULL);
+    CREATE TABLE bench_audit_log (
+        id {id}, at TEXT NOT NULL, finished_at TEXT, source TEXT NOT NULL,
+        agent_run_id TEXT NOT NULL, tool_call_id TEXT, tool_name TEXT, user_id TEXT NOT NULL,
+        branch_id {int}, branch_code TEXT, arguments TEXT, outcome TEXT NOT NULL, message TEXT,
+        document_type TEXT, document_id {int}, document_number TEXT, model TEXT,
+        prompt_version TEXT, step {int}, action_signature TEXT);
+    CREATE INDEX bench_audit_log_run ON bench_audit_log (agent_run_id, id);
+    CREATE INDEX bench_audit_log_at ON bench_audit_log (at);";
 
 const SEED: &str = "INSERT INTO bench_items (code, branch_id, name, base_uom, on_hand) VALUES
     ('BRG-0042', 1, 'Plastic container 500 ml', 'PCS', '180'),
@@ -124,7 +138,7 @@ const KEY_INSERT: &str = "INSERT INTO erp_idempotency_keys (agent_run_id, client
      request_hash, tool_name, user_id, branch_id, document_type, document_id, document_number, \
      response, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 
-const AUDIT_INSERT: &str = "INSERT INTO erp_audit_log (at, finished_at, source, agent_run_id, \
+const AUDIT_INSERT: &str = "INSERT INTO bench_audit_log (at, finished_at, source, agent_run_id, \
      tool_call_id, tool_name, user_id, branch_id, branch_code, arguments, outcome, message, \
      document_type, document_id, document_number, model, prompt_version) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
@@ -267,7 +281,7 @@ pub async fn floor_draft(
                 "WITH k AS (UPDATE erp_idempotency_keys SET document_type = $1, document_id = $2, \
                  document_number = $3, response = $4 WHERE agent_run_id = $5 AND client_ref = $6 \
                  RETURNING 1) \
-                 UPDATE erp_audit_log SET outcome = $7, message = $8, document_type = $1, \
+                 UPDATE bench_audit_log SET outcome = $7, message = $8, document_type = $1, \
                  document_id = $2, document_number = $3, finished_at = $9 WHERE id = $10",
             );
             completed_key(query, document, response, key)
@@ -287,7 +301,7 @@ pub async fn floor_draft(
                 .execute(&mut *tx)
                 .await?;
             sqlx::query(
-                "UPDATE erp_audit_log SET outcome = $1, message = $2, document_type = $3, \
+                "UPDATE bench_audit_log SET outcome = $1, message = $2, document_type = $3, \
                  document_id = $4, document_number = $5, finished_at = $6 WHERE id = $7",
             )
             .bind("ok")

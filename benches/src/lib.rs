@@ -30,6 +30,10 @@ use serde_json::Value;
 /// The variants of a read call (benchmark 1), as results name them.
 pub const READ_VARIANTS: [&str; 4] = ["a_direct", "b_pipeline", "c_mcp_erp", "d_mcp_rmcp"];
 
+/// The floor of a read call in the interleaved rerun: the same body, then one
+/// hand-written audit insert committed on its own (the same guarantee by hand).
+pub const READ_FLOOR: &str = "e_body_and_hand_insert";
+
 /// The variants of a draft call (benchmark 2) the interleaved rerun times on PostgreSQL,
 /// as results name them; on SQLite it times the first two and the last.
 pub const DRAFT_VARIANTS: [&str; 6] = [

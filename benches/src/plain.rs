@@ -1,11 +1,12 @@
 //! The baseline: the same read tools on a plain `rmcp` server (`#[tool_router]` +
 //! `#[tool]`), with no scopes, no strict validation, no audit.
 
-use erp_tools_core::ReadDb;
+use erp_tools_core::{AuditEntry, Database, Principal, ReadDb};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{ErrorData, Json, tool, tool_handler, tool_router};
 
+use crate::fixtures::{audit_insert, now_text};
 use crate::tools::{ItemArgs, ItemView, item_body, memory_body};
 
 /// A plain `rmcp` server exposing `catalog_get_item` and `catalog_describe_item` with the
@@ -14,6 +15,8 @@ use crate::tools::{ItemArgs, ItemView, item_body, memory_body};
 pub struct PlainServer {
     read: ReadDb,
     branch_id: i64,
+    /// With a hand-written audit: the database and the caller the row names.
+    audit: Option<(Database, Principal)>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -23,8 +26,33 @@ impl PlainServer {
         PlainServer {
             read,
             branch_id,
+            audit: None,
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// The same tools, each call followed by one hand-written audit insert (the finished
+    /// row, committed on its own on `db`'s write pool, into `bench_audit_log`) before it
+    /// answers: the honest floor of "no result before its audit row is durable".
+    pub fn with_hand_audit(read: ReadDb, db: Database, who: Principal) -> Self {
+        let branch_id = who.branch_id();
+        PlainServer {
+            audit: Some((db, who)),
+            ..Self::new(read, branch_id)
+        }
+    }
+
+    async fn audited(&self, tool: &str, item_code: &str) -> Result<(), ErrorData> {
+        let Some((db, who)) = &self.audit else {
+            return Ok(());
+        };
+        let entry = AuditEntry::new(who, "bench-run", "ok")
+            .tool(tool, "call-1")
+            .arguments(&serde_json::json!({ "item_code": item_code }));
+        audit_insert(db.pool(), &entry, &now_text(), None, None)
+            .await
+            .map(|_| ())
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 }
 
@@ -36,10 +64,11 @@ impl PlainServer {
         &self,
         Parameters(args): Parameters<ItemArgs>,
     ) -> Result<Json<ItemView>, ErrorData> {
-        item_body(self.read.pool(), self.branch_id, &args.item_code)
+        let item = item_body(self.read.pool(), self.branch_id, &args.item_code)
             .await
-            .map(Json)
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        self.audited("catalog_get_item", &args.item_code).await?;
+        Ok(Json(item))
     }
 
     /// Describe one item by code from the built-in catalog, with its stock on hand.
@@ -48,10 +77,12 @@ impl PlainServer {
         &self,
         Parameters(args): Parameters<ItemArgs>,
     ) -> Result<Json<ItemView>, ErrorData> {
-        memory_body(&args.item_code)
+        let item = memory_body(&args.item_code)
             .await
-            .map(Json)
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        self.audited("catalog_describe_item", &args.item_code)
+            .await?;
+        Ok(Json(item))
     }
 }
 

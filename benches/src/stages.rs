@@ -10,7 +10,7 @@ use erp_tools_core::{AuditEntry, Database};
 use crate::audit_columns::AuditColumns;
 use crate::fixtures::{ATTEMPT, SOURCE_RUNTIME, now_text};
 
-const INSERT_SQL: &str = "INSERT INTO erp_audit_log (at, finished_at, source, agent_run_id, \
+const INSERT_SQL: &str = "INSERT INTO bench_audit_log (at, finished_at, source, agent_run_id, \
      tool_call_id, tool_name, user_id, branch_id, branch_code, arguments, outcome, message, \
      document_type, document_id, document_number, model, prompt_version, step, \
      action_signature) \
@@ -45,7 +45,7 @@ pub async fn record_attempt(db: &Database, entry: &AuditEntry) -> Result<i64, sq
 /// `record_outcome` after a read).
 pub async fn record_outcome_ok(db: &Database, id: i64) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "UPDATE erp_audit_log SET outcome = $1, message = $2, document_type = $3, \
+        "UPDATE bench_audit_log SET outcome = $1, message = $2, document_type = $3, \
          document_id = $4, document_number = $5, finished_at = $6 WHERE id = $7",
     )
     .bind("ok")

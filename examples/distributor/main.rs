@@ -211,7 +211,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             let runtime = ToolRuntime::new(registry.clone(), db.clone());
             let console = review::console(
                 authenticator.clone(),
-                Arc::new(review::agent(registry, db)?),
+                Arc::new(review::agent(registry, db.clone())?),
             )?;
             let provider = authenticator.authorization_servers();
             let config = HttpConfig::from_authenticator(authenticator);
@@ -230,9 +230,12 @@ async fn run(cli: Cli) -> Result<(), String> {
                     "distributor: mint a token with `cargo run --example distributor -- token --user 7 --branch SBY-01 --scopes purchasing:read,purchasing:draft,inventory:read`"
                 ),
             }
-            erp_tools_core::mcp::serve_http(addr, router, options)
+            let served = erp_tools_core::mcp::serve_http(addr, router, options)
                 .await
-                .map_err(|e| format!("cannot serve on {addr}: {e}"))
+                .map_err(|e| format!("cannot serve on {addr}: {e}"));
+            // Commits the audit rows still queued.
+            db.close().await;
+            served
         }
         Command::Token {
             user,

@@ -10,7 +10,9 @@ use crate::auth::Identity;
 use crate::runtime::ToolRuntime;
 
 /// Serves MCP on this process's stdin/stdout for `caller` until the client disconnects
-/// or the caller's token expires.
+/// or the caller's token expires,
+/// then closes the database ([`Database::close`](crate::Database::close): the audit rows
+/// still queued are committed before this returns).
 ///
 /// stdio has no per-request credentials, so the caller is fixed at start-up: verify the
 /// token the process was given (for example with [`crate::auth::verify_identity`] on an
@@ -33,7 +35,18 @@ pub async fn serve_stdio(
     {
         return Err(StdioError::TokenExpired(at));
     }
+    let db = runtime.database().clone();
     let server = ErpMcpServer::with_principal(runtime, principal);
+    let served = serve_until_expiry(server, expires_at).await;
+    db.close().await;
+    served
+}
+
+/// Serves `server` on stdio until the client disconnects or `expires_at` passes.
+async fn serve_until_expiry(
+    server: ErpMcpServer,
+    expires_at: Option<SystemTime>,
+) -> Result<QuitReason, StdioError> {
     let running = server
         .serve(rmcp::transport::io::stdio())
         .await

@@ -1,6 +1,8 @@
-//! Executing a draft call: one transaction whose first statement claims the idempotency
-//! key; the handler writes the document on it; the key gets the document and the
-//! response, the audit row its outcome, and all of it commits together (SPEC R4).
+//! Executing a draft call: one transaction that first claims (PostgreSQL) or checks
+//! (SQLite, under `BEGIN IMMEDIATE`) the idempotency key; the handler writes the document
+//! on it; the key row gets the document and the response, and all of it commits together
+//! (SPEC R4), never before the call's `attempt` audit row is durable (see
+//! [`run_audited`] for how the audit row is finished on each backend).
 //!
 //! A key that is already claimed is decided by [`StoredKey::verdict`]: a replay returns the
 //! stored result, anything else is refused; either way nothing is written but the audit
@@ -14,14 +16,15 @@ use futures::FutureExt;
 use serde_json::Value;
 
 use super::answer::{Finished, panic_text};
-use crate::audit::{AuditId, Outcome};
+use crate::audit::{AuditEntry, AuditId, Outcome};
 use crate::idempotency::{Claim, IdempotencyKey, Verdict};
-use crate::store::{Database, audit as audit_sql, keys};
+use crate::store::keys::{self, Completed};
+use crate::store::{Database, PendingRow, StoreError};
 use crate::text;
 use crate::tool::Tier;
 use crate::tool::context::ToolContext;
 use crate::tool::handler::DraftHandlerFn;
-use crate::tool::handles::DraftTx;
+use crate::tool::handles::{Backend, DraftTx};
 use crate::validate::canonical_hash;
 
 /// How the transaction ended when it did not commit a result.
@@ -32,6 +35,8 @@ pub(crate) enum Failure {
     Db(sqlx::Error),
     /// The commit of a new document failed: whether it took effect is unknown.
     Commit(sqlx::Error),
+    /// The call's attempt row could not be committed; rolled back, no result is given.
+    Audit(StoreError),
 }
 
 impl From<sqlx::Error> for Failure {
@@ -42,29 +47,89 @@ impl From<sqlx::Error> for Failure {
 
 impl Failure {
     /// The call's outcome; its audit row still needs it (nothing was committed).
-    pub(crate) fn into_finished(self) -> Finished {
-        match self {
+    fn into_finished(self) -> Result<Finished, StoreError> {
+        Ok(match self {
             Failure::Tool(finished) => finished,
             Failure::Db(e) => {
                 Finished::failed(Outcome::ToolError, text::draft_transaction_failed(e))
             }
             Failure::Commit(e) => Finished::failed(Outcome::ToolError, text::commit_failed(e)),
-        }
+            Failure::Audit(e) => return Err(e),
+        })
     }
 }
 
-/// The idempotent write transaction of one draft call. `Ok` means the transaction
-/// committed (a new document, or a replay or mismatch that wrote nothing) together with
-/// the audit row's outcome; `Err` means nothing was committed and the audit row still
-/// needs its outcome.
-pub(crate) async fn run(
+/// The call's `attempt` row: handed to the audit writer, its id once durable.
+struct Attempt {
+    pending: Option<PendingRow>,
+    id: Option<AuditId>,
+}
+
+impl Attempt {
+    /// Waits until the row is durable (once) and returns its id.
+    async fn id(&mut self) -> Result<AuditId, StoreError> {
+        if let Some(id) = self.id {
+            return Ok(id);
+        }
+        let pending = self
+            .pending
+            .take()
+            .ok_or_else(|| StoreError::AuditWrite("the attempt row was not committed".into()))?;
+        let id = pending.durable().await?;
+        self.id = Some(id);
+        Ok(id)
+    }
+}
+
+/// How the transaction ended with a result to give.
+struct Done {
+    finished: Finished,
+    /// The audit row was finished inside the committed transaction (PostgreSQL).
+    audit_finished: bool,
+}
+
+/// Runs a draft call with its audit row: the `attempt` row is handed to the audit writer
+/// and committed while the transaction begins, claims the key and runs the handler; the
+/// transaction commits only after the row is durable. On PostgreSQL the key row and the
+/// audit row are completed by one statement inside the transaction; on SQLite (audit log in
+/// its own file) the audit row is finished by the writer after the commit, and the key row
+/// names it (`audit_id`) so that a crash in between is reconciled at the next start.
+///
+/// `Err` only when the attempt row could not be committed: nothing was committed and no
+/// result may be given.
+pub(crate) async fn run_audited(
     db: &Database,
     handler: DraftHandlerFn,
     ctx: &ToolContext,
     key: &IdempotencyKey,
     args: Value,
-    audit_id: AuditId,
-) -> Result<Finished, Failure> {
+    entry: &AuditEntry,
+) -> Result<Finished, StoreError> {
+    let mut attempt = Attempt {
+        pending: Some(db.queue_attempt(entry).await?),
+        id: None,
+    };
+    let (finished, audit_finished) = match run(db, handler, ctx, key, args, &mut attempt).await {
+        Ok(done) => (done.finished, done.audit_finished),
+        Err(failure) => (failure.into_finished()?, false),
+    };
+    // No result leaves before the attempt row is durable, whatever the path.
+    let id = attempt.id().await?;
+    if !audit_finished && let Err(e) = db.record_outcome(id, finished.final_row()).await {
+        tracing::error!(error = %e, audit_id = id, "could not queue the outcome of a call");
+    }
+    Ok(finished)
+}
+
+/// The idempotent write transaction of one draft call.
+async fn run(
+    db: &Database,
+    handler: DraftHandlerFn,
+    ctx: &ToolContext,
+    key: &IdempotencyKey,
+    args: Value,
+    attempt: &mut Attempt,
+) -> Result<Done, Failure> {
     let tool = ctx.tool_name();
     let request_hash = canonical_hash(&args);
     let claim = Claim {
@@ -74,11 +139,20 @@ pub(crate) async fn run(
         user_id: ctx.user_id(),
         branch_id: ctx.branch_id(),
     };
+    let pg = db.backend() == Backend::Postgres;
     // A conflicting key that disappears before it can be read (purged in between) is
     // claimed again; two rounds are always enough in practice.
     for _ in 0..3 {
         let mut tx = db.begin_write().await?;
-        if keys::claim(&mut tx, &claim).await? {
+        // PostgreSQL claims the key first, so a concurrent duplicate waits on it. SQLite's
+        // `BEGIN IMMEDIATE` already excludes every other writer: a key row that is not
+        // there now cannot appear before this transaction ends.
+        let new = if pg {
+            keys::claim(&mut tx, &claim).await?
+        } else {
+            keys::load(&mut tx, key).await?.is_none()
+        };
+        if new {
             let mut draft = DraftTx::new(
                 tx,
                 db.backend(),
@@ -108,23 +182,36 @@ pub(crate) async fn run(
                 return Err(Failure::Tool(Finished::failed(Outcome::ToolError, err)));
             };
             let mut tx = tx;
-            keys::complete(
-                &mut tx,
-                key,
-                &document,
-                &output.value,
-                output.text.as_deref(),
-            )
-            .await?;
-            audit_sql::finish(&mut *tx, audit_id, Outcome::Ok, None, Some(&document)).await?;
+            // The attempt row must be durable before this transaction commits.
+            let audit_id = match attempt.id().await {
+                Ok(id) => id,
+                Err(e) => {
+                    rollback(tx).await;
+                    return Err(Failure::Audit(e));
+                }
+            };
+            let done = Completed {
+                document: &document,
+                response: &output.value,
+                response_text: output.text.as_deref(),
+                audit_id,
+            };
+            if pg {
+                keys::complete_and_finish(&mut tx, key, &done).await?;
+            } else {
+                keys::insert_complete(&mut tx, &claim, &done).await?;
+            }
             tx.commit().await.map_err(Failure::Commit)?;
-            return Ok(Finished::succeeded(
-                Tier::Draft,
-                output.value,
-                output.text,
-                Some(document),
-                false,
-            ));
+            return Ok(Done {
+                finished: Finished::succeeded(
+                    Tier::Draft,
+                    output.value,
+                    output.text,
+                    Some(document),
+                    false,
+                ),
+                audit_finished: pg,
+            });
         }
 
         let Some(stored) = keys::load(&mut tx, key).await? else {
@@ -151,17 +238,12 @@ pub(crate) async fn run(
                 text::key_mismatch(key, &stored, tool, same_caller),
             ),
         };
-        // Nothing was written in this transaction; the audit outcome commits with it.
-        audit_sql::finish(
-            &mut *tx,
-            audit_id,
-            finished.outcome.outcome,
-            finished.audit_message.as_deref(),
-            finished.outcome.document.as_ref(),
-        )
-        .await?;
-        tx.commit().await?;
-        return Ok(finished);
+        // Nothing was written in this transaction; the audit writer records the outcome.
+        rollback(tx).await;
+        return Ok(Done {
+            finished,
+            audit_finished: false,
+        });
     }
     Err(Failure::Db(sqlx::Error::Protocol(format!(
         "idempotency key {key} conflicted but could not be read"

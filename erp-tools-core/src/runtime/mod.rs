@@ -103,12 +103,15 @@ pub enum CallError {
 ///    normalised, hard limits, `client_ref` → an `Admitted` call or a refusal (one audit
 ///    row with outcome `denied` or `tool_error`; an unknown tool is then a protocol error,
 ///    [`CallError::UnknownTool`]);
-/// 2. **record the attempt**: an audit row with outcome `attempt`, committed before
-///    anything runs, so a crash mid-call still leaves a trace;
+/// 2. **record the attempt**: an audit row with outcome `attempt`, handed to the
+///    database's group-commit audit writer; it is committed while the call runs, and no
+///    read result leaves, and no draft commits, before it is durable, so a crash mid-call
+///    still leaves a trace;
 /// 3. **execute**: a read (`runtime/read.rs`) runs on the read-only pool; a draft
 ///    (`runtime/draft.rs`) runs in the transaction that claims its idempotency key;
-/// 4. **record the outcome** on the same row (for a successful draft, inside its
-///    transaction);
+/// 4. **record the outcome** on the same row (a read that ended before the writer took
+///    its row is inserted finished; a successful draft on PostgreSQL is finished inside
+///    its transaction; otherwise the writer applies the outcome with a later batch);
 /// 5. **answer** (`runtime/answer.rs`): structured content plus text, ready for any
 ///    protocol.
 ///
@@ -349,7 +352,8 @@ impl ToolRuntime {
         Ok(self.record_refusal(entry, outcome, error).await?.outcome)
     }
 
-    /// Runs an admitted call: attempt row, handler, outcome.
+    /// Runs an admitted call: attempt row (committed by the audit writer while the call
+    /// runs), handler, outcome.
     pub(crate) async fn execute(
         &self,
         principal: &Arc<Principal>,
@@ -368,7 +372,6 @@ impl ToolRuntime {
         admitted: Admitted<'_>,
         answers: InputAnswers,
     ) -> Result<CallOutcome, CallError> {
-        let audit_id = self.db.record_attempt(&entry).await.map_err(internal)?;
         let def = admitted.tool.def;
         let ctx = ToolContext::new(
             principal.clone(),
@@ -379,41 +382,16 @@ impl ToolRuntime {
         .with_input(answers);
         let finished = match (def.handler(), admitted.key) {
             (Handler::Read(handler), _) => {
-                let finished = read::run(handler, &ctx, &self.db.read_db(), admitted.args).await;
-                self.finish_separately(audit_id, &finished).await;
-                finished
+                read::run_audited(&self.db, handler, &ctx, admitted.args, &entry).await
             }
             (Handler::Draft(handler), Some(key)) => {
-                match draft::run(&self.db, handler, &ctx, &key, admitted.args, audit_id).await {
-                    Ok(finished) => finished,
-                    Err(failure) => {
-                        let finished = failure.into_finished();
-                        self.finish_separately(audit_id, &finished).await;
-                        finished
-                    }
-                }
+                draft::run_audited(&self.db, handler, &ctx, &key, admitted.args, &entry).await
             }
             (Handler::Draft(_), None) => {
                 unreachable!("admission gives every draft call its idempotency key")
             }
         };
-        Ok(finished.outcome)
-    }
-
-    /// Records the outcome of a call whose transaction (if any) has ended.
-    async fn finish_separately(&self, audit_id: crate::audit::AuditId, finished: &Finished) {
-        if let Err(e) = self
-            .db
-            .record_outcome(
-                audit_id,
-                finished.outcome.outcome,
-                finished.audit_message.as_deref(),
-                finished.outcome.document.as_ref(),
-            )
-            .await
-        {
-            tracing::error!(error = %e, audit_id, "could not record the outcome of a call");
-        }
+        Ok(finished.map_err(internal)?.outcome)
     }
 }
 

@@ -1,4 +1,5 @@
-//! Executing a read call: the handler on the read-only pool, panics caught.
+//! Executing a read call: the handler on the read-only pool, panics caught, while its
+//! attempt row is committed by the audit writer.
 
 use std::panic::AssertUnwindSafe;
 
@@ -6,20 +7,46 @@ use futures::FutureExt;
 use serde_json::Value;
 
 use super::answer::{Finished, panic_text};
-use crate::audit::Outcome;
+use crate::audit::{AuditEntry, Outcome};
+use crate::store::{Database, StoreError};
 use crate::text;
 use crate::tool::Tier;
 use crate::tool::context::ToolContext;
 use crate::tool::handler::ReadHandlerFn;
 use crate::tool::handles::ReadDb;
 
-/// Runs a read handler. Nothing it does can write: `read` refuses every write.
-pub(crate) async fn run(
+/// Runs a read call with its audit row: the `attempt` row is handed to the audit writer
+/// and committed while the handler runs; the result is returned only once the row is
+/// durable. A call that ends before the writer took its row has the finished row
+/// inserted in one go; otherwise the outcome is queued as an update (committed with a
+/// later batch; a crash before that leaves the row at `attempt` for the recovery pass).
+///
+/// `Err` when the row could not be committed: the result is withheld.
+pub(crate) async fn run_audited(
+    db: &Database,
     handler: ReadHandlerFn,
     ctx: &ToolContext,
-    read: &ReadDb,
     args: Value,
-) -> Finished {
+    entry: &AuditEntry,
+) -> Result<Finished, StoreError> {
+    let pending = db.queue_attempt(entry).await?;
+    let finished = run(handler, ctx, &db.read_db(), args).await;
+    match pending.complete_in_queue(finished.final_row()) {
+        Ok(()) => {
+            pending.durable().await?;
+        }
+        Err(fin) => {
+            let id = pending.durable().await?;
+            if let Err(e) = db.record_outcome(id, fin).await {
+                tracing::error!(error = %e, audit_id = id, "could not queue the outcome of a call");
+            }
+        }
+    }
+    Ok(finished)
+}
+
+/// Runs a read handler. Nothing it does can write: `read` refuses every write.
+async fn run(handler: ReadHandlerFn, ctx: &ToolContext, read: &ReadDb, args: Value) -> Finished {
     match AssertUnwindSafe(handler(ctx, read, args))
         .catch_unwind()
         .await

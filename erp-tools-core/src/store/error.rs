@@ -38,4 +38,8 @@ pub enum StoreError {
         /// The retention asked for, in seconds.
         asked_secs: u64,
     },
+    /// The audit writer could not commit a row (the database failed, or it is closed). The
+    /// call it belonged to gave no result and changed nothing.
+    #[error("the audit writer could not commit the row: {0}")]
+    AuditWrite(String),
 }

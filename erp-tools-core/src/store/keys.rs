@@ -67,30 +67,108 @@ pub(crate) async fn load(
     }))
 }
 
-/// Stores the document and the response (and its text for the model, if rendered) on the
-/// claimed key, inside the transaction.
-pub(crate) async fn complete(
+/// Inserts the complete key row of a new document in one statement, with the id of the
+/// call's audit row (SQLite: the draft's `BEGIN IMMEDIATE` transaction already excludes
+/// every other writer, so the key needs no claim before the handler runs; the audit row,
+/// in its own file, is finished after the commit and reconciled from `audit_id` after a
+/// crash).
+pub(crate) async fn insert_complete(
     conn: &mut sqlx::AnyConnection,
-    key: &IdempotencyKey,
-    document: &DocumentRef,
-    response: &Value,
-    response_text: Option<&str>,
+    c: &Claim<'_>,
+    done: &Completed<'_>,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "UPDATE erp_idempotency_keys SET document_type = $1, document_id = $2, \
-         document_number = $3, response = $4, response_text = $5 \
-         WHERE agent_run_id = $6 AND client_ref = $7",
+        "INSERT INTO erp_idempotency_keys \
+         (agent_run_id, client_ref, request_hash, tool_name, user_id, branch_id, created_at, \
+          document_type, document_id, document_number, response, response_text, audit_id) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     )
-    .bind(document.doc_type.clone())
-    .bind(document.id)
-    .bind(document.number.clone())
-    .bind(response.to_string())
-    .bind(response_text.map(str::to_string))
-    .bind(key.agent_run_id.clone())
-    .bind(key.client_ref.clone())
+    .bind(c.key.agent_run_id.clone())
+    .bind(c.key.client_ref.clone())
+    .bind(c.request_hash.to_string())
+    .bind(c.tool_name.to_string())
+    .bind(c.user_id.to_string())
+    .bind(c.branch_id)
+    .bind(crate::audit::now_text())
+    .bind(done.document.doc_type.clone())
+    .bind(done.document.id)
+    .bind(done.document.number.clone())
+    .bind(done.response.to_string())
+    .bind(done.response_text.map(str::to_string))
+    .bind(done.audit_id)
     .execute(&mut *conn)
     .await?;
     Ok(())
+}
+
+/// What a successful draft stores on its key.
+pub(crate) struct Completed<'a> {
+    pub document: &'a DocumentRef,
+    pub response: &'a Value,
+    pub response_text: Option<&'a str>,
+    pub audit_id: crate::audit::AuditId,
+}
+
+/// PostgreSQL: completes the claimed key row and finishes the call's audit row in one
+/// statement (a data-modifying `WITH`), inside the draft's transaction.
+pub(crate) async fn complete_and_finish(
+    conn: &mut sqlx::AnyConnection,
+    key: &IdempotencyKey,
+    done: &Completed<'_>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "WITH k AS (UPDATE erp_idempotency_keys SET document_type = $1, document_id = $2, \
+         document_number = $3, response = $4, response_text = $5, audit_id = $6 \
+         WHERE agent_run_id = $7 AND client_ref = $8 RETURNING 1) \
+         UPDATE erp_audit_log SET outcome = $9, message = NULL, document_type = $1, \
+         document_id = $2, document_number = $3, finished_at = $10 WHERE id = $6",
+    )
+    .bind(done.document.doc_type.clone())
+    .bind(done.document.id)
+    .bind(done.document.number.clone())
+    .bind(done.response.to_string())
+    .bind(done.response_text.map(str::to_string))
+    .bind(done.audit_id)
+    .bind(key.agent_run_id.clone())
+    .bind(key.client_ref.clone())
+    .bind(crate::audit::Outcome::Ok.as_str())
+    .bind(crate::audit::now_text())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// The documents of key rows written by the calls whose audit rows are `audit_ids`.
+pub(crate) async fn documents_of_calls(
+    pool: &sqlx::AnyPool,
+    audit_ids: &[crate::audit::AuditId],
+) -> Result<Vec<(crate::audit::AuditId, DocumentRef)>, sqlx::Error> {
+    let mut out = Vec::new();
+    for chunk in audit_ids.chunks(500) {
+        let list = (1..=chunk.len())
+            .map(|i| format!("${i}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
+            "SELECT audit_id, document_type, document_id, document_number \
+             FROM erp_idempotency_keys WHERE audit_id IN ({list}) AND document_id IS NOT NULL"
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for id in chunk {
+            query = query.bind(*id);
+        }
+        for row in query.fetch_all(pool).await? {
+            out.push((
+                row.try_get("audit_id")?,
+                DocumentRef {
+                    doc_type: row.try_get("document_type")?,
+                    id: row.try_get("document_id")?,
+                    number: row.try_get("document_number")?,
+                },
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// Deletes keys created before `now - older_than`; returns how many.

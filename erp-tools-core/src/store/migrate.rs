@@ -29,6 +29,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0005_approvals",
         include_str!("../../migrations/sqlite/0005_approvals.sql"),
     ),
+    (
+        SQLITE_AUDIT_MOVE,
+        include_str!("../../migrations/sqlite/0007_audit_writer.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -51,7 +55,24 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0005_approvals",
         include_str!("../../migrations/postgres/0005_approvals.sql"),
     ),
+    (
+        "erp_tools/0007_audit_writer",
+        include_str!("../../migrations/postgres/0007_audit_writer.sql"),
+    ),
 ];
+
+/// The SQLite migration that drops the main file's audit table after its rows were copied
+/// to the audit file (`store/sqlite.rs`).
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) const SQLITE_AUDIT_MOVE: &str = "erp_tools/0007_audit_writer";
+
+/// Migrations of SQLite's audit file (`<database file>-audit`), recorded in that file's
+/// own `erp_schema_migrations`. A change to the audit table on SQLite goes here.
+#[cfg(feature = "sqlite")]
+pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[(
+    "erp_tools/audit/0001_audit_log",
+    include_str!("../../migrations/sqlite/audit/0001_audit_log.sql"),
+)];
 
 /// Prefix reserved for the framework's own migration versions.
 pub(crate) const FRAMEWORK_MIGRATION_PREFIX: &str = "erp_tools/";

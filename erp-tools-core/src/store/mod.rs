@@ -2,17 +2,16 @@
 //! audit log, the idempotency keys and run ownership.
 
 use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sqlx::AnyPool;
 
-use crate::audit::{
-    ATTEMPT, AuditEntry, AuditId, AuditRecord, Outcome, SOURCE_AGENT, SOURCE_RUNTIME,
-};
+use crate::audit::{AuditEntry, AuditId, AuditRecord, Outcome, SOURCE_AGENT, SOURCE_RUNTIME};
 use crate::idempotency::{DEFAULT_KEY_RETENTION, MIN_KEY_RETENTION};
 use crate::tool::context::Principal;
-use crate::tool::handles::{Backend, DocumentRef, ReadDb};
+use crate::tool::handles::{Backend, ReadDb};
 
 #[cfg(feature = "agent")]
 pub(crate) mod approvals;
@@ -28,6 +27,11 @@ pub(crate) mod review;
 mod runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod writer;
+
+pub(crate) use audit::Final;
+use writer::AuditWriter;
+pub(crate) use writer::PendingRow;
 
 pub use error::StoreError;
 pub use options::DatabaseOptions;
@@ -36,10 +40,28 @@ pub use runs::RunOwner;
 /// Most (run, owner) pairs remembered per [`Database`]; the set is emptied when full.
 const KNOWN_RUNS_CAP: usize = 100_000;
 
+/// The pools a backend opens.
+pub(crate) struct Pools {
+    /// Documents, keys, runs (SQLite: one connection).
+    pub write: AnyPool,
+    /// Read-only sessions for read tools.
+    pub read: AnyPool,
+    /// The audit writer's own connection (SQLite: to the audit file).
+    pub audit: AnyPool,
+    /// Where `Database::audit_log` reads from.
+    pub audit_read: AnyPool,
+    /// SQLite: the audit file.
+    pub audit_file: Option<PathBuf>,
+}
+
 struct Inner {
     backend: Backend,
     write: AnyPool,
     read: ReadDb,
+    audit_writer_pool: AnyPool,
+    audit_pool: AnyPool,
+    audit_file: Option<PathBuf>,
+    audit: AuditWriter,
     /// (run, user, branch) pairs already checked against `erp_agent_runs`. A run's owner
     /// never changes, so remembering a positive answer is safe; a refusal is never cached.
     known_runs: Mutex<HashSet<(String, String, i64)>>,
@@ -65,9 +87,21 @@ struct Inner {
 /// - `erp_idempotency_keys`: one row per claimed `agent_run_id:client_ref` key, with the
 ///   request hash, the document created and the response returned (see
 ///   [`Database::purge_idempotency_keys`] for the retention policy);
-/// - `erp_audit_log`: one row per tool call and per agent-loop event (see [`AuditEntry`](crate::AuditEntry));
+/// - `erp_audit_log`: one row per tool call and per agent-loop event (see [`AuditEntry`](crate::AuditEntry)),
+///   written by one group-commit audit writer per `Database` (below); on SQLite in a
+///   file of its own, `<database file>-audit` ([`Database::audit_file`]);
 /// - `erp_agent_runs`: which principal (user and branch) each agent run belongs to (see
 ///   [`Database::claim_agent_run`]).
+///
+/// **The audit writer.** Every audit row goes through one writer task per `Database`,
+/// which commits whatever has queued as one multi-row transaction and wakes each caller
+/// whose row it carried. The guarantee: no read result leaves the server, and no draft
+/// commits, before that call's `attempt` row is durable; every call ends with exactly one
+/// finished row (a row left at `attempt` by a crash is closed at the next start); no row
+/// is ever dropped: when the writer falls behind, callers wait. [`Database::close`]
+/// commits what is queued before it returns. On SQLite the audit log has a file and a
+/// writer connection of its own, so audit rows never wait for a draft's write
+/// transaction on the main file.
 ///
 /// Applications add their own tables with [`Database::apply_migrations`]. All SQL goes
 /// through `sqlx`'s `Any` driver with `$1, $2, ...` placeholders (SQLite accepts them too).
@@ -114,10 +148,7 @@ fn backend_of(url: &str) -> Option<Backend> {
     not(any(feature = "sqlite", feature = "postgres")),
     allow(unused_variables)
 )]
-async fn open_pools(
-    backend: Backend,
-    options: &DatabaseOptions,
-) -> Result<(AnyPool, AnyPool), StoreError> {
+async fn open_pools(backend: Backend, options: &DatabaseOptions) -> Result<Pools, StoreError> {
     match backend {
         #[cfg(feature = "sqlite")]
         Backend::Sqlite => sqlite::open(options).await,
@@ -126,6 +157,40 @@ async fn open_pools(
         #[allow(unreachable_patterns)]
         other => Err(StoreError::BackendNotEnabled(other)),
     }
+}
+
+/// Applies the framework migrations for `backend` (SQLite: moving an old audit table into
+/// the audit file on the way).
+#[cfg_attr(not(feature = "sqlite"), allow(unused_variables))]
+async fn migrate_framework(
+    backend: Backend,
+    pools: &Pools,
+    options: &DatabaseOptions,
+) -> Result<(), StoreError> {
+    match backend {
+        #[cfg(feature = "sqlite")]
+        Backend::Sqlite => sqlite::migrate_main(pools, sqlite::sqlite_path(options.url())?).await,
+        _ => migrate::run(&pools.write, backend, migrate::framework(backend)).await,
+    }
+}
+
+/// Note on a draft's audit row finished at start-up from its key row.
+const RECONCILED: &str = "finished at start-up from the idempotency key row: the draft \
+     committed, the process stopped before its audit row was finished";
+
+/// SQLite: finishes the `attempt` rows of drafts whose document committed (their key row
+/// names the audit row) before the process stopped. Runs before the writer starts.
+async fn reconcile_drafts(pools: &Pools) -> Result<u64, StoreError> {
+    let open = audit::open_attempts(&pools.audit).await?;
+    if open.is_empty() {
+        return Ok(0);
+    }
+    let done = keys::documents_of_calls(&pools.write, &open).await?;
+    for (id, document) in &done {
+        let fin = Final::new(Outcome::Ok, Some(RECONCILED.into()), Some(document.clone()));
+        audit::finish(&pools.audit, *id, &fin).await?;
+    }
+    Ok(done.len() as u64)
 }
 
 impl Database {
@@ -149,17 +214,30 @@ impl Database {
         sqlx::any::install_default_drivers();
         let url = options.url();
         let backend = backend_of(url).ok_or_else(|| StoreError::UnsupportedUrl(url.to_string()))?;
-        let (write, read) = open_pools(backend, &options).await?;
-        let db = Database {
+        let pools = open_pools(backend, &options).await?;
+        migrate_framework(backend, &pools, &options).await?;
+        if pools.audit_file.is_some() {
+            let n = reconcile_drafts(&pools).await?;
+            if n > 0 {
+                tracing::info!(
+                    rows = n,
+                    "finished the audit rows of drafts committed before a stop"
+                );
+            }
+        }
+        let audit = AuditWriter::start(pools.audit.clone(), backend);
+        Ok(Database {
             inner: Arc::new(Inner {
                 backend,
-                write,
-                read: ReadDb::new(read, backend),
+                write: pools.write,
+                read: ReadDb::new(pools.read, backend),
+                audit_writer_pool: pools.audit,
+                audit_pool: pools.audit_read,
+                audit_file: pools.audit_file,
+                audit,
                 known_runs: Mutex::new(HashSet::new()),
             }),
-        };
-        migrate::run(&db.inner.write, backend, migrate::framework(backend)).await?;
-        Ok(db)
+        })
     }
 
     /// Which database this is.
@@ -183,10 +261,21 @@ impl Database {
         self.inner.read.clone()
     }
 
-    /// Closes both pools, waiting for connections in use to be returned.
+    /// SQLite: the file holding the audit log (`<database file>-audit`, next to the
+    /// database file; back it up with it). `None` on PostgreSQL, where the audit log is a
+    /// table of the database itself.
+    pub fn audit_file(&self) -> Option<&Path> {
+        self.inner.audit_file.as_deref()
+    }
+
+    /// Commits every audit row already handed to the audit writer, stops it, and closes
+    /// the pools, waiting for connections in use to be returned. Calls made after this
+    /// fail ("the database is closed").
     pub async fn close(&self) {
+        self.inner.audit.shutdown().await;
         self.inner.read.pool().close().await;
         self.inner.write.close().await;
+        self.inner.audit_writer_pool.close().await;
     }
 
     // ---- migrations -------------------------------------------------------------------
@@ -216,27 +305,22 @@ impl Database {
 
     // ---- the audit log ------------------------------------------------------------------
 
-    /// Records that a tool call is about to run (outcome `attempt`), as its own committed
-    /// statement, and returns the row's id for [`Database::record_outcome`].
-    pub(crate) async fn record_attempt(&self, entry: &AuditEntry) -> Result<AuditId, StoreError> {
-        let entry = entry.clone().outcome(ATTEMPT);
-        Ok(audit::insert(self.pool(), &entry, SOURCE_RUNTIME, false).await?)
+    /// Hands a tool call's `attempt` row to the audit writer; the returned handle says
+    /// when it is durable (see `store/writer.rs` for the guarantee).
+    pub(crate) async fn queue_attempt(&self, entry: &AuditEntry) -> Result<PendingRow, StoreError> {
+        self.inner.audit.insert(audit::NewRow::attempt(entry)).await
     }
 
-    /// Records how a call whose attempt was recorded ended.
-    pub(crate) async fn record_outcome(
-        &self,
-        id: AuditId,
-        outcome: Outcome,
-        message: Option<&str>,
-        document: Option<&DocumentRef>,
-    ) -> Result<(), StoreError> {
-        Ok(audit::finish(self.pool(), id, outcome, message, document).await?)
+    /// Queues how a call whose attempt row is durable ended; committed with a later batch.
+    pub(crate) async fn record_outcome(&self, id: AuditId, fin: Final) -> Result<(), StoreError> {
+        self.inner.audit.finish(id, fin).await
     }
 
-    /// Records a finished tool call in one row (calls refused before execution).
+    /// Records a finished tool call in one row (calls refused before execution) and waits
+    /// until it is durable.
     pub(crate) async fn record_call(&self, entry: &AuditEntry) -> Result<AuditId, StoreError> {
-        Ok(audit::insert(self.pool(), entry, SOURCE_RUNTIME, true).await?)
+        let row = audit::NewRow::finished(entry.clone(), SOURCE_RUNTIME);
+        self.inner.audit.insert(row).await?.durable().await
     }
 
     /// Records an agent-loop event (`started`, `denied`, `failed`, `answered`, or a final
@@ -255,16 +339,45 @@ impl Database {
     /// .await?;
     /// # Ok(()) }
     /// ```
+    ///
+    /// The row goes through the audit writer (committed with whatever else has queued);
+    /// this returns once it is durable.
     pub async fn record_event(&self, entry: AuditEntry) -> Result<AuditId, StoreError> {
-        Ok(audit::insert(self.pool(), &entry, SOURCE_AGENT, true).await?)
+        let row = audit::NewRow::finished(entry, SOURCE_AGENT);
+        self.inner.audit.insert(row).await?.durable().await
     }
 
-    /// The audit log, oldest first: every row, or only those of one agent run.
+    /// The audit log, oldest first: every row, or only those of one agent run. Waits first
+    /// until the audit writer has committed everything queued before this call (rows and
+    /// the outcomes of calls that have returned), so the log shows every call that
+    /// returned with its final outcome.
+    ///
+    /// On SQLite the log lives in its own file ([`Database::audit_file`]); this, and every
+    /// other read of `erp_audit_log`, goes through [`Database::audit_pool`].
     pub async fn audit_log(
         &self,
         agent_run_id: Option<&str>,
     ) -> Result<Vec<AuditRecord>, StoreError> {
-        Ok(audit::select(self.pool(), agent_run_id).await?)
+        self.inner.audit.flush().await?;
+        Ok(audit::select(self.audit_pool(), agent_run_id).await?)
+    }
+
+    /// Waits until the audit writer has committed every row and outcome queued before
+    /// this call. [`Database::audit_log`] does this itself; call it before reading
+    /// `erp_audit_log` with SQL of your own ([`Database::audit_pool`]).
+    pub async fn flush_audit(&self) -> Result<(), StoreError> {
+        self.inner.audit.flush().await
+    }
+
+    /// A pool to read `erp_audit_log` with (`SELECT` only). On SQLite its connections
+    /// read the audit file, attached read-only, so a query naming `erp_audit_log` works
+    /// as on PostgreSQL; the pool is read-only there (the audit writer is the only
+    /// writer of the audit file). On PostgreSQL it is the write pool.
+    ///
+    /// The pools of [`Database::pool`] and [`Database::read_db`] attach the audit file
+    /// read-only too, so `SELECT`s on them also see the log.
+    pub fn audit_pool(&self) -> &AnyPool {
+        &self.inner.audit_pool
     }
 
     // ---- idempotency keys ---------------------------------------------------------------

@@ -1,11 +1,12 @@
-//! Opening PostgreSQL: a write pool and a pool of read-only sessions.
+//! Opening PostgreSQL: a write pool, a pool of read-only sessions, and the audit writer's
+//! own connection.
 
+use sqlx::Executor;
 use sqlx::any::AnyPoolOptions;
-use sqlx::{AnyPool, Executor};
 
-use super::{DatabaseOptions, StoreError};
+use super::{DatabaseOptions, Pools, StoreError};
 
-pub(super) async fn open(options: &DatabaseOptions) -> Result<(AnyPool, AnyPool), StoreError> {
+pub(super) async fn open(options: &DatabaseOptions) -> Result<Pools, StoreError> {
     let write = AnyPoolOptions::new()
         .max_connections(options.max_connections.unwrap_or(10))
         .acquire_timeout(options.acquire_timeout)
@@ -24,5 +25,28 @@ pub(super) async fn open(options: &DatabaseOptions) -> Result<(AnyPool, AnyPool)
         })
         .connect(read_url)
         .await?;
-    Ok((write, read))
+    // The audit writer's own connection, named so it can be told apart in
+    // `pg_stat_activity` (with the schema it writes to).
+    let audit = AnyPoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(options.acquire_timeout)
+        .after_connect(|conn, _meta| {
+            Box::pin(async move {
+                conn.execute(
+                    "SELECT set_config('application_name', \
+                     'erp-tools audit writer (' || current_schema() || ')', false)",
+                )
+                .await?;
+                Ok(())
+            })
+        })
+        .connect(&options.url)
+        .await?;
+    Ok(Pools {
+        audit_read: write.clone(),
+        write,
+        read,
+        audit,
+        audit_file: None,
+    })
 }

@@ -1,0 +1,330 @@
+//! The group-commit audit writer: one task per [`Database`](super::Database) that owns the
+//! audit log's write connection, takes every row that has queued and commits it as one
+//! multi-row transaction, then wakes each caller whose row it carried.
+//!
+//! # The guarantee
+//!
+//! - **No read result leaves the server, and no draft commits, before that call's attempt
+//!   row is durable.** A call hands its `attempt` row to the writer and gets a
+//!   [`PendingRow`]; a read's handler runs while the row is being committed, and its
+//!   result is held until [`PendingRow::durable`] returns the row's id. A draft waits for
+//!   the same before its transaction commits. "Durable" is what a commit means on the
+//!   backend: PostgreSQL with `synchronous_commit` as configured, SQLite in WAL mode with
+//!   `synchronous = NORMAL` (survives a crash of the process).
+//! - **Every call ends with exactly one finished audit row.** The final outcome is
+//!   written on the same row: by the draft's own transaction (PostgreSQL), by the writer
+//!   after the call (reads, failed drafts, SQLite drafts), or folded into the attempt row
+//!   itself when the call finished before the writer took the row (one `INSERT` of the
+//!   finished row instead of an `INSERT` and an `UPDATE`). A row left at `attempt` by a
+//!   crash is closed at the next start: from the idempotency key rows for SQLite drafts
+//!   (`Database::connect`), by the recovery pass for the rest.
+//! - **No row is ever dropped.** The queue is bounded ([`QUEUE_CAPACITY`]); when the writer
+//!   falls behind, callers wait to enqueue. A batch that fails to commit is reported to
+//!   every caller waiting on one of its rows (their calls fail: the result is withheld, a
+//!   draft is rolled back); outcome updates of a failed batch are retried.
+//!   [`AuditWriter::shutdown`] (from `Database::close`) commits everything queued before
+//!   it returns.
+//!
+//! Rows whose outcome is not waited for (outcome updates) are committed lazily: a batch
+//! holding only such rows waits up to [`LAZY_DELAY`] for a row someone waits for, so a
+//! lone caller's outcome update rides with its next call's attempt row.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sqlx::AnyPool;
+use tokio::sync::{mpsc, oneshot};
+
+use super::StoreError;
+use super::audit::{self, Final, NewRow};
+use crate::audit::AuditId;
+use crate::tool::handles::Backend;
+
+/// Most jobs waiting for the writer; beyond this, callers wait to enqueue.
+pub(crate) const QUEUE_CAPACITY: usize = 4096;
+/// Most jobs committed in one transaction.
+pub(crate) const MAX_BATCH: usize = 512;
+/// How long a batch of outcome updates alone waits for company before it commits.
+pub(crate) const LAZY_DELAY: Duration = Duration::from_millis(2);
+/// How often an outcome update of a failed batch is retried before it is left to the
+/// recovery pass (logged as an error).
+const FINISH_RETRIES: u32 = 5;
+
+/// What a caller waits on for its row: the id once committed, or why it was not.
+type Ack = oneshot::Sender<Result<AuditId, String>>;
+
+/// A queued insert's final outcome, if the caller finished before the writer took it.
+#[derive(Default)]
+struct Slot {
+    state: Mutex<SlotState>,
+}
+
+#[derive(Default)]
+enum SlotState {
+    /// Still in the queue; the final outcome if the call already ended.
+    #[default]
+    Queued,
+    Completed(Final),
+    /// Taken into a batch: the caller must finish the row with an update.
+    Taken,
+}
+
+enum Job {
+    Insert {
+        row: Box<NewRow>,
+        slot: Option<Arc<Slot>>,
+        ack: Ack,
+    },
+    Finish {
+        id: AuditId,
+        fin: Final,
+        tries: u32,
+    },
+    /// Answered once everything queued before it is committed.
+    Flush(oneshot::Sender<()>),
+    Shutdown(oneshot::Sender<()>),
+}
+
+impl Job {
+    fn is_waited_for(&self) -> bool {
+        !matches!(self, Job::Finish { .. })
+    }
+}
+
+/// The sending side of a database's audit writer.
+pub(crate) struct AuditWriter {
+    jobs: mpsc::Sender<Job>,
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// An attempt row handed to the writer, not yet known to be durable.
+pub(crate) struct PendingRow {
+    slot: Arc<Slot>,
+    ack: oneshot::Receiver<Result<AuditId, String>>,
+}
+
+impl PendingRow {
+    /// Puts the call's final outcome on the row while it is still queued, so the writer
+    /// inserts the finished row at once. Gives `fin` back when the writer has already
+    /// taken the row (finish it with [`AuditWriter::finish`] after [`Self::durable`]).
+    pub(crate) fn complete_in_queue(&self, fin: Final) -> Result<(), Final> {
+        let mut state = self.slot.state.lock().unwrap_or_else(|p| p.into_inner());
+        match *state {
+            SlotState::Queued => {
+                *state = SlotState::Completed(fin);
+                Ok(())
+            }
+            _ => Err(fin),
+        }
+    }
+
+    /// Waits until the row is committed and returns its id.
+    pub(crate) async fn durable(self) -> Result<AuditId, StoreError> {
+        match self.ack.await {
+            Ok(Ok(id)) => Ok(id),
+            Ok(Err(e)) => Err(StoreError::AuditWrite(e)),
+            Err(_) => Err(StoreError::AuditWrite(
+                "the audit writer stopped before committing the row".into(),
+            )),
+        }
+    }
+}
+
+fn closed() -> StoreError {
+    StoreError::AuditWrite("the database is closed".into())
+}
+
+impl AuditWriter {
+    /// Starts the writer for the audit log on `pool` (a pool of its own, one connection).
+    pub(crate) fn start(pool: AnyPool, backend: Backend) -> AuditWriter {
+        let (jobs, rx) = mpsc::channel(QUEUE_CAPACITY);
+        let task = tokio::spawn(run(pool, backend, rx));
+        AuditWriter {
+            jobs,
+            task: Mutex::new(Some(task)),
+        }
+    }
+
+    /// Queues `row` (waiting while the queue is full) and returns the handle to wait on.
+    pub(crate) async fn insert(&self, row: NewRow) -> Result<PendingRow, StoreError> {
+        let slot = Arc::new(Slot::default());
+        let (ack, rx) = oneshot::channel();
+        self.jobs
+            .send(Job::Insert {
+                row: Box::new(row),
+                slot: Some(slot.clone()),
+                ack,
+            })
+            .await
+            .map_err(|_| closed())?;
+        Ok(PendingRow { slot, ack: rx })
+    }
+
+    /// Queues the final outcome of row `id` (waiting while the queue is full); it is
+    /// committed with a later batch.
+    pub(crate) async fn finish(&self, id: AuditId, fin: Final) -> Result<(), StoreError> {
+        self.jobs
+            .send(Job::Finish { id, fin, tries: 0 })
+            .await
+            .map_err(|_| closed())
+    }
+
+    /// Waits until everything queued before this call (rows and outcome updates) is
+    /// committed, so a read of the log that follows sees it.
+    pub(crate) async fn flush(&self) -> Result<(), StoreError> {
+        let (tx, rx) = oneshot::channel();
+        self.jobs.send(Job::Flush(tx)).await.map_err(|_| closed())?;
+        rx.await.map_err(|_| closed())
+    }
+
+    /// Commits everything queued before this call and stops the writer; later rows are
+    /// refused with "the database is closed".
+    pub(crate) async fn shutdown(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.jobs.send(Job::Shutdown(tx)).await.is_ok() {
+            let _ = rx.await;
+        }
+        let task = self.task.lock().ok().and_then(|mut t| t.take());
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+}
+
+async fn run(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
+    let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
+    let mut stopping: Vec<oneshot::Sender<()>> = Vec::new();
+    let mut retry: Vec<Job> = Vec::new();
+    loop {
+        batch.append(&mut retry);
+        if batch.is_empty() && rx.recv_many(&mut batch, MAX_BATCH).await == 0 {
+            break;
+        }
+        // Outcome updates alone: wait a little for a row someone waits for.
+        if !batch.iter().any(Job::is_waited_for) {
+            let deadline = tokio::time::Instant::now() + LAZY_DELAY;
+            while batch.len() < MAX_BATCH && !batch.iter().any(Job::is_waited_for) {
+                let room = MAX_BATCH - batch.len();
+                let more = rx.recv_many(&mut batch, room);
+                match tokio::time::timeout_at(deadline, more).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+        }
+        let mut inserts = Vec::new();
+        let mut finishes = Vec::new();
+        let mut flushed = Vec::new();
+        for job in batch.drain(..) {
+            match job {
+                Job::Insert { row, slot, ack } => inserts.push((take(*row, slot), ack)),
+                Job::Finish { id, fin, tries } => finishes.push((id, fin, tries)),
+                Job::Flush(done) => flushed.push(done),
+                Job::Shutdown(done) => {
+                    rx.close();
+                    stopping.push(done);
+                }
+            }
+        }
+        let rows: Vec<&NewRow> = inserts.iter().map(|(r, _)| r).collect();
+        let fins: Vec<(AuditId, &Final)> = finishes.iter().map(|(id, f, _)| (*id, f)).collect();
+        match commit(&pool, backend, &rows, &fins).await {
+            Ok(ids) => {
+                for ((_, ack), id) in inserts.into_iter().zip(ids) {
+                    let _ = ack.send(Ok(id));
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, rows = rows.len(), updates = fins.len(),
+                    "could not commit a batch of audit rows");
+                let text = e.to_string();
+                for (_, ack) in inserts {
+                    let _ = ack.send(Err(text.clone()));
+                }
+                for (id, fin, tries) in finishes {
+                    if tries + 1 < FINISH_RETRIES {
+                        retry.push(Job::Finish {
+                            id,
+                            fin,
+                            tries: tries + 1,
+                        });
+                    } else {
+                        tracing::error!(
+                            audit_id = id,
+                            "gave up recording a call's outcome; \
+                            the row stays `attempt` until the recovery pass closes it"
+                        );
+                    }
+                }
+                if !retry.is_empty() {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+        }
+        for done in flushed {
+            let _ = done.send(());
+        }
+    }
+    for done in stopping {
+        let _ = done.send(());
+    }
+}
+
+/// The row to insert: finished with the call's outcome if the caller got there first.
+fn take(mut row: NewRow, slot: Option<Arc<Slot>>) -> NewRow {
+    if let Some(slot) = slot {
+        let mut state = slot.state.lock().unwrap_or_else(|p| p.into_inner());
+        if let SlotState::Completed(fin) = std::mem::replace(&mut *state, SlotState::Taken) {
+            row.apply(fin);
+        }
+    }
+    row
+}
+
+/// One transaction: `rows` inserted (their ids returned in order) and `fins` applied.
+async fn commit(
+    pool: &AnyPool,
+    backend: Backend,
+    rows: &[&NewRow],
+    fins: &[(AuditId, &Final)],
+) -> Result<Vec<AuditId>, sqlx::Error> {
+    let mut tx = match backend {
+        Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await?,
+        Backend::Postgres => pool.begin().await?,
+    };
+    let mut ids = Vec::with_capacity(rows.len());
+    for chunk in rows.chunks(audit::ROWS_PER_STATEMENT) {
+        ids.extend(audit::insert_many(&mut tx, backend, chunk).await?);
+    }
+    for chunk in fins.chunks(audit::ROWS_PER_STATEMENT) {
+        audit::finish_many(&mut tx, chunk).await?;
+    }
+    tx.commit().await?;
+    Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_completed_in_the_queue_is_inserted_finished_and_a_taken_one_is_not() {
+        let slot = Arc::new(Slot::default());
+        let (_ack, rx) = oneshot::channel();
+        let pending = PendingRow {
+            slot: slot.clone(),
+            ack: rx,
+        };
+        let fin = || Final::new(crate::audit::Outcome::Ok, None, None);
+        assert!(pending.complete_in_queue(fin()).is_ok());
+        let row = take(NewRow::test_row(), Some(slot.clone()));
+        assert_eq!(row.entry.outcome, "ok");
+        assert!(row.finished_at.is_some());
+        // Once taken, the caller must finish the row itself.
+        assert!(pending.complete_in_queue(fin()).is_err());
+        let slot = Arc::new(Slot::default());
+        let row = take(NewRow::test_row(), Some(slot.clone()));
+        assert_eq!(row.entry.outcome, crate::audit::ATTEMPT);
+        assert!(row.finished_at.is_none());
+    }
+}

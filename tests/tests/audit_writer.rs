@@ -1,0 +1,313 @@
+//! The group-commit audit writer keeps the audit guarantee: no read result leaves, and no
+//! draft commits, before the call's attempt row is durable; every call ends with exactly
+//! one finished row; no acknowledged row is lost when the writer's connection dies in the
+//! middle of a batch; reads on SQLite never wait for a running draft transaction.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use erp_tools_core::sqlx;
+use erp_tools_core::{Backend, CallError, Database, DatabaseOptions, Outcome, ToolCall};
+use erp_tools_tests::app::arguments::{po_draft, valid_arguments};
+use erp_tools_tests::app::tools::{CREATE_PO_DRAFT, GET_STOCK};
+use erp_tools_tests::app::{App, Session};
+use erp_tools_tests::db::TestDb;
+use erp_tools_tests::ids::{new_run, unique_suffix};
+use erp_tools_tests::on_both_backends;
+use erp_tools_tests::principals::BUYER;
+
+/// Callers sending read calls at once while the writer is being broken.
+const CALLERS: usize = 32;
+/// Calls each caller sends.
+const CALLS_EACH: usize = 40;
+
+/// What became of every call: `tool_call_id` → `Some(outcome)` when the caller got a
+/// result, `None` when the call failed with an internal (audit) error.
+type Results = HashMap<String, Option<Outcome>>;
+
+/// `CALLERS` tasks sending `CALLS_EACH` read calls each, while `breaker` runs.
+async fn storm(app: &App, run: &str, breaker: impl Future<Output = ()>) -> Results {
+    let who = BUYER.shared();
+    let mut tasks = Vec::new();
+    for c in 0..CALLERS {
+        let runtime = app.runtime.clone();
+        let who = who.clone();
+        let run = run.to_string();
+        tasks.push(tokio::spawn(async move {
+            let mut out = Vec::new();
+            for i in 0..CALLS_EACH {
+                let id = format!("call-{c}-{i}-{}", unique_suffix());
+                let call = ToolCall {
+                    agent_run_id: run.clone(),
+                    tool_call_id: id.clone(),
+                    name: GET_STOCK.into(),
+                    arguments: valid_arguments(GET_STOCK, "unused"),
+                };
+                match runtime.call(&who, call).await {
+                    Ok(o) => out.push((id, Some(o.outcome))),
+                    Err(CallError::Internal(text)) => {
+                        assert!(text.contains("audit"), "{text}");
+                        out.push((id, None));
+                    }
+                    Err(e) => panic!("unexpected protocol error: {e}"),
+                }
+            }
+            out
+        }));
+    }
+    breaker.await;
+    let mut results = Results::new();
+    for t in tasks {
+        results.extend(t.await.expect("caller task"));
+    }
+    results
+}
+
+/// Every call that returned a result has its audit row, finished with that outcome; a
+/// call that failed has at most one row. Returns how many calls failed.
+async fn every_answered_call_has_its_row(db: &Database, run: &str, results: &Results) -> usize {
+    let log = db.audit_log(Some(run)).await.expect("read the audit log");
+    let mut rows: HashMap<String, Vec<String>> = HashMap::new();
+    for r in &log {
+        let id = r.tool_call_id.clone().expect("a call's row names it");
+        rows.entry(id).or_default().push(r.outcome.clone());
+    }
+    let mut failed = 0;
+    for (id, outcome) in results {
+        let found = rows.get(id).cloned().unwrap_or_default();
+        match outcome {
+            Some(o) => assert_eq!(found, [o.as_str()], "call {id}"),
+            None => {
+                failed += 1;
+                assert!(found.len() <= 1, "call {id}: {found:?}");
+            }
+        }
+    }
+    assert!(
+        rows.keys().all(|id| results.contains_key(id)),
+        "no stray rows"
+    );
+    failed
+}
+
+/// PostgreSQL: the writer's connection is terminated by the server (as a failover or an
+/// administrator would) several times while 32 callers send reads. Every answered call's
+/// row is there, finished; the calls caught in a broken batch failed (no result left
+/// the server); the writer reconnects and later calls succeed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_writer_whose_connection_dies_mid_batch_loses_no_acknowledged_row() {
+    let Some(t) = TestDb::postgres().await else {
+        return;
+    };
+    let app = App::new(&t.db).await;
+    let run = new_run();
+    let schema: String = sqlx::query_scalar("SELECT current_schema()::text")
+        .fetch_one(t.db.pool())
+        .await
+        .unwrap();
+    let name = format!("erp-tools audit writer ({schema})");
+    let admin = t.db.pool().clone();
+    let killed = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let k = killed.clone();
+    let breaker = async move {
+        for _ in 0..5 {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            let n: i64 = sqlx::query_scalar(
+                "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE application_name = left($1, 63)",
+            )
+            .bind(name.clone())
+            .fetch_one(&admin)
+            .await
+            .unwrap();
+            k.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    let results = storm(&app, &run, breaker).await;
+    assert!(
+        killed.load(std::sync::atomic::Ordering::Relaxed) >= 1,
+        "the writer's connection was found and terminated"
+    );
+    let failed = every_answered_call_has_its_row(&t.db, &run, &results).await;
+    assert!(failed < results.len(), "most calls were answered");
+    // The writer reconnected: a call now succeeds and is audited.
+    let s = Session::new(&t.db, BUYER).await;
+    let out = s.call(GET_STOCK, valid_arguments(GET_STOCK, "x")).await;
+    assert_eq!(out.outcome, Outcome::Ok, "{}", out.text);
+    assert_eq!(s.app.outcomes(&s.run).await, ["ok"]);
+}
+
+/// SQLite: another connection takes the audit file's write lock several times while 32
+/// callers send reads, so the writer's batches fail (busy) mid-run. Every answered call's
+/// row is there, finished; the others failed without a result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_writer_whose_batches_fail_loses_no_acknowledged_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("erp.db").display());
+    let db = Database::connect(
+        DatabaseOptions::new(url.clone()).busy_timeout(Duration::from_millis(20)),
+    )
+    .await
+    .unwrap();
+    let app = App::new(&db).await;
+    let run = new_run();
+    let audit_file = db
+        .audit_file()
+        .expect("SQLite has an audit file")
+        .to_owned();
+    let blocker = sqlx::AnyPool::connect(&format!("sqlite://{}", audit_file.display()))
+        .await
+        .unwrap();
+    let breaker = async {
+        for _ in 0..4 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let mut conn = blocker.acquire().await.unwrap();
+            sqlx::query("BEGIN IMMEDIATE")
+                .execute(&mut *conn)
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(60)).await;
+            sqlx::query("ROLLBACK").execute(&mut *conn).await.unwrap();
+        }
+    };
+    let results = storm(&app, &run, breaker).await;
+    let failed = every_answered_call_has_its_row(&db, &run, &results).await;
+    assert!(failed > 0, "some batches failed while the file was locked");
+    assert!(failed < results.len(), "most calls were answered");
+}
+
+/// SQLite: while a draft transaction holds the main file's write lock, read calls are
+/// answered and audited: the audit log has its own file and writer. (Bounded by a
+/// timeout only so that a regression fails instead of hanging.) The run is used once
+/// before: binding a new run to its owner is a write on the main file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reads_are_answered_while_a_draft_transaction_holds_the_write_lock() {
+    let t = TestDb::sqlite().await;
+    let s = Session::new(&t.db, BUYER).await;
+    s.call(GET_STOCK, valid_arguments(GET_STOCK, "x")).await;
+    let mut held = t.db.pool().begin_with("BEGIN IMMEDIATE").await.unwrap();
+    sqlx::query("DELETE FROM erp_idempotency_keys WHERE 1 = 0")
+        .execute(&mut *held)
+        .await
+        .unwrap();
+    for _ in 0..5 {
+        let out = tokio::time::timeout(
+            Duration::from_secs(20),
+            s.call(GET_STOCK, valid_arguments(GET_STOCK, "x")),
+        )
+        .await
+        .expect("a read does not wait for the write lock");
+        assert_eq!(out.outcome, Outcome::Ok, "{}", out.text);
+    }
+    assert_eq!(s.app.outcomes(&s.run).await, ["ok"; 6]);
+    held.rollback().await.unwrap();
+}
+
+/// `Database::close` commits every outcome still queued: reopened, the log shows each
+/// call finished.
+async fn close_commits_every_queued_row(t: &TestDb) {
+    let s = Session::new(&t.db, BUYER).await;
+    for i in 0..20 {
+        s.call(GET_STOCK, valid_arguments(GET_STOCK, "x")).await;
+        s.create_po(po_draft(&format!("R-{i}"))).await;
+    }
+    t.db.close().await;
+    let refused = s
+        .app
+        .runtime
+        .call(
+            &s.who,
+            ToolCall {
+                agent_run_id: s.run.clone(),
+                tool_call_id: "after-close".into(),
+                name: GET_STOCK.into(),
+                arguments: valid_arguments(GET_STOCK, "x"),
+            },
+        )
+        .await;
+    assert!(
+        matches!(refused, Err(CallError::Internal(_))),
+        "{refused:?}"
+    );
+    let again = t.open_again().await;
+    let log = again.audit_log(Some(&s.run)).await.unwrap();
+    assert_eq!(log.len(), 40);
+    assert!(
+        log.iter()
+            .all(|r| r.outcome == "ok" && r.finished_at.is_some())
+    );
+    assert_eq!(log.iter().filter(|r| r.document.is_some()).count(), 20);
+}
+on_both_backends!(close_commits_every_queued_row);
+
+/// SQLite: a draft committed on the main file whose audit row was left at `attempt` (the
+/// process stopped between the commit and the audit update) is finished at the next
+/// start from its key row, with the document; an interrupted read is left to the
+/// recovery pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_committed_draft_left_at_attempt_is_reconciled_at_start_up() {
+    let t = TestDb::sqlite().await;
+    let s = Session::new(&t.db, BUYER).await;
+    let created = s.create_po(po_draft("R-1")).await;
+    s.call(GET_STOCK, valid_arguments(GET_STOCK, "x")).await;
+    t.db.close().await;
+    // Put both rows back to `attempt`, as a crash right after the commits would leave them.
+    let audit_file = t.db.audit_file().unwrap().to_owned();
+    let raw = sqlx::AnyPool::connect(&format!("sqlite://{}", audit_file.display()))
+        .await
+        .unwrap();
+    sqlx::query(
+        "UPDATE erp_audit_log SET outcome = 'attempt', finished_at = NULL, \
+         document_type = NULL, document_id = NULL, document_number = NULL",
+    )
+    .execute(&raw)
+    .await
+    .unwrap();
+    raw.close().await;
+
+    let again = t.open_again().await;
+    let log = again.audit_log(Some(&s.run)).await.unwrap();
+    assert_eq!(log.len(), 2);
+    assert_eq!(log[0].tool_name.as_deref(), Some(CREATE_PO_DRAFT));
+    assert_eq!(log[0].outcome, "ok");
+    assert_eq!(log[0].document, created.document);
+    assert!(
+        log[0]
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("idempotency key")
+    );
+    assert_eq!(
+        log[1].outcome, "attempt",
+        "a read is the recovery pass's to close"
+    );
+}
+
+/// The audit log of a run reads the same through `audit_log`, the audit pool and the
+/// write pool (SQLite attaches the audit file to both), and `erp_audit_log` cannot be
+/// written through them on SQLite: only the audit writer writes it.
+async fn the_log_is_readable_everywhere_and_writable_only_by_its_writer(t: &TestDb) {
+    let s = Session::new(&t.db, BUYER).await;
+    s.call(GET_STOCK, valid_arguments(GET_STOCK, "x")).await;
+    t.db.flush_audit().await.unwrap();
+    let count = |pool: sqlx::AnyPool, run: String| async move {
+        sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM erp_audit_log WHERE agent_run_id = $1")
+            .bind(run)
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+    };
+    assert_eq!(count(t.db.audit_pool().clone(), s.run.clone()).await, 1);
+    assert_eq!(count(t.db.pool().clone(), s.run.clone()).await, 1);
+    assert_eq!(count(t.db.read_db().pool().clone(), s.run.clone()).await, 1);
+    if t.backend() == Backend::Sqlite {
+        let res = sqlx::query("DELETE FROM erp_audit_log")
+            .execute(t.db.pool())
+            .await;
+        assert!(res.is_err(), "the write pool cannot change the audit log");
+    }
+    assert_eq!(s.app.outcomes(&s.run).await, ["ok"]);
+}
+on_both_backends!(the_log_is_readable_everywhere_and_writable_only_by_its_writer);
