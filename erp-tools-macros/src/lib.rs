@@ -91,7 +91,7 @@ pub fn tool_output(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `user_id`, ...), free-form types (`serde_json::Value`, maps, floats), units typed as
 /// free text, and prepares the draft-only checks (`status`, `unit_price`, ...) that
 /// `#[erp_tool(tier = "draft")]` evaluates.
-#[proc_macro_derive(ToolArgs, attributes(serde))]
+#[proc_macro_derive(ToolArgs, attributes(serde, erp))]
 pub fn derive_tool_args(input: TokenStream) -> TokenStream {
     match syn::parse::<syn::DeriveInput>(input) {
         Ok(input) => expand::derive(&input).into(),

@@ -298,7 +298,7 @@ fn bad_inputs() -> Vec<Case> {
         case(
             "over the hard limit",
             with(|v| v["lines"][0]["qty"] = json!("20000")),
-            "The total of `lines[].qty` is 20010.5, over the hard limit of 10000 for \
+            "The total of `lines[].qty` (negative items count as zero) is 20010.5, over the hard limit of 10000 for \
              `purchasing_create_po_draft`.",
             Denied,
         ),

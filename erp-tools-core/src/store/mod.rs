@@ -21,12 +21,14 @@ mod migrate;
 mod options;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod recover;
 mod runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
 pub use error::StoreError;
 pub use options::DatabaseOptions;
+pub use recover::Recovered;
 pub use runs::RunOwner;
 
 /// Most (run, owner) pairs remembered per [`Database`]; the set is emptied when full.
@@ -155,7 +157,16 @@ impl Database {
             }),
         };
         migrate::run(&db.inner.write, backend, migrate::framework(backend)).await?;
+        db.recover_interrupted(options.grace_for(backend)).await?;
         Ok(db)
+    }
+
+    /// The recovery pass, run by [`Database::connect`] at start-up: closes as
+    /// `interrupted` the audit rows of tool calls still at `attempt` whose row is older
+    /// than `grace` (their server process was stopped while they ran), linking each to
+    /// the document when its draft had committed. Returns what it closed.
+    pub async fn recover_interrupted(&self, grace: Duration) -> Result<Recovered, StoreError> {
+        Ok(recover::recover(self.pool(), grace).await?)
     }
 
     /// Which database this is.
