@@ -327,7 +327,7 @@ fn expected(kind: &SchemaKind) -> String {
     match kind {
         SchemaKind::String(Some(StringFormat::Date)) => "a date string YYYY-MM-DD".into(),
         SchemaKind::String(_) => "a string".into(),
-        SchemaKind::Decimal => "a decimal number as a string, e.g. \"12.50\"".into(),
+        SchemaKind::Decimal => "a decimal number, e.g. \"12.50\"".into(),
         SchemaKind::Integer { .. } => "a whole number".into(),
         SchemaKind::Boolean => "true or false".into(),
         SchemaKind::Enum(values) => format!("one of {}", values.join(", ")),
@@ -353,15 +353,14 @@ pub const MAX_ECHOED_NAME_CHARS: usize = 64;
 /// An unknown field's name as a message repeats it: at most
 /// [`MAX_ECHOED_NAME_CHARS`] characters, control characters escaped.
 fn echoed_name(key: &str) -> String {
-    let quoted = if key.chars().nth(MAX_ECHOED_NAME_CHARS).is_some() {
+    if key.chars().nth(MAX_ECHOED_NAME_CHARS).is_some() {
         let t: String = key.chars().take(MAX_ECHOED_NAME_CHARS).collect();
         let q = Value::String(t).to_string();
         format!("{}…", &q[1..q.len() - 1])
     } else {
         let q = Value::String(key.to_string()).to_string();
         q[1..q.len() - 1].to_string()
-    };
-    quoted
+    }
 }
 
 /// A decimal written canonically (no exponent, no trailing zeros after the point, no
