@@ -49,7 +49,8 @@ fn main() {
     let rendered = schema.render(Target::OpenAi).to_string();
     assert!(rendered.contains("more than 0 and at most 1000"), "{rendered}");
     assert!(rendered.contains("1 to 50 items"), "{rendered}");
-    assert!(rendered.contains("each item from -5 to 5.5"), "{rendered}");
-    let _ = (Uom::BOX, &args.lines[0].item_code, args.lines[0].uom, args.lines[0].uom_factor,
-        args.lines[0].units_per_box, args.adjustments, args.order_uoms);
+    assert!(rendered.contains("Each item from -5 to 5.5"), "{rendered}");
+    let first = &args.lines[0];
+    let _ = (Uom::BOX, &first.item_code, &first.uom, first.uom_factor, first.units_per_box);
+    let _ = (&args.adjustments, &args.order_uoms);
 }
