@@ -6,6 +6,7 @@
 #   scripts/crash/run.sh                 # 100 kills per backend
 #   KILLS=20 scripts/crash/run.sh        # CI's smaller count
 #   BACKENDS=sqlite scripts/crash/run.sh
+#   PROFILE=debug scripts/crash/run.sh   # the debug build of the example (CI: no release build)
 #
 # PostgreSQL is used when ERP_TOOLS_PG_URL is set (a fresh schema per run, dropped after).
 # Bounded: each round takes at most a few seconds; the harness stops by itself.
@@ -15,7 +16,12 @@ KILLS="${KILLS:-100}"
 CLIENTS="${CLIENTS:-4}"
 SEED="${SEED:-1}"
 BACKENDS="${BACKENDS:-sqlite postgres}"
-cargo build -q --release --example distributor --features postgres
+PROFILE="${PROFILE:-release}"
+if [ "$PROFILE" = release ]; then
+    cargo build -q --release --example distributor --features postgres
+else
+    cargo build -q --example distributor --features postgres
+fi
 cargo build -q -p erp-tools-tests --bin crash_harness
 port=18765
 for backend in $BACKENDS; do
@@ -23,7 +29,7 @@ for backend in $BACKENDS; do
         echo "crash harness postgres: skipped (ERP_TOOLS_PG_URL not set)"
         continue
     fi
-    timeout 1800 target/debug/crash_harness --binary target/release/examples/distributor \
+    timeout 1800 target/debug/crash_harness --binary "target/$PROFILE/examples/distributor" \
         --backend "$backend" --kills "$KILLS" --clients "$CLIENTS" --seed "$SEED" --port "$port"
     port=$((port + 1))
 done
