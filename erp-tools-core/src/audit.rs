@@ -36,22 +36,31 @@ pub enum Outcome {
     Denied,
     /// A retry of an earlier successful call: the original result was returned.
     Replayed,
+    /// The server process stopped (killed, crashed, lost power) while the call ran; the
+    /// start-up recovery pass closed its `attempt` row, linked to the document when one
+    /// committed. Never the answer to a call: the caller got no answer, and its retry
+    /// replays what committed.
+    Interrupted,
 }
 
 impl Outcome {
-    /// `ok`, `tool_error`, `denied` or `replayed`.
+    /// `ok`, `tool_error`, `denied`, `replayed` or `interrupted`.
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Ok => "ok",
             Outcome::ToolError => "tool_error",
             Outcome::Denied => "denied",
             Outcome::Replayed => "replayed",
+            Outcome::Interrupted => "interrupted",
         }
     }
 
     /// Whether the call failed (`isError: true` in MCP).
     pub fn is_error(self) -> bool {
-        matches!(self, Outcome::ToolError | Outcome::Denied)
+        matches!(
+            self,
+            Outcome::ToolError | Outcome::Denied | Outcome::Interrupted
+        )
     }
 }
 

@@ -43,8 +43,8 @@ pub use registry::{
     ToolRegistryBuilder, WARN_TOOLS_LOADED,
 };
 pub use schema::{
-    MAX_DEPTH, MAX_ENUM_VALUES, Property, Schema, SchemaKind, StrictViolation, StringFormat,
-    Target, check_strict,
+    Bounds, MAX_DEPTH, MAX_ENUM_VALUES, Property, Schema, SchemaKind, StrictViolation,
+    StringFormat, Target, check_strict,
 };
 pub use tool::args::{NoArgs, ToolArgs};
 pub use tool::context::{Principal, PrincipalBuilder, ToolContext, valid_run_id};
@@ -53,7 +53,9 @@ pub use tool::handles::{Backend, DocumentRef, DraftTx, Provenance, ReadDb};
 pub use tool::input::{InputAnswers, InputRequest};
 pub use tool::output::ModelText;
 pub use tool::{ErpTool, Limit, Tier, ToolDef};
-pub use validate::{ArgumentErrors, ArgumentProblem, canonical_hash, canonical_json};
+pub use validate::{
+    ArgumentErrors, ArgumentProblem, canonical_hash, canonical_json, validate as validate_arguments,
+};
 
 #[cfg(feature = "runtime")]
 pub use audit::{AuditEntry, AuditId, AuditRecord, Outcome};
@@ -93,9 +95,10 @@ pub mod prelude {
 /// misbehaving (the macro crate's tests check that the name follows the version).
 #[doc(hidden)]
 pub mod __private_0_1_0 {
+    pub use crate::schema::Bounds;
     pub use crate::schema::output_schema_for;
     pub use crate::text::undecodable_arguments;
-    pub use crate::tool::args::DraftCheck;
+    pub use crate::tool::args::{DraftCheck, shape};
     pub use crate::tool::handler::{Handler, HandlerFuture, HandlerOutput};
     pub use crate::tool::output::{Rendered, TextOf, Unrendered};
     pub use crate::tool::{ErpTool, ToolDef, ToolDefParts};

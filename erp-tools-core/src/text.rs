@@ -238,7 +238,7 @@ pub(crate) fn client_ref_too_long() -> ToolError {
 #[cfg(feature = "runtime")]
 fn limit_subject(path: &str) -> String {
     if path.contains("[]") {
-        format!("the total of `{path}`")
+        format!("the total of `{path}` (negative items count as zero)")
     } else {
         format!("`{path}`")
     }

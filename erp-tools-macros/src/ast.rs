@@ -7,7 +7,7 @@ use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::{Data, DeriveInput, Fields, FnArg, Ident, ItemFn, Type};
 
-use crate::attr::{SerdeContainer, SerdeField, doc_lines};
+use crate::attr::{FieldBounds, SerdeContainer, SerdeField, doc_lines, field_bounds};
 use crate::errors::Errors;
 
 /// A type deriving `ToolArgs`.
@@ -44,6 +44,8 @@ pub struct Field<'a> {
     pub serde: SerdeField,
     /// The doc comment, joined.
     pub doc: String,
+    /// The bounds declared with `#[erp(..)]`.
+    pub bounds: FieldBounds,
 }
 
 impl Field<'_> {
@@ -87,6 +89,12 @@ impl<'a> ArgsInput<'a> {
     pub fn from_syn(input: &'a DeriveInput, errors: &mut Errors) -> Self {
         let container = SerdeContainer::from_attrs(&input.attrs);
         let ident = &input.ident;
+        misplaced_bounds(&input.attrs, "on the type", errors);
+        if let Data::Enum(data) = &input.data {
+            for v in &data.variants {
+                misplaced_bounds(&v.attrs, "on an enum variant", errors);
+            }
+        }
         let shape = match &input.data {
             Data::Struct(data) => match &data.fields {
                 Fields::Named(named) => Shape::Struct(
@@ -108,6 +116,7 @@ impl<'a> ArgsInput<'a> {
                                 wire,
                                 serde,
                                 doc: join_doc(&doc_lines(&f.attrs)),
+                                bounds: field_bounds(&f.attrs, errors),
                             }
                         })
                         .collect(),
@@ -186,6 +195,19 @@ impl<'a> ArgsInput<'a> {
             container,
             shape,
         }
+    }
+}
+
+/// Reports `#[erp(..)]` written where no value is read.
+fn misplaced_bounds(attrs: &[syn::Attribute], place: &str, errors: &mut Errors) {
+    for attr in attrs.iter().filter(|a| a.path().is_ident("erp")) {
+        errors.spanned(
+            attr,
+            format!(
+                "`#[erp(..)]` {place} bounds nothing; bounds go on a field of an argument struct, \
+                 e.g. `#[erp(min = 1, max = 1000)] qty: Decimal`"
+            ),
+        );
     }
 }
 

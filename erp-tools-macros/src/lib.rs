@@ -86,12 +86,37 @@ pub fn tool_output(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// The schema follows serde's wire names (`rename`, `rename_all`, `flatten`, `skip`);
 /// field doc comments become property descriptions; `Option<T>` fields are optional.
-/// A field with `#[serde(default)]` stays required in the schema (the model is always
-/// asked to send it). The derive refuses fields a tool may never take (`branch_id`,
-/// `user_id`, ...), free-form types (`serde_json::Value`, maps, floats), units typed as
-/// free text, and prepares the draft-only checks (`status`, `unit_price`, ...) that
-/// `#[erp_tool(tier = "draft")]` evaluates.
-#[proc_macro_derive(ToolArgs, attributes(serde))]
+/// The derive refuses fields a tool may never take (`branch_id`, `user_id`, ...),
+/// free-form types (`serde_json::Value`, maps, floats), and prepares the draft-only
+/// checks (`status`, `unit_price`, ...) that `#[erp_tool(tier = "draft")]` evaluates.
+///
+/// **serde attributes** are an allow-list: those the schema models exactly (`rename`,
+/// `rename_all`, `flatten`, `skip`, `skip_deserializing`) or that do not change what is
+/// read (`deny_unknown_fields`, `skip_serializing_if`, `serialize_with`, `bound`, ...).
+/// Every other one is refused with what to write instead: tagged and untagged enums,
+/// `with`/`deserialize_with`, `from`/`try_from`, `transparent`, `alias`, `default` on a
+/// field the schema marks required (make it `Option<T>`), and attributes not known yet.
+///
+/// **Units and currencies**: a field whose wire name contains a unit or currency word
+/// anywhere (`uom`, `order_uom`, `uomCode`, `currency_code`, `baseunit`, `ccy`, ...) is
+/// refused as free text or an object; one whose last word is the unit word must be an
+/// enum (checked on what the type is, so a `type Code = String` alias is caught too).
+///
+/// **Bounds** on a field, with `#[erp(..)]`, stated in the property's description and
+/// enforced server-side:
+///
+/// ```text
+/// #[erp(positive, max = 10000)]              qty: Decimal        // more than 0, at most 10000
+/// #[erp(min = 0, max = 100)]                 discount: Option<u8>
+/// #[erp(len = 3..=12, pattern = "V-[0-9]+")] vendor_code: String // the whole text must match
+/// #[erp(len = 1..=50)]                       lines: Vec<Line>    // 1 to 50 items
+/// ```
+///
+/// `min`/`max`/`positive` take plain decimal literals and apply to numbers (each item of
+/// a list); `len` takes `a..=b`, `a..`, `..=b` or `n` and applies to a text's characters or
+/// a list's items; `pattern` is a regular expression, checked at compile time. A bound
+/// that does not fit the field's type, or an inconsistent one, is a compile error.
+#[proc_macro_derive(ToolArgs, attributes(serde, erp))]
 pub fn derive_tool_args(input: TokenStream) -> TokenStream {
     match syn::parse::<syn::DeriveInput>(input) {
         Ok(input) => expand::derive(&input).into(),

@@ -461,6 +461,7 @@ pub struct PoDraftArgs {
     /// Why this order is needed. Shown to the reviewer.
     note: Option<String>,
     /// What to order, at least one line.
+    #[erp(len = 1..=50)]
     lines: Vec<PoLineArgs>,
 }
 
@@ -470,6 +471,7 @@ pub struct PoLineArgs {
     /// Item code, e.g. BRG-0042
     item_code: String,
     /// Quantity in the given unit, more than 0.
+    #[erp(positive, max = 10000)]
     qty: Decimal,
     /// Unit of measure; must be one the item is stocked in.
     uom: Uom,

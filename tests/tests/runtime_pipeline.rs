@@ -198,15 +198,15 @@ fn bad_inputs() -> Vec<Case> {
             ToolError,
         ),
         case(
-            "number for a decimal",
-            with(|v| v["lines"][0]["qty"] = json!(24.5)),
-            "`lines[0].qty`: expected a decimal number as a string",
+            "inexact number for a decimal",
+            with(|v| v["lines"][0]["qty"] = json!(0.30000000000000004)),
+            "`lines[0].qty`: the number 0.30000000000000004 has more than 15 significant digits",
             ToolError,
         ),
         case(
             "decimal in exponent form",
             with(|v| v["lines"][0]["qty"] = json!("1e5")),
-            "`lines[0].qty`: expected a decimal number as a string, e.g. \"24\" or \"12.50\", got \"1e5\"",
+            "`lines[0].qty`: expected a decimal number, e.g. \"24\" or \"12.50\" (a string or a JSON number), got \"1e5\": write it without an exponent",
             ToolError,
         ),
         case(
@@ -298,7 +298,7 @@ fn bad_inputs() -> Vec<Case> {
         case(
             "over the hard limit",
             with(|v| v["lines"][0]["qty"] = json!("20000")),
-            "The total of `lines[].qty` is 20010.5, over the hard limit of 10000 for \
+            "The total of `lines[].qty` (negative items count as zero) is 20010.5, over the hard limit of 10000 for \
              `purchasing_create_po_draft`.",
             Denied,
         ),

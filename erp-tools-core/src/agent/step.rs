@@ -203,7 +203,7 @@ impl Agent {
                 let (status, source, event) = match out.outcome {
                     Outcome::Ok => (ResultStatus::Ok, ResultSource::Tool, None),
                     Outcome::Replayed => (ResultStatus::Replayed, ResultSource::Tool, None),
-                    Outcome::ToolError => (
+                    Outcome::ToolError | Outcome::Interrupted => (
                         ResultStatus::ToolError,
                         ResultSource::Tool,
                         Some(AgentEventKind::Failed),

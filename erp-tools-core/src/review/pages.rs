@@ -148,6 +148,10 @@ pub(super) async fn runs(
     };
     let page = page_number(&q.page);
     let size = c.config.page_size;
+    // Every call that has returned shows with its final outcome.
+    if let Err(e) = c.config.database().flush_audit().await {
+        tracing::warn!(error = %e, "review console: the audit log could not be flushed");
+    }
     let pool = c.config.database().read_db().pool().clone();
     let branch = session.principal.branch_id();
     let mut lines =
@@ -295,6 +299,10 @@ pub(super) async fn drafts(
     };
     let page = page_number(&q.page);
     let size = c.config.page_size;
+    // Every call that has returned shows with its final outcome.
+    if let Err(e) = c.config.database().flush_audit().await {
+        tracing::warn!(error = %e, "review console: the audit log could not be flushed");
+    }
     let pool = c.config.database().read_db().pool().clone();
     let branch = session.principal.branch_id();
     let mut lines = match sql::drafts(&pool, branch, size + 1, (page - 1) * size).await {

@@ -22,7 +22,8 @@ pub(crate) struct Finished {
 impl Finished {
     /// A failed call; internal detail goes to the log and the audit row only.
     pub(crate) fn failed(outcome: Outcome, err: ToolError) -> Finished {
-        let text = err.to_string();
+        use super::limits::{MAX_MESSAGE_BYTES, bounded};
+        let text = bounded(&err.to_string(), MAX_MESSAGE_BYTES).into_owned();
         let audit_message = match (err.kind(), err.details()) {
             (ToolErrorKind::Internal, Some(detail)) => {
                 let detail = detail
@@ -41,7 +42,7 @@ impl Finished {
                 text,
                 document: None,
             },
-            audit_message: Some(audit_message),
+            audit_message: Some(bounded(&audit_message, MAX_MESSAGE_BYTES).into_owned()),
         }
     }
 

@@ -282,7 +282,10 @@ impl ToolRuntime {
     /// The audit row of `call` for `principal` in `run_id`, before its outcome is known.
     pub(crate) fn entry(&self, principal: &Principal, run_id: &str, call: &ToolCall) -> AuditEntry {
         AuditEntry::new(principal, run_id, crate::audit::ATTEMPT)
-            .tool(call.name.clone(), call.tool_call_id.clone())
+            .tool(
+                limits::bounded(&call.name, limits::MAX_TOOL_NAME_BYTES),
+                limits::bounded(&call.tool_call_id, limits::MAX_TOOL_CALL_ID_BYTES),
+            )
             .arguments(&call.arguments)
     }
 

@@ -12,10 +12,12 @@
 
 use std::borrow::Cow;
 
+mod bounds;
 mod output;
 mod render;
 mod strict;
 
+pub use bounds::Bounds;
 pub use output::output_schema_for;
 pub use strict::{StrictViolation, check_strict, valid_key};
 
@@ -123,6 +125,9 @@ pub struct Schema {
     pub kind: SchemaKind,
     /// What the value means, usually the field's doc comment.
     pub description: Option<Cow<'static, str>>,
+    /// Declared bounds (`#[erp(min = 1)]`, ...): stated in the description when rendered,
+    /// enforced by validation. On an optional value they apply to the value when present.
+    pub bounds: Bounds,
 }
 
 /// One property of an object schema.
@@ -140,7 +145,14 @@ impl Schema {
         Schema {
             kind,
             description: None,
+            bounds: Bounds::default(),
         }
+    }
+
+    /// Sets the declared bounds of the value (a field's `#[erp(..)]`).
+    pub fn with_bounds(mut self, bounds: Bounds) -> Self {
+        self.bounds = bounds;
+        self
     }
 
     /// An object with these properties, closed to any other.

@@ -2,7 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Schema, SchemaKind, StringFormat, Target};
+use super::{Bounds, Schema, SchemaKind, StringFormat, Target};
+use crate::validate::text;
 
 impl Schema {
     /// The text the model reads for this value: the description, then what the type
@@ -12,12 +13,17 @@ impl Schema {
     /// A hint is added only when the description does not already say it: a field
     /// documented "Date needed, YYYY-MM-DD" is not told "YYYY-MM-DD" twice.
     fn rendered_description(&self) -> Option<String> {
-        let hint = self.kind_hint().filter(|h| {
+        let kind = self.kind_hint().filter(|h| {
             !self
                 .description
                 .as_deref()
                 .is_some_and(|d| already_says(d, h))
         });
+        let bounds = self.bounds_hint(&self.bounds);
+        let hint = match (kind, bounds) {
+            (Some(k), Some(b)) => Some(format!("{k}; {b}")),
+            (k, b) => k.or(b),
+        };
         match (&self.description, hint) {
             (Some(d), Some(h)) => Some(format!("{} ({h})", d.trim_end_matches('.'))),
             (Some(d), None) => Some(d.to_string()),
@@ -26,8 +32,38 @@ impl Schema {
         }
     }
 
-    fn kind_hint(&self) -> Option<String> {
+    /// The declared bounds as words, for the value this node describes.
+    fn bounds_hint(&self, b: &Bounds) -> Option<String> {
+        if b.is_empty() {
+            return None;
+        }
+        let mut parts = Vec::new();
         match &self.kind {
+            SchemaKind::Optional(inner) => return inner.bounds_hint(b),
+            SchemaKind::Array(item) => {
+                parts.extend(text::bounds_len(b, "items"));
+                if let Some(each) = item.bounds_hint(&b.for_items()) {
+                    parts.push(format!("each item {each}"));
+                }
+            }
+            SchemaKind::Decimal | SchemaKind::Integer { .. } => {
+                parts.extend(text::bounds_numbers(b));
+            }
+            SchemaKind::String(_) => {
+                parts.extend(text::bounds_len(b, "characters"));
+                parts.extend(text::bounds_pattern(b));
+            }
+            _ => {}
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+    fn kind_hint(&self) -> Option<String> {
+        self.kind_hint_with(&self.bounds)
+    }
+
+    fn kind_hint_with(&self, bounds: &Bounds) -> Option<String> {
+        match &self.kind {
+            SchemaKind::Integer { .. } if bounds.has_number() => Some("whole number".into()),
             SchemaKind::Decimal => Some("decimal number as a string, e.g. \"12.50\"".into()),
             SchemaKind::Integer { min, max } => {
                 let (min, max) = (*min, *max);
@@ -40,7 +76,7 @@ impl Schema {
                 }
             }
             SchemaKind::String(Some(StringFormat::Date)) => Some("YYYY-MM-DD".into()),
-            SchemaKind::Optional(inner) => inner.kind_hint(),
+            SchemaKind::Optional(inner) => inner.kind_hint_with(bounds),
             _ => None,
         }
     }
@@ -80,6 +116,9 @@ impl Schema {
                                 let mut inner = (**inner).clone();
                                 if inner.description.is_none() {
                                     inner.description = p.schema.description.clone();
+                                }
+                                if inner.bounds.is_empty() {
+                                    inner.bounds = p.schema.bounds.clone();
                                 }
                                 inner.render(target)
                             }

@@ -22,6 +22,7 @@ mod migrate;
 mod options;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod recover;
 #[cfg(feature = "review")]
 pub(crate) mod review;
 mod runs;
@@ -35,6 +36,7 @@ pub(crate) use writer::PendingRow;
 
 pub use error::StoreError;
 pub use options::DatabaseOptions;
+pub use recover::Recovered;
 pub use runs::RunOwner;
 
 /// Most (run, owner) pairs remembered per [`Database`]; the set is emptied when full.
@@ -225,6 +227,8 @@ impl Database {
                 );
             }
         }
+        // Before the writer starts: nothing else writes the audit log yet.
+        recover::recover(&pools.audit, &pools.write, options.grace_for(backend)).await?;
         let audit = AuditWriter::start(pools.audit.clone(), backend);
         Ok(Database {
             inner: Arc::new(Inner {
@@ -238,6 +242,17 @@ impl Database {
                 known_runs: Mutex::new(HashSet::new()),
             }),
         })
+    }
+
+    /// The recovery pass, run by [`Database::connect`] at start-up: closes as
+    /// `interrupted` the audit rows of tool calls still at `attempt` whose row is older
+    /// than `grace` (their server process was stopped while they ran), linking each to
+    /// the document when its draft had committed. Returns what it closed.
+    pub async fn recover_interrupted(&self, grace: Duration) -> Result<Recovered, StoreError> {
+        // Every row handed to the writer so far is committed first, so none of this
+        // process's finished calls is mistaken for an interrupted one.
+        self.flush_audit().await?;
+        Ok(recover::recover(&self.inner.audit_writer_pool, &self.inner.write, grace).await?)
     }
 
     /// Which database this is.

@@ -11,6 +11,7 @@ pub struct DatabaseOptions {
     pub(crate) max_connections: Option<u32>,
     pub(crate) busy_timeout: Duration,
     pub(crate) acquire_timeout: Duration,
+    pub(crate) recovery_grace: Option<Duration>,
 }
 
 impl DatabaseOptions {
@@ -26,6 +27,7 @@ impl DatabaseOptions {
             max_connections: None,
             busy_timeout: Duration::from_secs(10),
             acquire_timeout: Duration::from_secs(30),
+            recovery_grace: None,
         }
     }
 
@@ -54,5 +56,24 @@ impl DatabaseOptions {
     pub fn acquire_timeout(mut self, timeout: Duration) -> Self {
         self.acquire_timeout = timeout;
         self
+    }
+
+    /// How old a call's `attempt` audit row must be before the start-up recovery pass
+    /// closes it as `interrupted` (its server process was stopped while the call ran).
+    /// Defaults: none for SQLite (one server process owns the file, so every open
+    /// `attempt` row at start-up is a stopped call's), 10 minutes for PostgreSQL (other
+    /// server processes sharing the database may still be running their calls). Set it
+    /// to the longest a call may take in your deployment.
+    pub fn recovery_grace(mut self, grace: Duration) -> Self {
+        self.recovery_grace = Some(grace);
+        self
+    }
+
+    /// The grace period of the recovery pass on `backend`.
+    pub(crate) fn grace_for(&self, backend: crate::tool::handles::Backend) -> Duration {
+        self.recovery_grace.unwrap_or(match backend {
+            crate::tool::handles::Backend::Sqlite => Duration::ZERO,
+            crate::tool::handles::Backend::Postgres => Duration::from_secs(600),
+        })
     }
 }

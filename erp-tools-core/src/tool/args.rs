@@ -42,6 +42,16 @@ pub trait ToolArgs {
     #[doc(hidden)]
     const __ERP_IS_OBJECT: bool = false;
 
+    /// What the value is on the wire, one of [`shape`]'s constants (`Option` and `Box`
+    /// look through to their inner type; a `Vec` is a list). The derive checks declared
+    /// bounds and unit/currency fields against it at compile time.
+    #[doc(hidden)]
+    const __ERP_SHAPE: u8 = shape::OTHER;
+
+    /// The shape of the innermost item: a list's items, through any nesting of lists.
+    #[doc(hidden)]
+    const __ERP_ITEM_SHAPE: u8 = Self::__ERP_SHAPE;
+
     /// The value of the top-level `client_ref` field, if the type has one (directly or
     /// through `#[serde(flatten)]`). Reading it here also keeps the compiler from calling
     /// the field unused in handlers that leave it to the runtime.
@@ -70,12 +80,30 @@ pub trait DraftCheck<M> {
     const FIELDS_ALLOWED: () = ();
 }
 
+/// What a value is on the wire, for the compile-time checks of the derive.
+#[doc(hidden)]
+pub mod shape {
+    /// Free text (`String`).
+    pub const TEXT: u8 = 1;
+    /// An integer or a decimal.
+    pub const NUMBER: u8 = 2;
+    /// A unit-only enum, sent as one of its values.
+    pub const ENUM: u8 = 4;
+    /// A struct with named fields.
+    pub const OBJECT: u8 = 8;
+    /// A list.
+    pub const LIST: u8 = 16;
+    /// Anything else: booleans, dates and times.
+    pub const OTHER: u8 = 32;
+}
+
 macro_rules! scalar {
-    ($($ty:ty => $kind:expr),* $(,)?) => {$(
+    ($($ty:ty => $kind:expr, $shape:expr);* $(;)?) => {$(
         impl ToolArgs for $ty {
             fn tool_schema() -> Schema {
                 Schema::new($kind)
             }
+            const __ERP_SHAPE: u8 = $shape;
         }
         impl<M> DraftCheck<M> for $ty {}
     )*};
@@ -87,19 +115,20 @@ macro_rules! integer {
             fn tool_schema() -> Schema {
                 Schema::new(SchemaKind::Integer { min: <$ty>::MIN as i128, max: <$ty>::MAX as i128 })
             }
+            const __ERP_SHAPE: u8 = shape::NUMBER;
         }
         impl<M> DraftCheck<M> for $ty {}
     )*};
 }
 
 scalar! {
-    String => SchemaKind::String(None),
-    bool => SchemaKind::Boolean,
-    rust_decimal::Decimal => SchemaKind::Decimal,
-    chrono::NaiveDate => SchemaKind::String(Some(StringFormat::Date)),
-    chrono::NaiveTime => SchemaKind::String(Some(StringFormat::Time)),
-    chrono::NaiveDateTime => SchemaKind::String(Some(StringFormat::DateTime)),
-    chrono::DateTime<chrono::Utc> => SchemaKind::String(Some(StringFormat::DateTime)),
+    String => SchemaKind::String(None), shape::TEXT;
+    bool => SchemaKind::Boolean, shape::OTHER;
+    rust_decimal::Decimal => SchemaKind::Decimal, shape::NUMBER;
+    chrono::NaiveDate => SchemaKind::String(Some(StringFormat::Date)), shape::OTHER;
+    chrono::NaiveTime => SchemaKind::String(Some(StringFormat::Time)), shape::OTHER;
+    chrono::NaiveDateTime => SchemaKind::String(Some(StringFormat::DateTime)), shape::OTHER;
+    chrono::DateTime<chrono::Utc> => SchemaKind::String(Some(StringFormat::DateTime)), shape::OTHER;
 }
 
 integer!(i8, i16, i32, i64, u8, u16, u32, u64);
@@ -114,6 +143,8 @@ impl<T: ToolArgs> ToolArgs for Option<T> {
         }
     }
     const __ERP_DEPTH: usize = T::__ERP_DEPTH;
+    const __ERP_SHAPE: u8 = T::__ERP_SHAPE;
+    const __ERP_ITEM_SHAPE: u8 = T::__ERP_ITEM_SHAPE;
 }
 
 impl<M, T: DraftCheck<M>> DraftCheck<M> for Option<T> {}
@@ -123,6 +154,8 @@ impl<T: ToolArgs> ToolArgs for Vec<T> {
         Schema::new(SchemaKind::Array(Box::new(T::tool_schema())))
     }
     const __ERP_DEPTH: usize = 1 + T::__ERP_DEPTH;
+    const __ERP_SHAPE: u8 = shape::LIST;
+    const __ERP_ITEM_SHAPE: u8 = T::__ERP_ITEM_SHAPE;
 }
 
 impl<M, T: DraftCheck<M>> DraftCheck<M> for Vec<T> {}
@@ -134,6 +167,8 @@ impl<T: ToolArgs> ToolArgs for Box<T> {
     const __ERP_HAS_CLIENT_REF: bool = T::__ERP_HAS_CLIENT_REF;
     const __ERP_DEPTH: usize = T::__ERP_DEPTH;
     const __ERP_IS_OBJECT: bool = T::__ERP_IS_OBJECT;
+    const __ERP_SHAPE: u8 = T::__ERP_SHAPE;
+    const __ERP_ITEM_SHAPE: u8 = T::__ERP_ITEM_SHAPE;
     fn __erp_client_ref(&self) -> Option<&str> {
         T::__erp_client_ref(self)
     }
@@ -152,6 +187,7 @@ impl ToolArgs for NoArgs {
     }
     const __ERP_DEPTH: usize = 1;
     const __ERP_IS_OBJECT: bool = true;
+    const __ERP_SHAPE: u8 = shape::OBJECT;
 }
 
 impl<M> DraftCheck<M> for NoArgs {}

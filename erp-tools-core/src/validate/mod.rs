@@ -14,9 +14,12 @@ use std::str::FromStr;
 
 use serde_json::{Map, Value};
 
-use crate::schema::{Schema, SchemaKind, StringFormat};
+use rust_decimal::Decimal;
+
+use crate::schema::{Bounds, Schema, SchemaKind, StringFormat};
 
 mod canonical;
+pub(crate) mod text;
 
 pub use canonical::{canonical_hash, canonical_json};
 
@@ -64,7 +67,7 @@ const MAX_PROBLEMS: usize = 8;
 /// Validates `value` against `schema` and returns the normalised arguments.
 pub fn validate(schema: &Schema, value: &Value) -> Result<Value, ArgumentErrors> {
     let mut problems = Vec::new();
-    let out = check(schema, value, &mut String::new(), &mut problems);
+    let out = check(schema, value, &mut String::new(), &mut problems, None);
     if problems.is_empty() {
         Ok(out)
     } else {
@@ -92,23 +95,43 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
+/// Checks one value. `inherited` are the bounds of the enclosing optional or list node,
+/// used when this node declares none of its own.
 fn check(
     schema: &Schema,
     value: &Value,
     path: &mut String,
     problems: &mut Vec<ArgumentProblem>,
+    inherited: Option<&Bounds>,
 ) -> Value {
+    let bounds = if schema.bounds.is_empty() {
+        inherited
+    } else {
+        Some(&schema.bounds)
+    };
     match (&schema.kind, value) {
         (SchemaKind::Optional(_), Value::Null) => Value::Null,
-        (SchemaKind::Optional(inner), v) => check(inner, v, path, problems),
+        (SchemaKind::Optional(inner), v) => check(inner, v, path, problems, bounds),
         (SchemaKind::String(format), Value::String(s)) => {
-            if s.chars().count() > MAX_STRING_CHARS {
+            let chars = s.chars().count();
+            if chars > MAX_STRING_CHARS {
                 push(
                     problems,
                     path,
                     format!("text longer than {MAX_STRING_CHARS} characters; shorten it"),
                 );
                 return Value::Null;
+            }
+            if let Some(b) = bounds {
+                if let Some(problem) = b.check_len(chars, "characters") {
+                    push(problems, path, problem);
+                } else if !b.matches(s) {
+                    push(
+                        problems,
+                        path,
+                        text::pattern_mismatch(&quote_short(s), b.pattern.as_deref().unwrap_or("")),
+                    );
+                }
             }
             if let Some(f) = format {
                 let ok = match f {
@@ -138,37 +161,39 @@ fn check(
             }
             Value::String(s.clone())
         }
-        (SchemaKind::Decimal, Value::String(s)) => match parse_decimal(s) {
-            Some(d) => Value::String(d),
-            None => {
+        (SchemaKind::Decimal, Value::String(s)) => match decimal_from_str(s) {
+            Ok(d) => bounded_number(d, bounds, path, problems),
+            Err(why) => {
+                push(problems, path, text::not_a_decimal(&quote_short(s), &why));
+                Value::Null
+            }
+        },
+        (SchemaKind::Decimal, Value::Number(n)) => match decimal_from_number(n) {
+            Ok(d) => bounded_number(d, bounds, path, problems),
+            Err(why) => {
                 push(
                     problems,
                     path,
-                    format!(
-                        "expected a decimal number as a string, e.g. \"24\" or \"12.50\", got {}",
-                        quote_short(s)
-                    ),
+                    text::inexact_number(&short(&n.to_string()), &why),
                 );
                 Value::Null
             }
         },
-        (SchemaKind::Decimal, Value::Number(n)) => {
-            push(
-                problems,
-                path,
-                format!(
-                    "expected a decimal number as a string, e.g. \"{n}\", got the number {n}; send it quoted"
-                ),
-            );
-            Value::Null
-        }
         (SchemaKind::Integer { min, max }, Value::Number(n)) => {
             let as_int = n
                 .as_i64()
                 .map(i128::from)
                 .or_else(|| n.as_u64().map(i128::from));
             match as_int {
-                Some(i) if i >= *min && i <= *max => Value::Number(n.clone()),
+                Some(i) if i >= *min && i <= *max => {
+                    if let Some(problem) =
+                        bounds.and_then(|b| b.check_number(Decimal::from_i128_with_scale(i, 0)))
+                    {
+                        push(problems, path, problem);
+                        return Value::Null;
+                    }
+                    Value::Number(n.clone())
+                }
                 Some(_) => {
                     push(
                         problems,
@@ -178,7 +203,11 @@ fn check(
                     Value::Null
                 }
                 None => {
-                    push(problems, path, format!("expected a whole number, got {n}"));
+                    push(
+                        problems,
+                        path,
+                        format!("expected a whole number, got {}", short(&n.to_string())),
+                    );
                     Value::Null
                 }
             }
@@ -201,6 +230,10 @@ fn check(
             }
         }
         (SchemaKind::Array(item), Value::Array(items)) => {
+            if let Some(problem) = bounds.and_then(|b| b.check_len(items.len(), "items")) {
+                push(problems, path, problem);
+                return Value::Null;
+            }
             if items.len() > MAX_ARRAY_ITEMS {
                 push(
                     problems,
@@ -212,11 +245,12 @@ fn check(
                 );
                 return Value::Null;
             }
+            let item_bounds = bounds.map(Bounds::for_items);
             let mut out = Vec::with_capacity(items.len());
             for (i, v) in items.iter().enumerate() {
                 let len = path.len();
                 path.push_str(&format!("[{i}]"));
-                out.push(check(item, v, path, problems));
+                out.push(check(item, v, path, problems, item_bounds.as_ref()));
                 path.truncate(len);
             }
             Value::Array(out)
@@ -228,7 +262,7 @@ fn check(
                     let known: Vec<&str> = props.iter().map(|p| p.name.as_ref()).collect();
                     push(
                         problems,
-                        &join(path, key),
+                        &join(path, &echoed_name(key)),
                         format!(
                             "unknown field; remove it. Allowed fields here: {}",
                             if known.is_empty() {
@@ -248,7 +282,10 @@ fn check(
                 path.push_str(&p.name);
                 match map.get(p.name.as_ref()) {
                     Some(v) => {
-                        out.insert(p.name.to_string(), check(&p.schema, v, path, problems));
+                        out.insert(
+                            p.name.to_string(),
+                            check(&p.schema, v, path, problems, None),
+                        );
                     }
                     None if p.schema.is_optional() => {
                         out.insert(p.name.to_string(), Value::Null);
@@ -290,7 +327,7 @@ fn expected(kind: &SchemaKind) -> String {
     match kind {
         SchemaKind::String(Some(StringFormat::Date)) => "a date string YYYY-MM-DD".into(),
         SchemaKind::String(_) => "a string".into(),
-        SchemaKind::Decimal => "a decimal number as a string, e.g. \"12.50\"".into(),
+        SchemaKind::Decimal => "a decimal number, e.g. \"12.50\"".into(),
         SchemaKind::Integer { .. } => "a whole number".into(),
         SchemaKind::Boolean => "true or false".into(),
         SchemaKind::Enum(values) => format!("one of {}", values.join(", ")),
@@ -300,20 +337,69 @@ fn expected(kind: &SchemaKind) -> String {
     }
 }
 
+/// A value repeated in a message: at most 40 characters, as a JSON string (so control
+/// characters and quotes are escaped).
 fn quote_short(s: &str) -> String {
     let mut t: String = s.chars().take(40).collect();
-    if s.chars().count() > 40 {
+    if s.chars().nth(40).is_some() {
         t.push('…');
     }
-    format!("\"{t}\"")
+    Value::String(t).to_string()
 }
 
-/// Parses a decimal string and writes it canonically (no exponent, no trailing zeros
-/// after the point, no `+`), so `"24"`, `"24.0"` and `"24.00"` are one value.
-pub fn parse_decimal(s: &str) -> Option<String> {
+/// Longest unknown field name repeated in a message, in characters.
+pub const MAX_ECHOED_NAME_CHARS: usize = 64;
+
+/// An unknown field's name as a message repeats it: at most
+/// [`MAX_ECHOED_NAME_CHARS`] characters, control characters escaped.
+fn echoed_name(key: &str) -> String {
+    if key.chars().nth(MAX_ECHOED_NAME_CHARS).is_some() {
+        let t: String = key.chars().take(MAX_ECHOED_NAME_CHARS).collect();
+        let q = Value::String(t).to_string();
+        format!("{}…", &q[1..q.len() - 1])
+    } else {
+        let q = Value::String(key.to_string()).to_string();
+        q[1..q.len() - 1].to_string()
+    }
+}
+
+/// A decimal written canonically (no exponent, no trailing zeros after the point, no
+/// `+`, no negative zero), so `"24"`, `24`, `"24.0"` and `"24.00"` are one value.
+fn canonical_decimal(d: Decimal) -> String {
+    if d.is_zero() {
+        "0".to_string()
+    } else {
+        d.normalize().to_string()
+    }
+}
+
+/// A decimal string, exactly, or why it is not one.
+fn decimal_from_str(s: &str) -> Result<Decimal, String> {
     let t = s.trim();
-    if t.is_empty() || t != s || t.len() > 40 {
-        return None;
+    if t.is_empty() {
+        return Err("the text is empty".into());
+    }
+    if t != s {
+        return Err("remove the spaces around the number".into());
+    }
+    let lower = t.to_ascii_lowercase();
+    if matches!(
+        lower.trim_start_matches(['-', '+']),
+        "nan" | "inf" | "infinity"
+    ) {
+        return Err("not a number or infinite; send a finite amount".into());
+    }
+    if t.len() > 40 {
+        return Err("more digits than a decimal holds (at most 28)".into());
+    }
+    if t.contains(['e', 'E']) {
+        return Err("write it without an exponent".into());
+    }
+    if t.starts_with('+') {
+        return Err("write it without the `+`".into());
+    }
+    if t.contains(',') {
+        return Err("use `.` as the decimal point and no thousands separators".into());
     }
     let body = t.strip_prefix('-').unwrap_or(t);
     let mut parts = body.splitn(2, '.');
@@ -321,10 +407,75 @@ pub fn parse_decimal(s: &str) -> Option<String> {
     let frac = parts.next();
     let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
     if !digits(int) || frac.is_some_and(|f| !digits(f)) {
-        return None;
+        return Err("digits with an optional `.` and digits after it".into());
     }
-    let d = rust_decimal::Decimal::from_str_exact(t).ok()?;
-    Some(d.normalize().to_string())
+    Decimal::from_str_exact(t).map_err(|_| "more digits than a decimal holds (at most 28)".into())
+}
+
+/// Significant digits a JSON number (read as a binary double) carries exactly: any
+/// decimal of at most this many digits is read back as itself.
+const EXACT_NUMBER_DIGITS: usize = 15;
+
+/// A JSON number as an exact decimal, or why it cannot be one. Integers are exact;
+/// a number with a fraction or an exponent is exact when its shortest spelling has at
+/// most [`EXACT_NUMBER_DIGITS`] significant digits (`48.5`, `1e3`, `0.1`); one with more
+/// (`0.30000000000000004`, a 20-digit integer) may already have been rounded, so it is
+/// refused with the advice to send a string.
+fn decimal_from_number(n: &serde_json::Number) -> Result<Decimal, String> {
+    if let Some(i) = n.as_i64() {
+        return Ok(Decimal::from(i));
+    }
+    if let Some(u) = n.as_u64() {
+        return Ok(Decimal::from(u));
+    }
+    let Some(f) = n.as_f64().filter(|f| f.is_finite()) else {
+        return Err("is not a finite number".into());
+    };
+    let spelled = n.to_string();
+    let mantissa = spelled.split(['e', 'E']).next().unwrap_or("");
+    let significant = mantissa
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .map(char::from)
+        .collect::<String>();
+    let significant = significant.trim_start_matches('0').trim_end_matches('0');
+    if significant.len() > EXACT_NUMBER_DIGITS {
+        return Err(format!(
+            "has more than {EXACT_NUMBER_DIGITS} significant digits, more than a JSON number carries exactly"
+        ));
+    }
+    let parsed = if spelled.contains(['e', 'E']) {
+        Decimal::from_scientific(&spelled)
+    } else {
+        Decimal::from_str_exact(&spelled)
+    };
+    match parsed {
+        Ok(d) => Ok(d),
+        Err(_) if f.abs() >= 1.0 => Err("is larger than a decimal holds (28 digits)".into()),
+        Err(_) => Err("is smaller than a decimal holds (28 decimal places)".into()),
+    }
+}
+
+/// A checked decimal: its canonical string, or `null` after a bounds problem.
+fn bounded_number(
+    d: Decimal,
+    bounds: Option<&Bounds>,
+    path: &str,
+    problems: &mut Vec<ArgumentProblem>,
+) -> Value {
+    if let Some(problem) = bounds.and_then(|b| b.check_number(d)) {
+        push(problems, path, problem);
+        return Value::Null;
+    }
+    Value::String(canonical_decimal(d))
+}
+
+fn short(s: &str) -> String {
+    let mut t: String = s.chars().take(40).collect();
+    if s.chars().count() > 40 {
+        t.push('…');
+    }
+    t
 }
 
 #[cfg(test)]
@@ -370,7 +521,14 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains("`x`: unknown field"), "{text}");
         assert!(text.contains("allowed values: PCS, BOX"), "{text}");
-        assert!(text.contains("send it quoted"), "{text}");
+        assert!(
+            !text.contains("`qty`"),
+            "a JSON number is a decimal: {text}"
+        );
+    }
+
+    fn parse_decimal(s: &str) -> Option<String> {
+        decimal_from_str(s).ok().map(canonical_decimal)
     }
 
     #[test]
@@ -382,5 +540,62 @@ mod tests {
             assert!(parse_decimal(bad).is_none(), "{bad}");
         }
         assert_eq!(parse_decimal("24.00").unwrap(), "24");
+        assert_eq!(parse_decimal("-0.00").unwrap(), "0");
+    }
+
+    fn qty_hash(qty: Value) -> Result<String, String> {
+        validate(&schema(), &json!({"qty": qty, "uom": "PCS"}))
+            .map(|v| canonical_hash(&v))
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_json_number_is_the_same_decimal_as_its_string() {
+        let want = qty_hash(json!("48")).unwrap();
+        for same in [
+            json!(48),
+            json!(48.0),
+            json!("48.0"),
+            json!("48.000"),
+            json!(4.8e1),
+        ] {
+            assert_eq!(qty_hash(same.clone()).unwrap(), want, "{same}");
+        }
+        assert_eq!(
+            qty_hash(json!(0.1)).unwrap(),
+            qty_hash(json!("0.1")).unwrap()
+        );
+        assert_eq!(
+            qty_hash(json!(-12.5)).unwrap(),
+            qty_hash(json!("-12.50")).unwrap()
+        );
+        assert_eq!(
+            qty_hash(json!(u64::MAX)).unwrap(),
+            qty_hash(json!("18446744073709551615")).unwrap()
+        );
+        assert_ne!(qty_hash(json!(48.5)).unwrap(), want);
+    }
+
+    #[test]
+    fn inexact_numbers_are_refused_with_the_fix() {
+        for (bad, says) in [
+            (json!(0.30000000000000004), "significant digits"),
+            (json!(1.2345678901234567e30), "significant digits"),
+            (json!(1e30), "larger than a decimal holds"),
+            (json!(1e-30), "smaller than a decimal holds"),
+            (json!("NaN"), "not a number or infinite"),
+            (json!("-Infinity"), "not a number or infinite"),
+            (json!("inf"), "not a number or infinite"),
+            (json!("1e5"), "without an exponent"),
+            (json!("1,5"), "decimal point"),
+            (json!("12345678901234567890123456789012"), "at most 28"),
+        ] {
+            let e = qty_hash(bad.clone()).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+            assert!(
+                e.contains("\"12.50\""),
+                "{bad}: the message shows the fix: {e}"
+            );
+        }
     }
 }

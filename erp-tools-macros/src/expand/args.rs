@@ -6,7 +6,8 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::DeriveInput;
 use syn::spanned::Spanned;
 
-use crate::ast::{ArgsInput, Shape};
+use crate::ast::{ArgsInput, Field, Shape};
+use crate::attr::FieldBounds;
 use crate::errors::Errors;
 use crate::valid::{self, ArgsPlan};
 
@@ -77,10 +78,12 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
                 let doc = &field.doc;
                 quote!(.with_description(#doc))
             });
+            let bounds = bounds_tokens(&field.bounds);
+            object_asserts.extend(bound_asserts(field, &as_args));
             props.push(quote! {
                 __erp_tool_props.push(::erp_tools_core::__private_0_1_0::Property {
                     name: ::std::borrow::Cow::Borrowed(#wire),
-                    schema: #as_args::tool_schema() #doc,
+                    schema: #as_args::tool_schema() #doc #bounds,
                 });
             });
             depth.push(quote! { #as_args::__ERP_DEPTH });
@@ -105,6 +108,22 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
         }
     });
 
+    for unit in &plan.unit_fields {
+        let ty = &unit.ty;
+        let span = ty.span();
+        let msg = unit.message.replace('{', "{{").replace('}', "}}");
+        let shape = quote!(::erp_tools_core::__private_0_1_0::shape);
+        let item = quote_spanned!(span=> <#ty as ::erp_tools_core::__private_0_1_0::ToolArgs>::__ERP_ITEM_SHAPE);
+        let refused = if unit.head {
+            quote!(#item != #shape::ENUM)
+        } else {
+            quote!(#item == #shape::TEXT || #item == #shape::OBJECT)
+        };
+        let _ = &unit.ident;
+        object_asserts.push(quote_spanned!(span=>
+            const _: () = if #refused { ::core::panic!(#msg) };
+        ));
+    }
     let draft_check = draft_check(ident, plan, &bounds);
     quote! {
         #[automatically_derived]
@@ -128,6 +147,7 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
                 1 + __erp_tool_depth
             };
             const __ERP_IS_OBJECT: ::core::primitive::bool = true;
+            const __ERP_SHAPE: ::core::primitive::u8 = ::erp_tools_core::__private_0_1_0::shape::OBJECT;
             #client_ref_fn
         }
 
@@ -179,6 +199,91 @@ fn draft_check(ident: &syn::Ident, plan: &ArgsPlan, bounds: &[TokenStream]) -> T
     }
 }
 
+/// `.with_bounds(..)` for a field's `#[erp(..)]`, or nothing.
+fn bounds_tokens(b: &FieldBounds) -> Option<TokenStream> {
+    if b.is_empty() {
+        return None;
+    }
+    let mut calls = Vec::new();
+    if let Some(min) = &b.min {
+        let t = &min.text;
+        calls.push(quote!(.with_min(#t)));
+    }
+    if let Some(max) = &b.max {
+        let t = &max.text;
+        calls.push(quote!(.with_max(#t)));
+    }
+    if b.positive.is_some() {
+        calls.push(quote!(.positive()));
+    }
+    if let Some((lo, hi, _)) = &b.len {
+        let hi = match hi {
+            Some(h) => quote!(::core::option::Option::Some(#h)),
+            None => quote!(::core::option::Option::None),
+        };
+        calls.push(quote!(.with_len(#lo, #hi)));
+    }
+    if let Some(p) = &b.pattern {
+        calls.push(quote!(.with_pattern(#p)));
+    }
+    Some(quote! {
+        .with_bounds(::erp_tools_core::__private_0_1_0::Bounds::new() #(#calls)*)
+    })
+}
+
+/// Compile-time checks that each declared bound fits what the field's type is on the
+/// wire (judged on the type's `ToolArgs` constants, so aliases and wrappers count as what
+/// they are).
+fn bound_asserts(field: &Field, as_args: &TokenStream) -> Vec<TokenStream> {
+    let b = &field.bounds;
+    let shape = quote!(::erp_tools_core::__private_0_1_0::shape);
+    let name = field.ident.to_string();
+    let mut out = Vec::new();
+    let mut push = |span: Span, refused: TokenStream, msg: String| {
+        let msg = msg.replace('{', "{{").replace('}', "}}");
+        out.push(quote_spanned!(span=>
+            const _: () = if #refused { ::core::panic!(#msg) };
+        ));
+    };
+    let number_span = b
+        .min
+        .as_ref()
+        .map(|m| m.span)
+        .or(b.positive)
+        .or(b.max.as_ref().map(|m| m.span));
+    if let Some(span) = number_span {
+        push(
+            span,
+            quote!(#as_args::__ERP_ITEM_SHAPE != #shape::NUMBER),
+            format!(
+                "`min`, `max` and `positive` bound numbers, but `{name}` is not an integer or a decimal (or a list \
+                 of them); bound text with `len = 1..=40` or `pattern = \"..\"`, or change the field's type"
+            ),
+        );
+    }
+    if let Some(p) = &b.pattern {
+        push(
+            p.span(),
+            quote!(#as_args::__ERP_ITEM_SHAPE != #shape::TEXT),
+            format!(
+                "`pattern` bounds text, but `{name}` is not a `String` (or a list of them); bound numbers with \
+                 `min`/`max`, or remove the pattern (an enum already lists its values)"
+            ),
+        );
+    }
+    if let Some((_, _, span)) = &b.len {
+        push(
+            *span,
+            quote!(#as_args::__ERP_SHAPE != #shape::TEXT && #as_args::__ERP_SHAPE != #shape::LIST),
+            format!(
+                "`len` bounds the characters of a text or the items of a list, but `{name}` is neither; bound \
+                 numbers with `min`/`max`, or remove `len`"
+            ),
+        );
+    }
+    out
+}
+
 fn first_span(tokens: &TokenStream) -> Span {
     tokens
         .clone()
@@ -202,6 +307,7 @@ fn derive_enum(model: &ArgsInput) -> TokenStream {
                     #(::std::borrow::Cow::Borrowed(#values)),*
                 ]))
             }
+            const __ERP_SHAPE: ::core::primitive::u8 = ::erp_tools_core::__private_0_1_0::shape::ENUM;
         }
         #[doc(hidden)]
         #[automatically_derived]

@@ -19,6 +19,21 @@ pub struct ArgsPlan {
     pub draft_checks: Vec<(TokenStream, String, String)>,
     /// Whether the struct itself has a `client_ref` field.
     pub own_client_ref: bool,
+    /// Fields named for a unit or currency whose type is not spelled as text: the
+    /// expansion checks what the type is (an enum, or for a qualifying word a number).
+    pub unit_fields: Vec<UnitField>,
+}
+
+/// A field named for a unit or currency, checked on its type's `ToolArgs` constants.
+pub struct UnitField {
+    /// The field's Rust name.
+    pub ident: syn::Ident,
+    /// The field's type.
+    pub ty: Type,
+    /// Whether the name's last word is the unit word (then only an enum is allowed).
+    pub head: bool,
+    /// The compile error.
+    pub message: String,
 }
 
 /// Checks a type deriving `ToolArgs`.
@@ -26,7 +41,9 @@ pub fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
     let mut plan = ArgsPlan {
         draft_checks: Vec::new(),
         own_client_ref: false,
+        unit_fields: Vec::new(),
     };
+    super::serde::check_serde(input, errors);
     let generics = &input.original.generics;
     if !generics.params.is_empty() || generics.where_clause.is_some() {
         errors.spanned(
@@ -51,6 +68,7 @@ pub fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
                 if field.serde.skip {
                     continue;
                 }
+                super::bounds::check_bounds(field, errors);
                 check_self_reference(input, field, errors);
                 check_free_form(field.ty, errors);
                 if field.serde.flatten.is_some() {
@@ -137,21 +155,45 @@ fn check_field_name(field: &Field, errors: &mut Errors, plan: &mut ArgsPlan) {
             );
         }
     }
-    if names::is_unit_like(wire) && is_text(field.ty) {
-        let last = names::segments(wire).pop().unwrap_or_default();
-        let (ty, values) = match last.trim_end_matches('s') {
-            "currencie" | "currency" => ("Currency", "IDR, USD, EUR"),
-            "unit" => ("Unit", "PCS, BOX, KG"),
-            _ => ("Uom", "PCS, BOX, KG"),
+    if let Some(word) = names::unit_word(wire) {
+        let (ty, values, what) = match word.kind {
+            names::UnitKind::Currency => ("Currency", "IDR, USD, EUR", "currency"),
+            names::UnitKind::Unit => ("Uom", "PCS, BOX, KG", "unit"),
         };
-        errors.spanned(
-            field.ty,
-            format!(
-                "{} is free text; units and currencies must be an enum of the allowed values so the model cannot \
-                 invent one, declare `#[derive(Deserialize, ToolArgs)] enum {ty} {{ {values} }}` and use `{ty}`",
-                field.describe()
-            ),
+        let fix = format!(
+            "declare `#[derive(Deserialize, ToolArgs)] enum {ty} {{ {values} }}` and use `{ty}` (or \
+             `Option<{ty}>`, `Vec<{ty}>`)"
         );
+        if is_text(field.ty) {
+            errors.spanned(
+                field.ty,
+                format!(
+                    "{} names a {what} but is free text; units and currencies must be an enum of the allowed \
+                     values so the model cannot invent one, {fix}",
+                    field.describe()
+                ),
+            );
+        } else {
+            let message = if word.head {
+                format!(
+                    "{} names a {what}, so its type must be an enum of the allowed values (a unit-only enum deriving \
+                     ToolArgs), not free text, a number or an object; {fix}",
+                    field.describe()
+                )
+            } else {
+                format!(
+                    "{} names a {what}, so its type must be an enum of the allowed values or a number (a factor, a \
+                     count), never free text or an object the model could fill with an invented {what}; {fix}",
+                    field.describe()
+                )
+            };
+            plan.unit_fields.push(UnitField {
+                ident: field.ident.clone(),
+                ty: field.ty.clone(),
+                head: word.head,
+                message,
+            });
+        }
     }
 }
 

@@ -7,6 +7,8 @@
 //! handler's signature.
 
 mod args;
+mod bounds;
+mod serde;
 mod signature;
 mod tool;
 

@@ -1,0 +1,39 @@
+//! The argument types of the distributor example's tools, declared as the example declares
+//! them (names, types, bounds, doc comments), so the fuzz targets validate against the
+//! same strict schemas without building the example's handlers and database. The
+//! `validate_args` target checks on its first input that their MCP rendering equals
+//! `example_schemas.json`, which the workspace test `bounds_example` checks against the
+//! example itself: a drift fails one side or the other.
+
+#![allow(dead_code)]
+
+use erp_tools_core::prelude::*;
+use erp_tools_core::{Schema, Target};
+use serde_json::{Map, Value};
+
+include!("example_args.rs");
+
+/// Every tool's name, schema, and a check that a normalised value deserialises into the
+/// tool's argument type.
+pub fn tools() -> Vec<(&'static str, Schema, fn(Value) -> Result<(), String>)> {
+    fn de<T: for<'de> Deserialize<'de>>(v: Value) -> Result<(), String> {
+        serde_json::from_value::<T>(v).map(|_| ()).map_err(|e| e.to_string())
+    }
+    vec![
+        ("purchasing_search_vendors", SearchVendorsArgs::tool_schema(), de::<SearchVendorsArgs>),
+        ("purchasing_get_vendor_summary", VendorCodeArgs::tool_schema(), de::<VendorCodeArgs>),
+        ("purchasing_search_pos", SearchPosArgs::tool_schema(), de::<SearchPosArgs>),
+        ("purchasing_get_po", GetPoArgs::tool_schema(), de::<GetPoArgs>),
+        ("purchasing_create_po_draft", PoDraftArgs::tool_schema(), de::<PoDraftArgs>),
+        ("inventory_get_stock", GetStockArgs::tool_schema(), de::<GetStockArgs>),
+    ]
+}
+
+/// The tools' MCP input schemas by name, for the comparison with the example.
+pub fn rendered() -> Value {
+    let mut out = Map::new();
+    for (name, schema, _) in tools() {
+        out.insert(name.to_string(), schema.render(Target::Mcp));
+    }
+    Value::Object(out)
+}

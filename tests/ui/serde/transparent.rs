@@ -1,0 +1,9 @@
+use erp_tools_core::prelude::*;
+
+#[derive(Deserialize, ToolArgs)]
+#[serde(transparent)]
+struct VendorCode {
+    code: String,
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use erp_tools_core::prelude::*;
+
+#[derive(Deserialize, ToolArgs)]
+enum Priority {
+    Low,
+    #[serde(untagged)]
+    High,
+}
+
+fn main() {}
