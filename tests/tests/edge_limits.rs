@@ -21,7 +21,9 @@ use tokio::net::TcpStream;
 async fn server_with(t: &TestDb, edit: impl FnOnce(HttpConfig) -> HttpConfig) -> HttpServer {
     let runtime = App::new(&t.db).await.runtime;
     HttpServer::start_configured(runtime, move |url| {
-        edit(HttpConfig::new(TokenConfig::development().for_resource(url)))
+        edit(HttpConfig::new(
+            TokenConfig::development().for_resource(url),
+        ))
     })
     .await
 }
@@ -37,7 +39,11 @@ async fn idle_connections(server: &HttpServer, count: usize) -> Vec<TcpStream> {
 
 /// `count` connections that send a request head one byte every 200 ms, for at most
 /// `for_at_most`.
-fn slow_connections(server: &HttpServer, count: usize, for_at_most: Duration) -> Vec<tokio::task::JoinHandle<()>> {
+fn slow_connections(
+    server: &HttpServer,
+    count: usize,
+    for_at_most: Duration,
+) -> Vec<tokio::task::JoinHandle<()>> {
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nX-Padding: {}\r\n",
         server.addr,
@@ -48,7 +54,9 @@ fn slow_connections(server: &HttpServer, count: usize, for_at_most: Duration) ->
             let addr = server.addr;
             let head = head.clone().into_bytes();
             tokio::spawn(async move {
-                let Ok(mut stream) = TcpStream::connect(addr).await else { return };
+                let Ok(mut stream) = TcpStream::connect(addr).await else {
+                    return;
+                };
                 let deadline = Instant::now() + for_at_most;
                 for byte in head {
                     if Instant::now() > deadline || stream.write_all(&[byte]).await.is_err() {
@@ -137,9 +145,17 @@ async fn a_body_that_never_arrives_or_is_too_large_is_refused(t: &TestDb) {
 
     let mut body = initialize_body();
     body["params"]["padding"] = Value::String("x".repeat(100 * 1024));
-    let response = post(&server.url, &body).bearer_auth(&token).send().await.unwrap();
+    let response = post(&server.url, &body)
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 413);
-    let response = post(&server.url, &initialize_body()).bearer_auth(&token).send().await.unwrap();
+    let response = post(&server.url, &initialize_body())
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200, "a normal body still passes");
 }
 on_both_backends!(a_body_that_never_arrives_or_is_too_large_is_refused);
@@ -153,23 +169,40 @@ async fn tool_calls_are_rate_limited_per_caller(t: &TestDb) {
     let buyer = server.token(&BUYER.principal());
     let arguments = valid_arguments(GET_STOCK, "");
     for _ in 0..2 {
-        let response = stateless_call(&server.url, &buyer, GET_STOCK, &arguments).send().await.unwrap();
+        let response = stateless_call(&server.url, &buyer, GET_STOCK, &arguments)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), 200);
     }
-    let refused = stateless_call(&server.url, &buyer, GET_STOCK, &arguments).send().await.unwrap();
+    let refused = stateless_call(&server.url, &buyer, GET_STOCK, &arguments)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(refused.status(), 429);
-    let retry_after: u64 = refused.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    let retry_after: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!((1..=10).contains(&retry_after), "{retry_after}");
     let json: Value = refused.json().await.unwrap();
     assert_eq!(json["error"], "rate_limited");
 
     // Requests other than tools/call are not counted; another caller has its own bucket.
     for _ in 0..5 {
-        let response = post(&server.url, &initialize_body()).bearer_auth(&buyer).send().await.unwrap();
+        let response = post(&server.url, &initialize_body())
+            .bearer_auth(&buyer)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), 200);
     }
     let clerk = server.token(&WAREHOUSE.principal());
-    let response = stateless_call(&server.url, &clerk, GET_STOCK, &arguments).send().await.unwrap();
+    let response = stateless_call(&server.url, &clerk, GET_STOCK, &arguments)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200);
 
     // The refused call never reached the runtime: three calls ran, three audit rows.
@@ -190,12 +223,21 @@ async fn same_origin_requests_pass_and_other_origins_get_403(t: &TestDb) {
     let response = send(server.base.clone()).await.unwrap();
     assert_eq!(response.status(), 200, "same origin");
     assert!(
-        response.headers().get("access-control-allow-origin").is_none(),
+        response
+            .headers()
+            .get("access-control-allow-origin")
+            .is_none(),
         "same-origin requests need no CORS headers"
     );
     let other_port = format!("http://127.0.0.1:{}", server.addr.port() + 1);
     assert_eq!(send(other_port).await.unwrap().status(), 403);
-    assert_eq!(send("https://attacker.example".into()).await.unwrap().status(), 403);
+    assert_eq!(
+        send("https://attacker.example".into())
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
     assert_eq!(send("null".into()).await.unwrap().status(), 403);
 }
 on_both_backends!(same_origin_requests_pass_and_other_origins_get_403);

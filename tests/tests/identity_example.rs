@@ -42,7 +42,9 @@ fn token(sub: &str, scope: &str) -> String {
 async fn users_table_maps_subjects_and_roles_bound_scopes(t: &TestDb) {
     app::prepare(&t.db).await.unwrap();
     identity::prepare(&t.db).await.unwrap();
-    identity::prepare(&t.db).await.expect("preparing twice keeps the seeded users");
+    identity::prepare(&t.db)
+        .await
+        .expect("preparing twice keeps the seeded users");
     let config = IdentityConfig::provider(ISSUER, RESOURCE)
         .unwrap()
         .with_jwks(JwkSet {
@@ -53,7 +55,11 @@ async fn users_table_maps_subjects_and_roles_bound_scopes(t: &TestDb) {
         .unwrap()
         .with_resolver(identity::ErpUsers::new(t.db.clone()));
 
-    let seven = auth.authenticate(&token("7", EVERY_SCOPE)).await.unwrap().principal;
+    let seven = auth
+        .authenticate(&token("7", EVERY_SCOPE))
+        .await
+        .unwrap()
+        .principal;
     assert_eq!(
         seven,
         Principal::builder("7", 1, "SBY-01")
@@ -61,7 +67,11 @@ async fn users_table_maps_subjects_and_roles_bound_scopes(t: &TestDb) {
             .scopes(["inventory:read", "purchasing:draft", "purchasing:read"])
             .build()
     );
-    let eight = auth.authenticate(&token("8", EVERY_SCOPE)).await.unwrap().principal;
+    let eight = auth
+        .authenticate(&token("8", EVERY_SCOPE))
+        .await
+        .unwrap()
+        .principal;
     assert_eq!(eight.branch_code(), "SBY-01");
     assert_eq!(eight.roles(), ["warehouse"]);
     assert_eq!(
@@ -69,12 +79,21 @@ async fn users_table_maps_subjects_and_roles_bound_scopes(t: &TestDb) {
         ["inventory:read"],
         "a warehouse role never grants purchasing:draft, whatever the token says"
     );
-    let nine = auth.authenticate(&token("9", "purchasing:read")).await.unwrap().principal;
+    let nine = auth
+        .authenticate(&token("9", "purchasing:read"))
+        .await
+        .unwrap()
+        .principal;
     assert_eq!((nine.branch_id(), nine.branch_code()), (2, "JKT-01"));
-    assert_eq!(nine.scopes().iter().collect::<Vec<_>>(), ["purchasing:read"]);
+    assert_eq!(
+        nine.scopes().iter().collect::<Vec<_>>(),
+        ["purchasing:read"]
+    );
 
     assert_eq!(
-        auth.authenticate(&token("42", EVERY_SCOPE)).await.unwrap_err(),
+        auth.authenticate(&token("42", EVERY_SCOPE))
+            .await
+            .unwrap_err(),
         AuthError::UnknownSubject("42".into())
     );
 }
@@ -83,18 +102,26 @@ on_both_backends!(users_table_maps_subjects_and_roles_bound_scopes);
 async fn development_tokens_must_pair_the_branch_id_and_code(t: &TestDb) {
     app::prepare(&t.db).await.unwrap();
     let branches = identity::branches(&t.db).await.unwrap();
-    assert_eq!(branches, [(1, "SBY-01".to_string()), (2, "JKT-01".to_string())]);
+    assert_eq!(
+        branches,
+        [(1, "SBY-01".to_string()), (2, "JKT-01".to_string())]
+    );
     let tokens = TokenConfig::development()
         .for_resource(RESOURCE)
         .with_branches(branches);
     let auth = Authenticator::shared_secret(tokens.clone());
-    let buyer = Principal::builder("7", 1, "SBY-01").scopes(["purchasing:read"]).build();
+    let buyer = Principal::builder("7", 1, "SBY-01")
+        .scopes(["purchasing:read"])
+        .build();
     let good = mint(&tokens, &buyer, Duration::from_secs(60));
     assert_eq!(auth.authenticate(&good).await.unwrap().principal, buyer);
 
     let mut forged = Claims::for_principal(&tokens, &buyer, Duration::from_secs(60));
     forged.branch_id = 2; // Jakarta's id with Surabaya's code
-    let err = auth.authenticate(&encode(&tokens, &forged)).await.unwrap_err();
+    let err = auth
+        .authenticate(&encode(&tokens, &forged))
+        .await
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "the token claims are invalid: `branch_code` SBY-01 is not the code of `branch_id` 2 (JKT-01)"

@@ -3,12 +3,12 @@
 //! refused), the RFC 9728 metadata naming the provider, development tokens refused, and
 //! the development key refused on a non-loopback address.
 
+use erp_tools_core::Principal;
 use erp_tools_core::auth::{
     AuthError, Authenticator, BoxFuture, IdentityConfig, JwksUri, KeyCache, PrincipalResolver,
     TokenClaims, TokenConfig, effective_scopes,
 };
 use erp_tools_core::mcp::{HttpConfig, router, serve_http};
-use erp_tools_core::Principal;
 use erp_tools_tests::app::App;
 use erp_tools_tests::app::tools::{FOR_BUYER, GET_STOCK};
 use erp_tools_tests::db::TestDb;
@@ -22,17 +22,22 @@ use serde_json::{Value, json};
 struct Users;
 
 impl PrincipalResolver for Users {
-    fn resolve<'a>(&'a self, claims: &'a TokenClaims) -> BoxFuture<'a, Result<Principal, AuthError>> {
+    fn resolve<'a>(
+        &'a self,
+        claims: &'a TokenClaims,
+    ) -> BoxFuture<'a, Result<Principal, AuthError>> {
         Box::pin(async move {
             let (role, granted): (_, &[&str]) = match claims.subject.as_str() {
                 "u-buyer" => (BUYER, BUYER.scopes),
                 "u-warehouse" => (WAREHOUSE, &["inventory:read"]),
                 other => return Err(AuthError::UnknownSubject(other.to_string())),
             };
-            Ok(Principal::builder(role.user_id, role.branch.id, role.branch.code)
-                .role(role.role)
-                .scopes(effective_scopes(&claims.scopes, granted.iter().copied()))
-                .build())
+            Ok(
+                Principal::builder(role.user_id, role.branch.id, role.branch.code)
+                    .role(role.role)
+                    .scopes(effective_scopes(&claims.scopes, granted.iter().copied()))
+                    .build(),
+            )
         })
     }
 }
@@ -60,24 +65,48 @@ async fn roles_bound_the_token_scopes_and_unknown_subjects_are_refused(t: &TestD
     let server = server_with_provider(t, &provider).await;
     let registry = server.runtime.registry().clone();
 
-    let buyer = sign_as(Key::Rsa1, &provider.claims("u-buyer", &server.url, EVERY_SCOPE));
+    let buyer = sign_as(
+        Key::Rsa1,
+        &provider.claims("u-buyer", &server.url, EVERY_SCOPE),
+    );
     let client = server.client(&buyer, &SESSIONS, None).await;
-    assert_list_matches(&client.list_tools(None).await.unwrap(), &registry, &FOR_BUYER);
+    assert_list_matches(
+        &client.list_tools(None).await.unwrap(),
+        &registry,
+        &FOR_BUYER,
+    );
     client.cancel().await.unwrap();
 
     // The clerk's token carries every scope; the warehouse role grants inventory:read only.
-    let clerk = sign_as(Key::Ec1, &provider.claims("u-warehouse", &server.url, EVERY_SCOPE));
+    let clerk = sign_as(
+        Key::Ec1,
+        &provider.claims("u-warehouse", &server.url, EVERY_SCOPE),
+    );
     let client = server.client(&clerk, &SESSIONS, None).await;
-    assert_list_matches(&client.list_tools(None).await.unwrap(), &registry, &[GET_STOCK]);
+    assert_list_matches(
+        &client.list_tools(None).await.unwrap(),
+        &registry,
+        &[GET_STOCK],
+    );
     client.cancel().await.unwrap();
 
     // A buyer whose token lacks the draft scope cannot draft, whatever the role allows.
-    let narrow = sign_as(Key::Rsa1, &provider.claims("u-buyer", &server.url, "inventory:read"));
+    let narrow = sign_as(
+        Key::Rsa1,
+        &provider.claims("u-buyer", &server.url, "inventory:read"),
+    );
     let client = server.client(&narrow, &SESSIONS, None).await;
-    assert_list_matches(&client.list_tools(None).await.unwrap(), &registry, &[GET_STOCK]);
+    assert_list_matches(
+        &client.list_tools(None).await.unwrap(),
+        &registry,
+        &[GET_STOCK],
+    );
     client.cancel().await.unwrap();
 
-    let stranger = sign_as(Key::Rsa1, &provider.claims("u-nobody", &server.url, EVERY_SCOPE));
+    let stranger = sign_as(
+        Key::Rsa1,
+        &provider.claims("u-nobody", &server.url, EVERY_SCOPE),
+    );
     let response = post(&server.url, &initialize_body())
         .bearer_auth(&stranger)
         .send()
@@ -98,7 +127,11 @@ async fn roles_bound_the_token_scopes_and_unknown_subjects_are_refused(t: &TestD
         .await
         .unwrap();
     assert_eq!(response.status(), 401);
-    assert!(challenge(&response).contains("signed with HS256"), "{}", challenge(&response));
+    assert!(
+        challenge(&response).contains("signed with HS256"),
+        "{}",
+        challenge(&response)
+    );
 
     // A provider token for another resource is refused with both URLs named.
     let elsewhere = sign_as(
@@ -126,17 +159,25 @@ erp_tools_tests::on_both_backends!(roles_bound_the_token_scopes_and_unknown_subj
 async fn the_metadata_names_the_provider_and_the_registry_scopes(t: &TestDb) {
     let provider = Provider::start(&[Key::Rsa1], Metadata::OpenId).await;
     let server = server_with_provider(t, &provider).await;
-    let doc: Value = reqwest::get(format!("{}/.well-known/oauth-protected-resource", server.base))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc: Value = reqwest::get(format!(
+        "{}/.well-known/oauth-protected-resource",
+        server.base
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
     assert_eq!(doc["resource"], json!(server.url));
     assert_eq!(doc["authorization_servers"], json!([provider.issuer]));
     assert_eq!(
         doc["scopes_supported"],
-        json!(["finance:draft", "inventory:read", "purchasing:draft", "purchasing:read"])
+        json!([
+            "finance:draft",
+            "inventory:read",
+            "purchasing:draft",
+            "purchasing:read"
+        ])
     );
     let response = post(&server.url, &initialize_body()).send().await.unwrap();
     assert_eq!(response.status(), 401);
@@ -160,8 +201,9 @@ async fn the_development_key_is_refused_beyond_loopback(t: &TestDb) {
         .unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
     assert!(
-        err.to_string()
-            .starts_with("refusing to serve on 0.0.0.0:0 with the published DEVELOPMENT signing key"),
+        err.to_string().starts_with(
+            "refusing to serve on 0.0.0.0:0 with the published DEVELOPMENT signing key"
+        ),
         "{err}"
     );
     // The check is about the key: a secret of the team's own is not the development key.

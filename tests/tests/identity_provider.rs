@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
+use erp_tools_core::Principal;
 use erp_tools_core::auth::{
     AuthError, Authenticator, IdentityConfig, TokenConfig, effective_scopes, mint,
 };
-use erp_tools_core::Principal;
 use erp_tools_tests::identity::{Key, Metadata, Provider, TEST_REFRESH, now, sign, sign_as};
 use jsonwebtoken::Algorithm;
 use serde_json::{Value, json};
@@ -35,18 +35,28 @@ async fn authenticator_for(provider: &Provider) -> Authenticator {
 async fn rs256_es256_and_eddsa_tokens_verify_against_the_discovered_keys() {
     let provider = Provider::start(&[Key::Rsa1, Key::Ec1, Key::Ed1], Metadata::OpenId).await;
     let auth = authenticator_for(&provider).await;
-    assert_eq!(auth.authorization_servers(), [provider.issuer.clone()]);
+    assert_eq!(
+        auth.authorization_servers(),
+        std::slice::from_ref(&provider.issuer)
+    );
     let expected = Principal::builder("u-1042", 1, "SBY-01")
         .role("buyer")
         .scopes(["inventory:read", "purchasing:read"])
         .build();
     for key in [Key::Rsa1, Key::Ec1, Key::Ed1] {
         let token = sign_as(key, &full_claims(&provider));
-        let identity = auth.authenticate(&token).await.unwrap_or_else(|e| panic!("{key:?}: {e}"));
+        let identity = auth
+            .authenticate(&token)
+            .await
+            .unwrap_or_else(|e| panic!("{key:?}: {e}"));
         assert_eq!(identity.principal, expected, "{key:?}");
         assert!(identity.expires_at.is_some());
     }
-    assert_eq!(provider.jwks_fetches(), 1, "one fetch serves every kid it holds");
+    assert_eq!(
+        provider.jwks_fetches(),
+        1,
+        "one fetch serves every kid it holds"
+    );
 }
 
 #[tokio::test]
@@ -59,7 +69,12 @@ async fn ps256_is_accepted_from_an_rsa_key_published_without_alg() {
         assert!(auth.authenticate(&token).await.is_ok(), "{alg:?}");
     }
     // An RSA key never verifies an ES256 header.
-    let token = sign(Key::Ec1, Algorithm::ES256, Some("rsa-1"), &full_claims(&provider));
+    let token = sign(
+        Key::Ec1,
+        Algorithm::ES256,
+        Some("rsa-1"),
+        &full_claims(&provider),
+    );
     let err = auth.authenticate(&token).await.unwrap_err();
     assert!(matches!(err, AuthError::UnsupportedAlgorithm(_)), "{err}");
 }
@@ -95,7 +110,11 @@ async fn the_algorithm_comes_from_the_key_not_from_the_token_header() {
 
     // A development token is refused once an identity provider is configured.
     let dev = TokenConfig::development().for_resource(RESOURCE);
-    let dev_token = mint(&dev, &Principal::builder("7", 1, "SBY-01").build(), Duration::from_secs(60));
+    let dev_token = mint(
+        &dev,
+        &Principal::builder("7", 1, "SBY-01").build(),
+        Duration::from_secs(60),
+    );
     let err = auth.authenticate(&dev_token).await.unwrap_err();
     assert_eq!(err, AuthError::UnsupportedAlgorithm("HS256".into()));
     assert_eq!(
@@ -108,7 +127,11 @@ async fn the_algorithm_comes_from_the_key_not_from_the_token_header() {
     let mut parts: Vec<String> = good.split('.').map(str::to_string).collect();
     let mut other = claims.clone();
     other["sub"] = json!("admin");
-    parts[1] = sign_as(Key::Rsa1, &other).split('.').nth(1).unwrap().to_string();
+    parts[1] = sign_as(Key::Rsa1, &other)
+        .split('.')
+        .nth(1)
+        .unwrap()
+        .to_string();
     assert_eq!(
         auth.authenticate(&parts.join(".")).await.unwrap_err(),
         AuthError::BadSignature
@@ -123,7 +146,14 @@ async fn unknown_kids_refresh_the_keys_at_most_once_per_interval_and_rotation_wo
     // EC key: the kid is made up either way.
     let forged = |prefix: &str| -> Vec<String> {
         (0..50)
-            .map(|i| sign(Key::Ec1, Algorithm::ES256, Some(&format!("{prefix}-{i}")), &claims))
+            .map(|i| {
+                sign(
+                    Key::Ec1,
+                    Algorithm::ES256,
+                    Some(&format!("{prefix}-{i}")),
+                    &claims,
+                )
+            })
             .collect()
     };
     let (storm, second_storm) = (forged("forged"), forged("again"));
@@ -138,7 +168,10 @@ async fn unknown_kids_refresh_the_keys_at_most_once_per_interval_and_rotation_wo
     }
     let intervals = (started.elapsed().as_millis() / TEST_REFRESH.as_millis()) as usize;
     let after_storm = provider.jwks_fetches();
-    assert!(after_storm <= 1 + intervals, "{after_storm} fetches in {intervals} interval(s)");
+    assert!(
+        after_storm <= 1 + intervals,
+        "{after_storm} fetches in {intervals} interval(s)"
+    );
 
     // The provider rotates to rsa-2; after the interval, its first token fetches once.
     provider.publish(&[Key::Rsa1, Key::Rsa2], true);
@@ -151,10 +184,17 @@ async fn unknown_kids_refresh_the_keys_at_most_once_per_interval_and_rotation_wo
         handles.push(tokio::spawn(async move { auth.authenticate(&token).await }));
     }
     for handle in handles {
-        assert!(handle.await.unwrap().is_ok(), "the rotated key is accepted without a restart");
+        assert!(
+            handle.await.unwrap().is_ok(),
+            "the rotated key is accepted without a restart"
+        );
     }
     let after_rotation = provider.jwks_fetches();
-    assert_eq!(after_rotation, after_storm + 1, "20 concurrent tokens, one fetch");
+    assert_eq!(
+        after_rotation,
+        after_storm + 1,
+        "20 concurrent tokens, one fetch"
+    );
 
     // Another storm right after that fetch, within the interval: no fetch.
     let started = std::time::Instant::now();
@@ -189,7 +229,10 @@ async fn issuer_audience_and_time_claims_are_refused_with_their_own_reason() {
     };
 
     let array_aud = with(&|c| c["aud"] = json!(["https://other.example/api", RESOURCE]));
-    assert!(auth.authenticate(&array_aud).await.is_ok(), "aud as an array naming us");
+    assert!(
+        auth.authenticate(&array_aud).await.is_ok(),
+        "aud as an array naming us"
+    );
 
     let cases: Vec<(&str, String, String)> = vec![
         (
@@ -271,7 +314,10 @@ async fn discovery_falls_back_to_rfc_8414_and_checks_the_issuer() {
 
     let liar = Provider::start(&[Key::Ed1], Metadata::WrongIssuer).await;
     let config = IdentityConfig::provider(&liar.issuer, RESOURCE).unwrap();
-    let err = Authenticator::from_config(config).await.unwrap_err().to_string();
+    let err = Authenticator::from_config(config)
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("names the issuer https://someone-else.example, not the configured"),
         "{err}"
@@ -283,11 +329,18 @@ async fn discovery_falls_back_to_rfc_8414_and_checks_the_issuer() {
         .with_jwks_uri(liar.jwks_uri())
         .unwrap();
     let auth = Authenticator::from_config(direct).await.unwrap();
-    assert!(auth.authenticate(&sign_as(Key::Ed1, &full_claims(&liar))).await.is_ok());
+    assert!(
+        auth.authenticate(&sign_as(Key::Ed1, &full_claims(&liar)))
+            .await
+            .is_ok()
+    );
 
     // Nobody listening: a start-up error naming both well-known URLs.
     let gone = IdentityConfig::provider("http://127.0.0.1:9", RESOURCE).unwrap();
-    let err = Authenticator::from_config(gone).await.unwrap_err().to_string();
+    let err = Authenticator::from_config(gone)
+        .await
+        .unwrap_err()
+        .to_string();
     for part in [
         "cannot discover the identity provider http://127.0.0.1:9",
         "/.well-known/openid-configuration",
@@ -300,5 +353,8 @@ async fn discovery_falls_back_to_rfc_8414_and_checks_the_issuer() {
 #[test]
 fn effective_scopes_never_exceed_what_the_roles_grant() {
     let token: Vec<String> = vec!["inventory:read".into(), "purchasing:draft".into()];
-    assert_eq!(effective_scopes(&token, ["inventory:read"]), ["inventory:read"]);
+    assert_eq!(
+        effective_scopes(&token, ["inventory:read"]),
+        ["inventory:read"]
+    );
 }

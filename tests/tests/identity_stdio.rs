@@ -17,7 +17,11 @@ use tokio::process::Command;
 
 async fn the_stdio_session_ends_when_its_token_expires(t: &TestDb) {
     let lifetime = Duration::from_secs(3);
-    let token = mint(&TokenConfig::development(), &WAREHOUSE.principal(), lifetime);
+    let token = mint(
+        &TokenConfig::development(),
+        &WAREHOUSE.principal(),
+        lifetime,
+    );
     let started = Instant::now();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp_stdio_fixture"));
     cmd.env("ERP_TOOLS_DB_URL", t.url())
@@ -28,7 +32,10 @@ async fn the_stdio_session_ends_when_its_token_expires(t: &TestDb) {
         .spawn()
         .unwrap();
     let client = ().serve(transport).await.expect("stdio server starts");
-    assert_eq!(names(&client.list_tools(None).await.unwrap().tools), [GET_STOCK]);
+    assert_eq!(
+        names(&client.list_tools(None).await.unwrap().tools),
+        [GET_STOCK]
+    );
 
     // `exp` is whole seconds: wait past it, then one more second.
     tokio::time::sleep((lifetime + Duration::from_secs(2)).saturating_sub(started.elapsed())).await;
