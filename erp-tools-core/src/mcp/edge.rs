@@ -36,7 +36,8 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
-/// Timeouts and caps of the HTTP edge (see the [module](self) for what each does).
+/// Timeouts and caps of the HTTP edge. Defaults: header 10 s, body 30 s and 4 MiB, idle
+/// 60 s, 512 connections (the README's Identity section says what each protects against).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EdgeLimits {
     /// Time for a request's head to arrive.
