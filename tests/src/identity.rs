@@ -193,7 +193,7 @@ pub fn now() -> u64 {
 }
 
 /// A short refresh interval for tests that rotate keys.
-pub const TEST_REFRESH: Duration = Duration::from_millis(400);
+pub const TEST_REFRESH: Duration = Duration::from_millis(1000);
 
 async fn openid(State(s): State<Arc<ProviderState>>) -> Response {
     match s.metadata {

@@ -35,7 +35,10 @@ async fn authenticator_for(provider: &Provider) -> Authenticator {
 async fn rs256_es256_and_eddsa_tokens_verify_against_the_discovered_keys() {
     let provider = Provider::start(&[Key::Rsa1, Key::Ec1, Key::Ed1], Metadata::OpenId).await;
     let auth = authenticator_for(&provider).await;
-    assert_eq!(auth.authorization_servers(), [provider.issuer.clone()]);
+    assert_eq!(
+        auth.authorization_servers(),
+        std::slice::from_ref(&provider.issuer)
+    );
     let expected = Principal::builder("u-1042", 1, "SBY-01")
         .role("buyer")
         .scopes(["inventory:read", "purchasing:read"])
@@ -138,22 +141,37 @@ async fn the_algorithm_comes_from_the_key_not_from_the_token_header() {
 #[tokio::test]
 async fn unknown_kids_refresh_the_keys_at_most_once_per_interval_and_rotation_works() {
     let provider = Provider::start(&[Key::Rsa1], Metadata::OpenId).await;
+    let claims = full_claims(&provider);
+    // Signed beforehand (signing is slow in a debug build; verification is not), with an
+    // EC key: the kid is made up either way.
+    let forged = |prefix: &str| -> Vec<String> {
+        (0..50)
+            .map(|i| {
+                sign(
+                    Key::Ec1,
+                    Algorithm::ES256,
+                    Some(&format!("{prefix}-{i}")),
+                    &claims,
+                )
+            })
+            .collect()
+    };
+    let (storm, second_storm) = (forged("forged"), forged("again"));
     let auth = authenticator_for(&provider).await;
     assert_eq!(provider.jwks_fetches(), 1, "fetched once at start-up");
 
-    // A storm of made-up kids right after start-up: no fetch at all within the interval.
-    let claims = full_claims(&provider);
-    for i in 0..50 {
-        let token = sign(
-            Key::Rsa1,
-            Algorithm::RS256,
-            Some(&format!("forged-{i}")),
-            &claims,
-        );
-        let err = auth.authenticate(&token).await.unwrap_err();
+    // A storm of made-up kids: at most one fetch per refresh interval, however many.
+    let started = std::time::Instant::now();
+    for token in &storm {
+        let err = auth.authenticate(token).await.unwrap_err();
         assert!(matches!(err, AuthError::UnknownKey(_)), "{err}");
     }
-    assert_eq!(provider.jwks_fetches(), 1);
+    let intervals = (started.elapsed().as_millis() / TEST_REFRESH.as_millis()) as usize;
+    let after_storm = provider.jwks_fetches();
+    assert!(
+        after_storm <= 1 + intervals,
+        "{after_storm} fetches in {intervals} interval(s)"
+    );
 
     // The provider rotates to rsa-2; after the interval, its first token fetches once.
     provider.publish(&[Key::Rsa1, Key::Rsa2], true);
@@ -171,23 +189,20 @@ async fn unknown_kids_refresh_the_keys_at_most_once_per_interval_and_rotation_wo
             "the rotated key is accepted without a restart"
         );
     }
+    let after_rotation = provider.jwks_fetches();
     assert_eq!(
-        provider.jwks_fetches(),
-        2,
+        after_rotation,
+        after_storm + 1,
         "20 concurrent tokens, one fetch"
     );
 
-    // Another storm within the new interval: still no fetch.
-    for i in 0..50 {
-        let token = sign(
-            Key::Rsa1,
-            Algorithm::RS256,
-            Some(&format!("again-{i}")),
-            &claims,
-        );
-        assert!(auth.authenticate(&token).await.is_err());
+    // Another storm right after that fetch, within the interval: no fetch.
+    let started = std::time::Instant::now();
+    for token in &second_storm {
+        assert!(auth.authenticate(token).await.is_err());
     }
-    assert_eq!(provider.jwks_fetches(), 2);
+    let intervals = (started.elapsed().as_millis() / TEST_REFRESH.as_millis()) as usize;
+    assert!(provider.jwks_fetches() <= after_rotation + intervals);
 
     // rsa-1 withdrawn: once the cached set is refreshed, its tokens stop verifying.
     provider.publish(&[Key::Rsa2], true);

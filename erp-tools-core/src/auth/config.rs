@@ -100,8 +100,12 @@ impl IdentityConfig {
         Self::shared_secret(TokenConfig::development().for_resource(resource))
     }
 
-    /// Reads the configuration from the environment (see the [module](self) for the
-    /// variables). Errors name the variable and say what to set.
+    /// Reads the configuration from the environment: `ERP_TOOLS_ISSUER` (and optionally
+    /// `ERP_TOOLS_JWKS_URI`) for a provider, or `ERP_TOOLS_SIGNING_KEY` (and
+    /// `ERP_TOOLS_SIGNING_ISSUER`) for a shared secret, the development key otherwise;
+    /// `ERP_TOOLS_RESOURCE` (default [`DEV_AUDIENCE`]); `ERP_TOOLS_TOKEN_LEEWAY_SECS`,
+    /// `ERP_TOOLS_MAX_TOKEN_AGE_SECS`, `ERP_TOOLS_KEY_REFRESH_SECS`. Errors name the
+    /// variable and say what to set.
     pub fn from_env() -> Result<Self, AuthError> {
         Self::from_lookup(|name| std::env::var(name).ok())
     }

@@ -313,9 +313,11 @@ fn algorithms_of(jwk: &Jwk) -> Vec<Algorithm> {
     }
 }
 
-/// Parses a key set leniently: keys that do not parse (an unknown type, an encryption key
-/// of a kind this crate does not model) are skipped rather than failing the whole set.
-pub(crate) fn parse_key_set(body: &[u8]) -> Result<JwkSet, String> {
+/// Parses a JWKS document (`{"keys": [...]}`) leniently: keys that do not parse (an
+/// unknown type, an encryption key of a kind this crate does not model) are skipped rather
+/// than failing the whole set. For a key set read from a file for
+/// [`IdentityConfig::with_jwks`](super::IdentityConfig::with_jwks), too.
+pub fn parse_key_set(body: &[u8]) -> Result<JwkSet, String> {
     #[derive(serde::Deserialize)]
     struct RawSet {
         keys: Vec<serde_json::Value>,

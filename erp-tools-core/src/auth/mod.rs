@@ -65,7 +65,7 @@ pub use futures::future::BoxFuture;
 pub use jsonwebtoken::jwk::{Jwk, JwkSet};
 pub use jwks::{
     DEFAULT_MAX_KEY_AGE, DEFAULT_REFRESH_INTERVAL, KeyCache, KeySource, PROVIDER_ALGORITHMS,
-    StaticKeys,
+    StaticKeys, parse_key_set,
 };
 pub use jwt::{CLOCK_SKEW_SECS, TokenClaims};
 pub use resolver::{ClaimsResolver, PrincipalResolver, effective_scopes};

@@ -2,9 +2,10 @@
 //!
 //! [`EdgeLimits`] (defaults in brackets):
 //!
-//! - `header_timeout` [10 s]: the request head (line and headers) must arrive within it,
-//!   also for the next request on a kept-alive HTTP/1 connection; a client that sends its
-//!   headers a byte at a time is cut off.
+//! - `header_timeout` [10 s]: a new connection must send a whole request head (line and
+//!   headers) within it, and so must a kept-alive HTTP/1 connection for its next request;
+//!   a client that connects and sends nothing, or its headers a byte at a time, is cut
+//!   off.
 //! - `body_timeout` [30 s]: a POST body must arrive whole within it (`408` otherwise);
 //!   `max_body_bytes` [4 MiB] bounds it (`413`).
 //! - `idle_timeout` [60 s]: a connection that sends and receives nothing, with no
@@ -35,7 +36,8 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
-/// Timeouts and caps of the HTTP edge (see the [module](self) for what each does).
+/// Timeouts and caps of the HTTP edge. Defaults: header 10 s, body 30 s and 4 MiB, idle
+/// 60 s, 512 connections (the README's Identity section says what each protects against).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EdgeLimits {
     /// Time for a request's head to arrive.
@@ -170,13 +172,19 @@ pub(crate) async fn serve(
                 .serve_connection_with_upgrades(io, service)
                 .into_owned(),
         );
-        let idle_timeout = limits.idle_timeout;
+        let (idle_timeout, header_timeout) = (limits.idle_timeout, limits.header_timeout);
         tokio::spawn(async move {
             let _slot = slot;
             tokio::select! {
                 _ = connection => {}
                 _ = activity.idle_for(idle_timeout) => {
                     tracing::debug!("closed an idle connection");
+                }
+                // Before its first request a connection is only bytes (hyper reads the
+                // protocol preface without a timer): it gets the header timeout to send
+                // a whole request head, however slowly it trickles.
+                _ = activity.no_request_within(header_timeout) => {
+                    tracing::debug!("closed a connection that sent no request head in time");
                 }
             }
         });
@@ -194,6 +202,7 @@ struct Activity {
     started: Instant,
     last_ms: AtomicU64,
     in_flight: AtomicUsize,
+    requests: AtomicU64,
 }
 
 impl Activity {
@@ -202,6 +211,7 @@ impl Activity {
             started: Instant::now(),
             last_ms: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
+            requests: AtomicU64::new(0),
         }
     }
 
@@ -212,6 +222,16 @@ impl Activity {
 
     fn last(&self) -> Instant {
         self.started + Duration::from_millis(self.last_ms.load(Ordering::Relaxed))
+    }
+
+    /// Resolves when no request has started within `limit` of the connection's start;
+    /// never once one has.
+    async fn no_request_within(&self, limit: Duration) {
+        tokio::time::sleep_until((self.started + limit).into()).await;
+        if self.requests.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        std::future::pending::<()>().await
     }
 
     /// Resolves once the connection has been idle for `limit`.
@@ -238,6 +258,7 @@ struct Busy(Arc<Activity>);
 impl Busy {
     fn new(activity: Arc<Activity>) -> Self {
         activity.in_flight.fetch_add(1, Ordering::Relaxed);
+        activity.requests.fetch_add(1, Ordering::Relaxed);
         activity.touch();
         Busy(activity)
     }
