@@ -23,7 +23,8 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0001_framework",
             "erp_tools/0002_audit_agent_columns",
             "erp_tools/0003_agent_runs",
-            "erp_tools/0004_key_response_text"
+            "erp_tools/0004_key_response_text",
+            "erp_tools/0005_approvals"
         ]
     );
 
@@ -39,6 +40,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0002_audit_agent_columns",
             "erp_tools/0003_agent_runs",
             "erp_tools/0004_key_response_text",
+            "erp_tools/0005_approvals",
             "0001_fixture_tables",
             "0002_fixture_seed"
         ]
