@@ -147,6 +147,7 @@ try {
   check("the pending action shows signature, reason and arguments", cardText.includes("purchasing_create_po_draft{") && cardText.includes("reviewed by a person") && cardText.includes("BRG-0230"), cardText.slice(0, 400));
   check("the loop's copied injection renders as text", cardText.includes(INJECTION));
   await page.screenshot({ path: join(shots, "approvals.png"), fullPage: true });
+  await card.screenshot({ path: join(shots, "approval-card.png") });
   await card.getByRole("button", { name: "Approve exactly this action" }).click();
   const notice = await page.locator(".notice").innerText();
   check("approving resumes the run, which finishes", notice.includes("was approved by you") && notice.includes("The run resumed and finished"), notice);

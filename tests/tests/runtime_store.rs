@@ -24,6 +24,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0002_audit_agent_columns",
             "erp_tools/0003_agent_runs",
             "erp_tools/0004_key_response_text",
+            "erp_tools/0005_approvals",
             "erp_tools/0007_audit_writer",
         ]
     );
@@ -40,6 +41,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0002_audit_agent_columns",
             "erp_tools/0003_agent_runs",
             "erp_tools/0004_key_response_text",
+            "erp_tools/0005_approvals",
             "erp_tools/0007_audit_writer",
             "0001_fixture_tables",
             "0002_fixture_seed"

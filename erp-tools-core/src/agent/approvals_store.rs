@@ -139,7 +139,7 @@ impl StoredApproval {
         Some(approval)
     }
 
-    fn as_of(mut self, now: &str) -> Self {
+    fn seen_at(mut self, now: &str) -> Self {
         if self.status == ApprovalStatus::Pending && self.expires_at.as_str() <= now {
             self.status = ApprovalStatus::Expired;
         }
@@ -331,7 +331,7 @@ impl ApprovalQueue {
     /// Approval `id`, whatever its branch (for the application's own resume step).
     pub async fn get(&self, id: i64) -> Result<Option<StoredApproval>, StoreError> {
         let now = self.now();
-        Ok(sql::get(self.db.pool(), id).await?.map(|a| a.as_of(&now)))
+        Ok(sql::get(self.db.pool(), id).await?.map(|a| a.seen_at(&now)))
     }
 
     /// The actions of `branch_id` waiting for a decision (not expired), newest first.
@@ -373,7 +373,7 @@ impl ApprovalQueue {
     ) -> Result<Vec<StoredApproval>, StoreError> {
         let now = self.now();
         let rows = sql::list(self.db.pool(), branch_id, run_id, which, &now, limit).await?;
-        Ok(rows.into_iter().map(|a| a.as_of(&now)).collect())
+        Ok(rows.into_iter().map(|a| a.seen_at(&now)).collect())
     }
 
     /// `reviewer` approves action `id`, with an optional note. The reviewer must be of the
@@ -430,7 +430,7 @@ impl ApprovalQueue {
             .await
             .map_err(StoreError::from)?
             .ok_or(DecisionError::NotFound(id))?
-            .as_of(&now);
+            .seen_at(&now);
         if !won {
             return Err(match current.status {
                 ApprovalStatus::Expired | ApprovalStatus::Pending => DecisionError::Expired {

@@ -1,6 +1,6 @@
 //! The review console: where people read what agents did and decide what they may do.
 //!
-//! [`router`] is an axum [`Router`](axum::Router) of server-rendered HTML pages (no
+//! [`router`] is an [`axum::Router`] of server-rendered HTML pages (no
 //! JavaScript needed) that the application mounts next to its MCP endpoint:
 //!
 //! - **Runs**: every agent run of the reviewer's branch, over MCP or the agent loop, with

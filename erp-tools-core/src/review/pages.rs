@@ -60,11 +60,9 @@ impl Console {
         )
     }
 
-    /// The signed-in reviewer, or a redirect to the sign-in page.
-    fn session(&self, headers: &HeaderMap) -> Result<Session, Response> {
-        self.sessions
-            .current(headers)
-            .ok_or_else(|| Redirect::to(&format!("{}/sign-in", self.base())).into_response())
+    /// Where a request without a live session is sent.
+    fn to_sign_in(&self) -> Response {
+        Redirect::to(&format!("{}/sign-in", self.base())).into_response()
     }
 
     /// `template` for `session`'s reviewer, with the layout's values added to `context`.
@@ -131,9 +129,8 @@ pub(super) async fn runs(
     headers: HeaderMap,
     Query(q): Query<ListQuery>,
 ) -> Response {
-    let session = match c.session(&headers) {
-        Ok(s) => s,
-        Err(r) => return r,
+    let Some(session) = c.sessions.current(&headers) else {
+        return c.to_sign_in();
     };
     let Some(filter) = RunFilter::parse(q.outcome.trim()) else {
         let known: Vec<&str> = RunFilter::ALL.iter().map(|(_, v, _)| *v).collect();
@@ -249,9 +246,8 @@ pub(super) async fn run(
     headers: HeaderMap,
     Path(run_id): Path<String>,
 ) -> Response {
-    let session = match c.session(&headers) {
-        Ok(s) => s,
-        Err(r) => return r,
+    let Some(session) = c.sessions.current(&headers) else {
+        return c.to_sign_in();
     };
     let branch = session.principal.branch_id();
     let records = match c.config.database().audit_log(Some(&run_id)).await {
@@ -293,9 +289,8 @@ pub(super) async fn drafts(
     headers: HeaderMap,
     Query(q): Query<ListQuery>,
 ) -> Response {
-    let session = match c.session(&headers) {
-        Ok(s) => s,
-        Err(r) => return r,
+    let Some(session) = c.sessions.current(&headers) else {
+        return c.to_sign_in();
     };
     let page = page_number(&q.page);
     let size = c.config.page_size;
@@ -351,9 +346,8 @@ fn approval_view(c: &Console, a: &StoredApproval) -> Value {
 
 /// `GET /approvals`: pending actions with their forms, then the latest decisions.
 pub(super) async fn approvals(State(c): State<Arc<Console>>, headers: HeaderMap) -> Response {
-    let session = match c.session(&headers) {
-        Ok(s) => s,
-        Err(r) => return r,
+    let Some(session) = c.sessions.current(&headers) else {
+        return c.to_sign_in();
     };
     let branch = session.principal.branch_id();
     let (pending, decided) = match (
@@ -416,9 +410,8 @@ async fn decide(
     form: DecisionForm,
     decision: ApprovalStatus,
 ) -> Response {
-    let session = match c.session(&headers) {
-        Ok(s) => s,
-        Err(r) => return r,
+    let Some(session) = c.sessions.current(&headers) else {
+        return c.to_sign_in();
     };
     if !same_secret(&session.csrf, form.csrf.trim()) {
         return c.csrf_refused();
