@@ -243,8 +243,8 @@ on_both_backends!(close_commits_every_queued_row);
 
 /// SQLite: a draft committed on the main file whose audit row was left at `attempt` (the
 /// process stopped between the commit and the audit update) is finished at the next
-/// start from its key row, with the document; an interrupted read is left to the
-/// recovery pass.
+/// start from its key row, with the document; the interrupted read is then closed by the
+/// recovery pass as `interrupted`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_committed_draft_left_at_attempt_is_reconciled_at_start_up() {
     let t = TestDb::sqlite().await;
@@ -280,9 +280,10 @@ async fn a_committed_draft_left_at_attempt_is_reconciled_at_start_up() {
             .contains("idempotency key")
     );
     assert_eq!(
-        log[1].outcome, "attempt",
-        "a read is the recovery pass's to close"
+        log[1].outcome, "interrupted",
+        "the recovery pass closes the read"
     );
+    assert!(log[1].finished_at.is_some());
 }
 
 /// The audit log of a run reads the same through `audit_log`, the audit pool and the
