@@ -395,6 +395,8 @@ async fn every_malformed_payload_is_a_clean_refusal(t: &TestDb) {
             "{what}: {} bytes of text",
             out.text.len()
         );
+        // Raw SQL on the audit log: first commit what the audit writer has queued.
+        t.db.flush_audit().await.unwrap();
         let rows: Vec<(String, Option<String>)> = sqlx::query_as(
             "SELECT outcome, message FROM erp_audit_log WHERE agent_run_id = $1 AND tool_call_id = $2",
         )
@@ -430,6 +432,7 @@ async fn every_malformed_payload_is_a_clean_refusal(t: &TestDb) {
     )
     .await;
     assert_eq!(keys, 0, "no malformed payload claimed a key");
+    t.db.flush_audit().await.unwrap();
     let open = count(
         t,
         "SELECT COUNT(*) FROM erp_audit_log WHERE agent_run_id = $1 AND outcome = 'attempt'",
@@ -591,6 +594,7 @@ async fn raw_bodies_are_answered_and_the_server_stays_up() {
         );
     }
     // Audit rows stay bounded whatever the id.
+    t.db.flush_audit().await.unwrap();
     let longest: Option<i64> =
         sqlx::query_scalar("SELECT MAX(LENGTH(tool_call_id)) FROM erp_audit_log")
             .fetch_one(t.db.pool())

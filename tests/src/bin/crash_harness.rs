@@ -148,21 +148,35 @@ async fn call(
             }
         }
     });
-    let response = http
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", TOOL)
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .map_err(|e| format!("transport: {e}"))?;
-    let text = response
-        .text()
-        .await
-        .map_err(|e| format!("transport: {e}"))?;
+    // The server limits tool calls per caller (HTTP 429 with `Retry-After`): a client
+    // that sends as fast as it is answered waits as told and sends the same call again.
+    let text = loop {
+        let response = http
+            .post(url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", TOOL)
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| format!("transport: {e}"))?;
+        if response.status() == reqwest::StatusCode::TOO_MANY_REQUESTS {
+            let wait = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(1);
+            tokio::time::sleep(Duration::from_secs(wait.clamp(1, 5))).await;
+            continue;
+        }
+        break response
+            .text()
+            .await
+            .map_err(|e| format!("transport: {e}"))?;
+    };
     let result = rpc_result(&text).ok_or_else(|| format!("no result in {text:.300}"))?;
     if result["isError"] == json!(true) {
         return Err(format!("tool error: {result}"));
@@ -299,7 +313,12 @@ async fn main() {
         .scopes(["purchasing:read", "purchasing:draft"])
         .build();
     let token = mint(&tokens, &principal, Duration::from_secs(3600));
-    let pool = sqlx::AnyPool::connect(&db_url).await.expect("check pool");
+    // The checks read through the framework's read-only pool: on SQLite it attaches the
+    // audit log's own file, so `erp_audit_log` and the documents are read together.
+    let checks = Database::connect(DatabaseOptions::new(db_url.clone()))
+        .await
+        .expect("check database");
+    let pool = checks.read_db().pool().clone();
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()
