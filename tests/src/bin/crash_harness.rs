@@ -325,7 +325,7 @@ async fn main() {
         .unwrap();
     let known: Arc<Mutex<HashMap<String, Known>>> = Arc::default();
     let mut figures = Figures::default();
-    let mut rng = Rng(a.seed.max(1) * 0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng(a.seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let started = Instant::now();
     let mut survived = 0usize;
 
