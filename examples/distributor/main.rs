@@ -160,6 +160,29 @@ async fn authenticator(
     }
 }
 
+/// The per-caller limit on tool calls: the framework's default (120 a minute, 30 at
+/// once), or `ERP_TOOLS_RATE_LIMIT=<per minute>,<burst>`, or `off` (benchmarks, load tests).
+fn rate_limit_from_env() -> Result<Option<erp_tools_core::mcp::RateLimit>, String> {
+    let Ok(value) = std::env::var("ERP_TOOLS_RATE_LIMIT") else {
+        return Ok(Some(erp_tools_core::mcp::RateLimit::default()));
+    };
+    if value.trim() == "off" {
+        return Ok(None);
+    }
+    let parsed = value.split_once(',').and_then(|(per_minute, burst)| {
+        Some(erp_tools_core::mcp::RateLimit {
+            per_minute: per_minute.trim().parse().ok().filter(|n| *n > 0)?,
+            burst: burst.trim().parse().ok().filter(|n| *n > 0)?,
+        })
+    });
+    parsed.map(Some).ok_or_else(|| {
+        format!(
+            "ERP_TOOLS_RATE_LIMIT={value}: write `<calls per minute>,<burst>` (e.g. 120,30) \
+             or `off`"
+        )
+    })
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     // Logs go to stderr: stdout carries the MCP stdio transport and command output.
@@ -214,7 +237,8 @@ async fn run(cli: Cli) -> Result<(), String> {
                 Arc::new(review::agent(registry, db.clone())?),
             )?;
             let provider = authenticator.authorization_servers();
-            let config = HttpConfig::from_authenticator(authenticator);
+            let config = HttpConfig::from_authenticator(authenticator)
+                .with_rate_limit(rate_limit_from_env()?);
             let options = config.serve_options();
             let router = erp_tools_core::mcp::router(runtime, config).nest("/review", console);
             eprintln!(

@@ -160,6 +160,8 @@ async fn one_rep(binary: &Path, args: &Args, rep: usize) -> Rep {
     let server = Server(
         serve_cmd
             .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
+            // Measures memory under load, not the per-caller rate limit.
+            .env("ERP_TOOLS_RATE_LIMIT", "off")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
