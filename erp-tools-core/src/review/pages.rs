@@ -145,11 +145,7 @@ pub(super) async fn runs(
     };
     let page = page_number(&q.page);
     let size = c.config.page_size;
-    // Every call that has returned shows with its final outcome.
-    if let Err(e) = c.config.database().flush_audit().await {
-        tracing::warn!(error = %e, "review console: the audit log could not be flushed");
-    }
-    let pool = c.config.database().read_db().pool().clone();
+    let pool = audit_read_pool(&c).await;
     let branch = session.principal.branch_id();
     let mut lines =
         match sql::runs(&pool, branch, filter, &c.now(), size + 1, (page - 1) * size).await {
@@ -294,11 +290,7 @@ pub(super) async fn drafts(
     };
     let page = page_number(&q.page);
     let size = c.config.page_size;
-    // Every call that has returned shows with its final outcome.
-    if let Err(e) = c.config.database().flush_audit().await {
-        tracing::warn!(error = %e, "review console: the audit log could not be flushed");
-    }
-    let pool = c.config.database().read_db().pool().clone();
+    let pool = audit_read_pool(&c).await;
     let branch = session.principal.branch_id();
     let mut lines = match sql::drafts(&pool, branch, size + 1, (page - 1) * size).await {
         Ok(lines) => lines,
@@ -469,4 +461,13 @@ async fn decide(
     }
     c.sessions.notify(&headers, notice);
     Redirect::to(&c.run_href(&decided.run_id)).into_response()
+}
+
+/// The read pool, after the audit writer committed what it holds, so every call that has
+/// returned shows with its final outcome.
+async fn audit_read_pool(c: &Console) -> sqlx::AnyPool {
+    if let Err(e) = c.config.database().flush_audit().await {
+        tracing::warn!(error = %e, "review console: the audit log could not be flushed");
+    }
+    c.config.database().read_db().pool().clone()
 }
