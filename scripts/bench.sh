@@ -44,10 +44,13 @@ machine | tee "$out/machine.txt"
 start=$(date +%s)
 
 if [[ $mode == smoke ]]; then
-  # Criterion benchmarks in test mode: each benchmark function runs once.
-  cargo test -p erp-tools-benches --lib --benches
-  cargo build -p erp-tools-benches --bins
-  cargo build -p erp-tools-core --example distributor
+  # Criterion benchmarks in test mode: each benchmark function runs once; selecting the
+  # benches also builds the benchmark binaries. Whole-workspace builds with tests and
+  # benches selected resolve features as the README's `cargo test --workspace` does, so
+  # after it (as in CI) nothing but the benchmark crate is compiled again; the second
+  # command builds the example as that test command does (a no-op after it).
+  cargo test --workspace --benches
+  cargo test --workspace --no-run
   "$bin/concurrency" --agents 4 --calls 20 --reps 1 --json "$out/concurrency.json"
   "$bin/memory" --binary "$bin/examples/distributor" --calls 200 --clients 4 --reps 1 \
     --json "$out/memory.json"

@@ -32,9 +32,11 @@ PY
 
 # Same versions as the workspace (and no registry look-ups beyond it); cargo prunes the rest.
 cp "$root/Cargo.lock" "$dir/Cargo.lock"
-(cd "$dir" && cargo build --quiet)
+# The workspace's target folder: dependencies resolved to the same versions and features
+# are reused, the rest (this crate's own feature set) is built here.
+(cd "$dir" && CARGO_TARGET_DIR="$root/target" cargo build --quiet)
 
-python3 - "$dir/target/debug/fresh-erp" <<'PY'
+python3 - "$root/target/debug/fresh-erp" <<'PY'
 import asyncio, os, subprocess, sys, tempfile
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client

@@ -17,12 +17,12 @@ CLIENTS="${CLIENTS:-4}"
 SEED="${SEED:-1}"
 BACKENDS="${BACKENDS:-sqlite postgres}"
 PROFILE="${PROFILE:-release}"
+# The harness (a binary of erp-tools-tests) and the debug example come from the README's
+# test build (`cargo test --workspace` builds both; a no-op when it has run, as in CI).
+cargo test -q --workspace --no-run
 if [ "$PROFILE" = release ]; then
-    cargo build -q --release --example distributor --features postgres
-else
-    cargo build -q --example distributor --features postgres
+    cargo build -q --release -p erp-tools-core --example distributor --features postgres
 fi
-cargo build -q -p erp-tools-tests --bin crash_harness
 port=18765
 for backend in $BACKENDS; do
     if [ "$backend" = postgres ] && [ -z "${ERP_TOOLS_PG_URL:-}" ]; then

@@ -1,5 +1,7 @@
 //! Compile-time rules: every rejected shape has a compile-fail case under `ui/<rule>/`
-//! with its reviewed `.stderr`; `ui/pass/` holds shapes that must compile.
+//! with its reviewed `.stderr`. The shapes that must compile, `ui/pass/`, are test
+//! binaries of their own (`[[test]]` entries in `tests/Cargo.toml`), so trybuild only
+//! has to check, never build.
 //!
 //! Regenerate the snapshots with `TRYBUILD=overwrite cargo test -p erp-tools-tests --test
 //! trybuild` and review the diff like code.
@@ -23,5 +25,18 @@ fn ui() {
     for rule in rules {
         t.compile_fail(format!("ui/{rule}/*.rs"));
     }
-    t.pass("ui/pass/*.rs");
+    // Every file under ui/pass/ must be registered as a test, or it would silently not run.
+    let manifest =
+        std::fs::read_to_string(ui.with_file_name("Cargo.toml")).expect("tests/Cargo.toml");
+    for entry in std::fs::read_dir(ui.join("pass")).expect("tests/ui/pass exists") {
+        let file = entry
+            .expect("ui/pass entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            manifest.contains(&format!("path = \"ui/pass/{file}\"")),
+            "tests/ui/pass/{file} has no [[test]] entry in tests/Cargo.toml"
+        );
+    }
 }

@@ -8,18 +8,33 @@ use serde_json::Value;
 
 fn reversed(v: &Value) -> Value {
     match v {
-        Value::Object(m) => Value::Object(m.iter().rev().map(|(k, v)| (k.clone(), reversed(v))).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), reversed(v)))
+                .collect(),
+        ),
         Value::Array(a) => Value::Array(a.iter().map(reversed).collect()),
         other => other.clone(),
     }
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(value) = serde_json::from_slice::<Value>(data) else { return };
+    let Ok(value) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
     let text = canonical_json(&value);
     let back: Value = serde_json::from_str(&text).expect("canonical JSON is JSON");
     assert_eq!(back, value, "canonical JSON reads back as the same value");
-    assert_eq!(canonical_json(&back), text, "canonicalising twice changes nothing");
-    assert_eq!(canonical_json(&reversed(&value)), text, "key order changed the text");
+    assert_eq!(
+        canonical_json(&back),
+        text,
+        "canonicalising twice changes nothing"
+    );
+    assert_eq!(
+        canonical_json(&reversed(&value)),
+        text,
+        "key order changed the text"
+    );
     assert_eq!(canonical_hash(&reversed(&value)), canonical_hash(&value));
 });

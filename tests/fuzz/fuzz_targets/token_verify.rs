@@ -11,12 +11,16 @@ use libfuzzer_sys::fuzz_target;
 
 static CONFIG: LazyLock<TokenConfig> = LazyLock::new(TokenConfig::development);
 static GOOD: LazyLock<String> = LazyLock::new(|| {
-    let p = Principal::builder("7", 1, "SBY-01").scopes(["purchasing:read"]).build();
+    let p = Principal::builder("7", 1, "SBY-01")
+        .scopes(["purchasing:read"])
+        .build();
     mint(&CONFIG, &p, Duration::from_secs(3600))
 });
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let _ = verify(&CONFIG, text);
     // The good token with the input spliced in: still never a panic, and any change to
     // the signed part is refused.
@@ -27,6 +31,10 @@ fuzz_target!(|data: &[u8]| {
     spliced.push_str(text);
     spliced.push_str(&good[at..]);
     if let Ok(p) = verify(&CONFIG, &spliced) {
-        assert_eq!(p.user_id(), "7", "a changed token was accepted for another user: {spliced}");
+        assert_eq!(
+            p.user_id(),
+            "7",
+            "a changed token was accepted for another user: {spliced}"
+        );
     }
 });

@@ -13,19 +13,48 @@ use serde_json::{Map, Value};
 
 include!("example_args.rs");
 
-/// Every tool's name, schema, and a check that a normalised value deserialises into the
-/// tool's argument type.
-pub fn tools() -> Vec<(&'static str, Schema, fn(Value) -> Result<(), String>)> {
+/// A tool's name, schema, and a check that a normalised value deserialises into the tool's
+/// argument type.
+pub type Tool = (&'static str, Schema, fn(Value) -> Result<(), String>);
+
+/// Every tool of the example.
+pub fn tools() -> Vec<Tool> {
     fn de<T: for<'de> Deserialize<'de>>(v: Value) -> Result<(), String> {
-        serde_json::from_value::<T>(v).map(|_| ()).map_err(|e| e.to_string())
+        serde_json::from_value::<T>(v)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
     vec![
-        ("purchasing_search_vendors", SearchVendorsArgs::tool_schema(), de::<SearchVendorsArgs>),
-        ("purchasing_get_vendor_summary", VendorCodeArgs::tool_schema(), de::<VendorCodeArgs>),
-        ("purchasing_search_pos", SearchPosArgs::tool_schema(), de::<SearchPosArgs>),
-        ("purchasing_get_po", GetPoArgs::tool_schema(), de::<GetPoArgs>),
-        ("purchasing_create_po_draft", PoDraftArgs::tool_schema(), de::<PoDraftArgs>),
-        ("inventory_get_stock", GetStockArgs::tool_schema(), de::<GetStockArgs>),
+        (
+            "purchasing_search_vendors",
+            SearchVendorsArgs::tool_schema(),
+            de::<SearchVendorsArgs>,
+        ),
+        (
+            "purchasing_get_vendor_summary",
+            VendorCodeArgs::tool_schema(),
+            de::<VendorCodeArgs>,
+        ),
+        (
+            "purchasing_search_pos",
+            SearchPosArgs::tool_schema(),
+            de::<SearchPosArgs>,
+        ),
+        (
+            "purchasing_get_po",
+            GetPoArgs::tool_schema(),
+            de::<GetPoArgs>,
+        ),
+        (
+            "purchasing_create_po_draft",
+            PoDraftArgs::tool_schema(),
+            de::<PoDraftArgs>,
+        ),
+        (
+            "inventory_get_stock",
+            GetStockArgs::tool_schema(),
+            de::<GetStockArgs>,
+        ),
     ]
 }
 

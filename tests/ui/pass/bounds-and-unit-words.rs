@@ -42,15 +42,31 @@ fn main() {
     assert_eq!(args.lines[0].qty, Decimal::from(5));
     let bad = json!({"lines": [{"item_code": "ab-1", "qty": 0, "uom": "PCS", "uom_factor": 0,
         "units_per_box": 1}], "adjustments": ["6"], "order_uoms": null});
-    let e = erp_tools_core::validate_arguments(&schema, &bad).unwrap_err().to_string();
-    for says in ["lines[0].item_code", "lines[0].qty", "lines[0].uom_factor", "adjustments[0]"] {
+    let e = erp_tools_core::validate_arguments(&schema, &bad)
+        .unwrap_err()
+        .to_string();
+    for says in [
+        "lines[0].item_code",
+        "lines[0].qty",
+        "lines[0].uom_factor",
+        "adjustments[0]",
+    ] {
         assert!(e.contains(says), "{e}");
     }
     let rendered = schema.render(Target::OpenAi).to_string();
-    assert!(rendered.contains("more than 0 and at most 1000"), "{rendered}");
+    assert!(
+        rendered.contains("more than 0 and at most 1000"),
+        "{rendered}"
+    );
     assert!(rendered.contains("1 to 50 items"), "{rendered}");
     assert!(rendered.contains("Each item from -5 to 5.5"), "{rendered}");
     let first = &args.lines[0];
-    let _ = (Uom::BOX, &first.item_code, &first.uom, first.uom_factor, first.units_per_box);
+    let _ = (
+        Uom::BOX,
+        &first.item_code,
+        &first.uom,
+        first.uom_factor,
+        first.units_per_box,
+    );
     let _ = (&args.adjustments, &args.order_uoms);
 }

@@ -24,18 +24,33 @@ struct FlatDraftArgs {
 
 /// Create a draft note.
 #[erp_tool(module = "notes", tier = "draft", scopes = ["notes:draft"])]
-async fn create_note(_ctx: &ToolContext, _tx: &mut DraftTx, args: NoteDraftArgs) -> Result<String, ToolError> {
+async fn create_note(
+    _ctx: &ToolContext,
+    _tx: &mut DraftTx,
+    args: NoteDraftArgs,
+) -> Result<String, ToolError> {
     Ok(args.text)
 }
 
 /// Create another draft note.
 #[erp_tool(module = "notes", tier = "draft", scopes = ["notes:draft"])]
-async fn create_flat_note(_ctx: &ToolContext, _tx: &mut DraftTx, args: FlatDraftArgs) -> Result<String, ToolError> {
+async fn create_flat_note(
+    _ctx: &ToolContext,
+    _tx: &mut DraftTx,
+    args: FlatDraftArgs,
+) -> Result<String, ToolError> {
     Ok(args.text)
 }
 
 fn main() {
-    let args: FlatDraftArgs = serde_json::from_str(r#"{"text": "x", "client_ref": "r-1"}"#).unwrap();
-    assert_eq!(erp_tools_core::ToolArgs::__erp_client_ref(&args), Some("r-1"));
-    let _ = (<create_note as erp_tools_core::ErpTool>::definition(), <create_flat_note as erp_tools_core::ErpTool>::definition());
+    let args: FlatDraftArgs =
+        serde_json::from_str(r#"{"text": "x", "client_ref": "r-1"}"#).unwrap();
+    assert_eq!(
+        erp_tools_core::ToolArgs::__erp_client_ref(&args),
+        Some("r-1")
+    );
+    let _ = (
+        <create_note as erp_tools_core::ErpTool>::definition(),
+        <create_flat_note as erp_tools_core::ErpTool>::definition(),
+    );
 }

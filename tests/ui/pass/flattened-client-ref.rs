@@ -19,12 +19,23 @@ pub struct TransferDraftArgs {
 
 /// Create a draft stock transfer to another warehouse of the caller's branch.
 #[erp_tool(module = "inventory", tier = "draft", scopes = ["inventory:draft"])]
-pub async fn create_transfer_draft(_ctx: &ToolContext, _tx: &mut DraftTx, args: TransferDraftArgs) -> Result<String, ToolError> {
-    Ok(format!("{} {} {}", args.item_code, args.qty, args.write.client_ref))
+pub async fn create_transfer_draft(
+    _ctx: &ToolContext,
+    _tx: &mut DraftTx,
+    args: TransferDraftArgs,
+) -> Result<String, ToolError> {
+    Ok(format!(
+        "{} {} {}",
+        args.item_code, args.qty, args.write.client_ref
+    ))
 }
 
 fn main() {
     let schema = <create_transfer_draft as erp_tools_core::ErpTool>::definition().input_schema();
-    let names: Vec<&str> = schema.properties().iter().map(|p| p.name.as_ref()).collect();
+    let names: Vec<&str> = schema
+        .properties()
+        .iter()
+        .map(|p| p.name.as_ref())
+        .collect();
     assert_eq!(names, ["item_code", "qty", "client_ref"]);
 }

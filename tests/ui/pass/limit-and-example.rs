@@ -30,9 +30,17 @@ pub struct ReplaceLinesArgs {
     example = r#"{"number": "PO-2026-0042", "client_ref": "r-7", "amount": "10",
                   "lines": [{"item_code": "BRG-0042", "qty": "24"}]}"#
 )]
-pub async fn replace_lines(_ctx: &ToolContext, _tx: &mut DraftTx, args: ReplaceLinesArgs) -> Result<usize, ToolError> {
+pub async fn replace_lines(
+    _ctx: &ToolContext,
+    _tx: &mut DraftTx,
+    args: ReplaceLinesArgs,
+) -> Result<usize, ToolError> {
     let _ = (args.number, args.client_ref, args.amount);
-    Ok(args.lines.iter().filter(|l| !l.item_code.is_empty() && l.qty > Decimal::ZERO).count())
+    Ok(args
+        .lines
+        .iter()
+        .filter(|l| !l.item_code.is_empty() && l.qty > Decimal::ZERO)
+        .count())
 }
 
 fn main() {

@@ -19,7 +19,11 @@ pub struct Vendor {
 
 /// Search the vendors of the caller's branch.
 #[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"])]
-pub async fn search_vendors(_ctx: &ToolContext, _db: &ReadDb, args: SearchVendorsArgs) -> Result<Vec<Vendor>, ToolError> {
+pub async fn search_vendors(
+    _ctx: &ToolContext,
+    _db: &ReadDb,
+    args: SearchVendorsArgs,
+) -> Result<Vec<Vendor>, ToolError> {
     let _ = (args.query, args.item_code);
     Ok(Vec::new())
 }
@@ -38,7 +42,11 @@ pub struct PoView {
 
 /// Get one purchase order by its number.
 #[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"])]
-pub async fn get_po(_ctx: &ToolContext, _db: &ReadDb, args: GetPoArgs) -> Result<PoView, ToolError> {
+pub async fn get_po(
+    _ctx: &ToolContext,
+    _db: &ReadDb,
+    args: GetPoArgs,
+) -> Result<PoView, ToolError> {
     Err(ToolError::not_found("Purchase order", &args.number))
 }
 
@@ -69,12 +77,33 @@ pub struct PoDraftArgs {
 
 /// Create a DRAFT purchase order for the caller's branch.
 #[erp_tool(module = "purchasing", tier = "draft", scopes = ["purchasing:draft"])]
-pub async fn create_po_draft(ctx: &ToolContext, tx: &mut DraftTx, args: PoDraftArgs) -> Result<PoView, ToolError> {
-    tx.record_document(DocumentRef { doc_type: "purchase_order".into(), id: 1, number: "PO-1".into() });
-    let _ = (ctx.branch_id(), args.vendor_code, args.needed_by, args.client_ref, args.note);
+pub async fn create_po_draft(
+    ctx: &ToolContext,
+    tx: &mut DraftTx,
+    args: PoDraftArgs,
+) -> Result<PoView, ToolError> {
+    tx.record_document(DocumentRef {
+        doc_type: "purchase_order".into(),
+        id: 1,
+        number: "PO-1".into(),
+    });
+    let _ = (
+        ctx.branch_id(),
+        args.vendor_code,
+        args.needed_by,
+        args.client_ref,
+        args.note,
+    );
     let total = args.lines.iter().map(|l| l.qty).sum();
-    let _ = args.lines.iter().map(|l| (&l.item_code, &l.uom)).count();
-    Ok(PoView { number: "PO-1".into(), total })
+    let _ = args
+        .lines
+        .iter()
+        .filter(|l| !l.item_code.is_empty() && !matches!(l.uom, Uom::BOX))
+        .count();
+    Ok(PoView {
+        number: "PO-1".into(),
+        total,
+    })
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -85,12 +114,17 @@ pub struct Reorder {
 /// List the items below their reorder point.
 #[erp_tool(module = "inventory", tier = "read", scopes = ["inventory:read"])]
 pub async fn items_to_reorder(_ctx: &ToolContext, _db: &ReadDb) -> Result<Reorder, ToolError> {
-    Ok(Reorder { item_codes: Vec::new() })
+    Ok(Reorder {
+        item_codes: Vec::new(),
+    })
 }
 
 fn main() {
     let registry = erp_tools_core::ToolRegistry::builder()
-        .module("purchasing", "Vendors and purchase orders. Cannot approve or post.")
+        .module(
+            "purchasing",
+            "Vendors and purchase orders. Cannot approve or post.",
+        )
         .module("inventory", "Stock. Cannot move stock.")
         .tool::<search_vendors>()
         .tool::<get_po>()

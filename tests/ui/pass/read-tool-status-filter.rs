@@ -27,9 +27,15 @@ pub struct PoList {
 
 /// List the purchase orders of the caller's branch.
 #[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"])]
-pub async fn list_pos(_ctx: &ToolContext, _db: &ReadDb, args: ListPosArgs) -> Result<PoList, ToolError> {
+pub async fn list_pos(
+    _ctx: &ToolContext,
+    _db: &ReadDb,
+    args: ListPosArgs,
+) -> Result<PoList, ToolError> {
     let _ = (args.status, args.min_total, args.posted_at);
-    Ok(PoList { numbers: Vec::new() })
+    Ok(PoList {
+        numbers: Vec::new(),
+    })
 }
 
 fn main() {

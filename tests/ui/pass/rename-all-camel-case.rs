@@ -25,11 +25,19 @@ pub enum Priority {
 
 fn main() {
     let schema = <MoveArgs as erp_tools_core::ToolArgs>::tool_schema();
-    let names: Vec<&str> = schema.properties().iter().map(|p| p.name.as_ref()).collect();
+    let names: Vec<&str> = schema
+        .properties()
+        .iter()
+        .map(|p| p.name.as_ref())
+        .collect();
     assert_eq!(names, ["itemCode", "fromWarehouse", "qty"]);
     let e = <Priority as erp_tools_core::ToolArgs>::tool_schema();
     assert_eq!(
         e.kind,
-        erp_tools_core::SchemaKind::Enum(vec!["RIGHT-NOW".into(), "LATER".into(), "whenever".into()])
+        erp_tools_core::SchemaKind::Enum(vec![
+            "RIGHT-NOW".into(),
+            "LATER".into(),
+            "whenever".into()
+        ])
     );
 }
