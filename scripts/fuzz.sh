@@ -6,6 +6,8 @@
 #   SECONDS_PER_TARGET=600 scripts/fuzz.sh
 #   TARGETS=validate_args scripts/fuzz.sh
 #   JOBS=2 SECONDS_PER_TARGET=900 scripts/fuzz.sh   # one libFuzzer worker per core
+#   scripts/fuzz.sh --minimize              # shrink each corpus to the inputs that keep its
+#                                           # coverage (libFuzzer -merge=1), before committing
 #
 # The build passes exactly the stable flags `cargo fuzz build -s none` passes (coverage
 # instrumentation, no sanitizer: ASan needs nightly's -Z flags), so cargo-fuzz itself is
@@ -33,6 +35,21 @@ RUSTFLAGS="--cfg fuzzing -Cpasses=sancov-module \
 -Cdebug-assertions -Coverflow-checks" \
   cargo build --release --manifest-path tests/fuzz/Cargo.toml \
     --target "$host" --target-dir "$out/build" --bins
+
+if [ "${1:-}" = --minimize ]; then
+  for target in $TARGETS; do
+    corpus=$root/tests/fuzz/corpus/$target
+    kept=$(mktemp -d)
+    before=$(ls "$corpus" | wc -l)
+    "$out/build/$host/release/$target" -merge=1 "$kept" "$corpus" >"$out/$target.merge.log" 2>&1
+    # Past crashes (regression-*) and the hand-written seeds (seed-*) stay, whether or not
+    # they add coverage.
+    cp "$corpus"/regression-* "$corpus"/seed-* "$kept"/ 2>/dev/null || true
+    rm -rf "$corpus" && mv "$kept" "$corpus" && chmod 755 "$corpus"
+    echo "corpus $target: $before inputs -> $(ls "$corpus" | wc -l)"
+  done
+  exit 0
+fi
 
 total=0
 for target in $TARGETS; do
