@@ -101,6 +101,16 @@ pub(crate) async fn insert_many(
     if rows.is_empty() {
         return Ok(Vec::new());
     }
+    if backend == Backend::Postgres && rows.len() == 1 {
+        // One row: its id from RETURNING (the order of several rows' RETURNING is not
+        // guaranteed on PostgreSQL, hence the ids taken first below).
+        let mut sql = format!("INSERT INTO erp_audit_log ({COLUMNS}) VALUES ");
+        push_tuples(&mut sql, 1, COLUMN_COUNT);
+        sql.push_str(" RETURNING id");
+        let query = bind_row(sqlx::query(sqlx::AssertSqlSafe(sql)), rows[0]);
+        let id: AuditId = sqlx::Row::try_get(&query.fetch_one(&mut *conn).await?, 0)?;
+        return Ok(vec![id]);
+    }
     let pg = backend == Backend::Postgres;
     let ids: Vec<AuditId> = if pg {
         sqlx::query_scalar(
@@ -130,28 +140,7 @@ pub(crate) async fn insert_many(
         if pg {
             query = query.bind(ids[i]);
         }
-        let e = &row.entry;
-        let doc = e.document.as_ref();
-        query = query
-            .bind(row.at.clone())
-            .bind(row.finished_at.clone())
-            .bind(row.source)
-            .bind(e.agent_run_id.clone())
-            .bind(e.tool_call_id.clone())
-            .bind(e.tool_name.clone())
-            .bind(e.user_id.clone())
-            .bind(e.branch_id)
-            .bind(e.branch_code.clone())
-            .bind(e.arguments.clone())
-            .bind(e.outcome.clone())
-            .bind(e.message.clone())
-            .bind(doc.map(|d| d.doc_type.clone()))
-            .bind(doc.map(|d| d.id))
-            .bind(doc.map(|d| d.number.clone()))
-            .bind(e.model.clone())
-            .bind(e.prompt_version.clone())
-            .bind(e.step)
-            .bind(e.action_signature.clone());
+        query = bind_row(query, row);
     }
     if pg {
         query.execute(&mut *conn).await?;
@@ -172,6 +161,35 @@ pub(crate) async fn insert_many(
         )));
     }
     Ok(ids)
+}
+
+/// Binds the columns of `row` (in `COLUMNS` order) to `query`.
+fn bind_row<'q>(
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
+    row: &NewRow,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+    let e = &row.entry;
+    let doc = e.document.as_ref();
+    query
+        .bind(row.at.clone())
+        .bind(row.finished_at.clone())
+        .bind(row.source)
+        .bind(e.agent_run_id.clone())
+        .bind(e.tool_call_id.clone())
+        .bind(e.tool_name.clone())
+        .bind(e.user_id.clone())
+        .bind(e.branch_id)
+        .bind(e.branch_code.clone())
+        .bind(e.arguments.clone())
+        .bind(e.outcome.clone())
+        .bind(e.message.clone())
+        .bind(doc.map(|d| d.doc_type.clone()))
+        .bind(doc.map(|d| d.id))
+        .bind(doc.map(|d| d.number.clone()))
+        .bind(e.model.clone())
+        .bind(e.prompt_version.clone())
+        .bind(e.step)
+        .bind(e.action_signature.clone())
 }
 
 /// Applies the final outcomes `fins` (row id, outcome) with one statement.

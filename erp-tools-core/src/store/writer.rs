@@ -282,12 +282,29 @@ fn take(mut row: NewRow, slot: Option<Arc<Slot>>) -> NewRow {
 }
 
 /// One transaction: `rows` inserted (their ids returned in order) and `fins` applied.
+///
+/// A batch that is one statement (one insert of up to [`audit::ROWS_PER_STATEMENT`] rows
+/// on SQLite or of one row on PostgreSQL, or one update) runs it on its own: a single
+/// statement commits atomically, and the `BEGIN` and `COMMIT` round trips would be most
+/// of a lone caller's cost.
 async fn commit(
     pool: &AnyPool,
     backend: Backend,
     rows: &[&NewRow],
     fins: &[(AuditId, &Final)],
 ) -> Result<Vec<AuditId>, sqlx::Error> {
+    let one_insert = fins.is_empty()
+        && match backend {
+            Backend::Sqlite => rows.len() <= audit::ROWS_PER_STATEMENT,
+            Backend::Postgres => rows.len() == 1,
+        };
+    let one_update = rows.is_empty() && fins.len() <= audit::ROWS_PER_STATEMENT;
+    if one_insert || one_update {
+        let mut conn = pool.acquire().await?;
+        let ids = audit::insert_many(&mut conn, backend, rows).await?;
+        audit::finish_many(&mut conn, fins).await?;
+        return Ok(ids);
+    }
     let mut tx = match backend {
         Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await?,
         Backend::Postgres => pool.begin().await?,
