@@ -25,9 +25,12 @@
 //!   [`AuditWriter::shutdown`] (from `Database::close`) commits everything queued before
 //!   it returns.
 //!
-//! Rows whose outcome is not waited for (outcome updates) are committed lazily: a batch
-//! holding only such rows waits up to [`LAZY_DELAY`] for a row someone waits for, so a
-//! lone caller's outcome update rides with its next call's attempt row.
+//! Rows whose outcome is not waited for (outcome updates) are committed lazily on
+//! PostgreSQL: a batch holding only such rows waits up to [`LAZY_DELAY`] for a row someone
+//! waits for, so a lone caller's outcome update rides with its next call's attempt row
+//! and one commit (one WAL flush) serves both. On SQLite (WAL, `synchronous = NORMAL`: a
+//! commit is not flushed to disk) a lone update is committed at once as its own statement,
+//! which costs less than the `BEGIN` and `COMMIT` a shared transaction would add.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -44,7 +47,8 @@ use crate::tool::handles::Backend;
 pub(crate) const QUEUE_CAPACITY: usize = 4096;
 /// Most jobs committed in one transaction.
 pub(crate) const MAX_BATCH: usize = 512;
-/// How long a batch of outcome updates alone waits for company before it commits.
+/// How long a batch of outcome updates alone waits for company before it commits, on
+/// PostgreSQL (on SQLite it does not wait).
 pub(crate) const LAZY_DELAY: Duration = Duration::from_millis(2);
 /// How often an outcome update of a failed batch is retried before it is left to the
 /// recovery pass (logged as an error).
@@ -200,8 +204,8 @@ async fn run(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
         if batch.is_empty() && rx.recv_many(&mut batch, MAX_BATCH).await == 0 {
             break;
         }
-        // Outcome updates alone: wait a little for a row someone waits for.
-        if !batch.iter().any(Job::is_waited_for) {
+        // Outcome updates alone: on PostgreSQL, wait a little for a row someone waits for.
+        if backend == Backend::Postgres && !batch.iter().any(Job::is_waited_for) {
             let deadline = tokio::time::Instant::now() + LAZY_DELAY;
             while batch.len() < MAX_BATCH && !batch.iter().any(Job::is_waited_for) {
                 let room = MAX_BATCH - batch.len();
