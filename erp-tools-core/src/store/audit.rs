@@ -101,18 +101,11 @@ pub(crate) async fn insert_many(
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    if backend == Backend::Postgres && rows.len() == 1 {
-        // One row: its id from RETURNING (the order of several rows' RETURNING is not
-        // guaranteed on PostgreSQL, hence the ids taken first below).
-        let mut sql = format!("INSERT INTO erp_audit_log ({COLUMNS}) VALUES ");
-        push_tuples(&mut sql, 1, COLUMN_COUNT);
-        sql.push_str(" RETURNING id");
-        let query = bind_row(sqlx::query(sqlx::AssertSqlSafe(sql)), rows[0]);
-        let id: AuditId = sqlx::Row::try_get(&query.fetch_one(&mut *conn).await?, 0)?;
-        return Ok(vec![id]);
-    }
-    let pg = backend == Backend::Postgres;
-    let ids: Vec<AuditId> = if pg {
+    // PostgreSQL gives several rows' `RETURNING` in no guaranteed order, so their ids are
+    // taken from the sequence first; one row, and SQLite's rows, take theirs from
+    // `RETURNING`.
+    let ids_first = backend == Backend::Postgres && rows.len() > 1;
+    let ids: Vec<AuditId> = if ids_first {
         sqlx::query_scalar(
             "SELECT nextval(pg_get_serial_sequence('erp_audit_log', 'id')) \
              FROM generate_series(1, $1)",
@@ -123,31 +116,32 @@ pub(crate) async fn insert_many(
     } else {
         Vec::new()
     };
-    let per_row = COLUMN_COUNT + usize::from(pg);
+    let per_row = COLUMN_COUNT + usize::from(ids_first);
     let mut sql = String::with_capacity(200 + rows.len() * per_row * 5);
     sql.push_str("INSERT INTO erp_audit_log (");
-    if pg {
+    if ids_first {
         sql.push_str("id, ");
     }
     sql.push_str(COLUMNS);
     sql.push_str(") VALUES ");
     push_tuples(&mut sql, rows.len(), per_row);
-    if !pg {
+    if !ids_first {
         sql.push_str(" RETURNING id");
     }
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
     for (i, row) in rows.iter().enumerate() {
-        if pg {
+        if ids_first {
             query = query.bind(ids[i]);
         }
         query = bind_row(query, row);
     }
-    if pg {
+    if ids_first {
         query.execute(&mut *conn).await?;
         return Ok(ids);
     }
     // SQLite gives `RETURNING` rows in no set order; the ids themselves are consecutive in
-    // `VALUES` order (one writer, rows inserted in turn), so sorted they match the rows.
+    // `VALUES` order (one writer, rows inserted in turn), so sorted they match the rows
+    // (one PostgreSQL row has one id).
     let mut ids = Vec::with_capacity(rows.len());
     for row in query.fetch_all(&mut *conn).await? {
         ids.push(row.try_get::<i64, _>(0)?);
@@ -155,7 +149,7 @@ pub(crate) async fn insert_many(
     ids.sort_unstable();
     if ids.len() != rows.len() || ids.windows(2).any(|w| w[1] != w[0] + 1) {
         return Err(sqlx::Error::Protocol(format!(
-            "SQLite gave {} non-consecutive ids for {} audit rows",
+            "the database gave {} non-consecutive ids for {} audit rows",
             ids.len(),
             rows.len()
         )));
