@@ -3,21 +3,9 @@
 #![no_main]
 
 use erp_tools_core::{canonical_hash, canonical_json};
+use erp_tools_fuzz::reversed;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-
-fn reversed(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .rev()
-                .map(|(k, v)| (k.clone(), reversed(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(reversed).collect()),
-        other => other.clone(),
-    }
-}
 
 fuzz_target!(|data: &[u8]| {
     let Ok(value) = serde_json::from_slice::<Value>(data) else {

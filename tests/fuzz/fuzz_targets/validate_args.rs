@@ -7,7 +7,7 @@
 use std::sync::{LazyLock, Once};
 
 use erp_tools_core::{Target, canonical_hash, canonical_json, validate_arguments};
-use erp_tools_fuzz::{Tool, rendered, tools};
+use erp_tools_fuzz::{Tool, rendered, reversed, tools};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -20,19 +20,6 @@ static WIRE: LazyLock<Vec<Value>> = LazyLock::new(|| {
         .collect()
 });
 static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(tools);
-
-fn reversed(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .rev()
-                .map(|(k, v)| (k.clone(), reversed(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(reversed).collect()),
-        other => other.clone(),
-    }
-}
 
 /// Every decimal field's value (a property the schema describes as a "decimal number as a
 /// string") written with trailing zeros; every other string left as it is.
@@ -96,8 +83,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok(value) = serde_json::from_slice::<Value>(json) else {
         return;
     };
-    let (_name, schema, read) = &TOOLS[selector as usize % TOOLS.len()];
-    let wire = &WIRE[selector as usize % TOOLS.len()];
+    let tool = selector as usize % TOOLS.len();
+    let (_name, schema, read) = &TOOLS[tool];
+    let wire = &WIRE[tool];
     if let Ok(normalised) = validate_arguments(schema, &value) {
         if let Err(e) = read(normalised.clone()) {
             panic!("validated arguments that serde cannot read: {e}\n{normalised}");

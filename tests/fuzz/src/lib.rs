@@ -66,3 +66,17 @@ pub fn rendered() -> Value {
     }
     Value::Object(out)
 }
+
+/// `v` with the keys of every object in reverse order (the same value to JSON).
+pub fn reversed(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), reversed(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(reversed).collect()),
+        other => other.clone(),
+    }
+}
