@@ -312,3 +312,113 @@ async fn the_log_is_readable_everywhere_and_writable_only_by_its_writer(t: &Test
     assert_eq!(s.app.outcomes(&s.run).await, ["ok"]);
 }
 on_both_backends!(the_log_is_readable_everywhere_and_writable_only_by_its_writer);
+
+/// Every column of a row comes back exactly as written, whatever the text holds (quotes,
+/// backslashes, JSON-looking text, escapes, control characters, non-ASCII, a long
+/// payload, NUL on SQLite) and whichever optional fields are set, for rows committed
+/// together in batches by concurrent callers.
+async fn every_column_survives_the_batched_insert(t: &TestDb) {
+    let who = erp_tools_core::Principal::builder("u-\"7\"\\", -3, "SBY-ü").build();
+    let run = new_run();
+    let mut texts = vec![
+        String::new(),
+        "plain".to_string(),
+        "quote \" and backslash \\ and \\u0000 spelt out".to_string(),
+        "[1, {\"a\": null}]".to_string(),
+        "line\nbreak\ttab\r\u{1b}[0m".to_string(),
+        "Rp 1.250.000 · ümlaut · 日本語 · 🧾".to_string(),
+        "x".repeat(100_000),
+    ];
+    if t.backend() == Backend::Sqlite {
+        texts.push("nul \0 inside".to_string());
+    }
+    let mut expected = Vec::new();
+    for (i, text) in texts.iter().enumerate() {
+        for variant in 0..4i64 {
+            let mut e = erp_tools_core::AuditEntry::new(&who, run.as_str(), text.as_str());
+            e.tool_call_id = Some(format!("c-{i}-{variant}"));
+            if variant % 2 == 0 {
+                e.tool_name = Some(text.clone());
+                e.arguments = Some(serde_json::json!({ "t": text }).to_string());
+                e.message = Some(text.clone());
+                e.document = Some(erp_tools_core::DocumentRef {
+                    doc_type: text.clone(),
+                    id: i64::MAX - variant,
+                    number: text.clone(),
+                });
+                e.step = Some(i64::MIN + variant);
+                e.action_signature = Some(text.clone());
+            } else {
+                e.branch_id = None;
+                e.branch_code = None;
+            }
+            e.model = (variant == 1).then(|| text.clone());
+            e.prompt_version = (variant == 3).then(|| text.clone());
+            expected.push(e);
+        }
+    }
+    let mut tasks = Vec::new();
+    for e in expected.clone() {
+        let db = t.db.clone();
+        tasks.push(tokio::spawn(async move { db.record_event(e).await }));
+    }
+    for task in tasks {
+        task.await.unwrap().expect("the row is committed");
+    }
+    let log = t.db.audit_log(Some(&run)).await.unwrap();
+    assert_eq!(log.len(), expected.len());
+    let by_call: HashMap<_, _> = log
+        .iter()
+        .map(|r| (r.tool_call_id.clone().unwrap(), r))
+        .collect();
+    for e in &expected {
+        let r = by_call[e.tool_call_id.as_ref().unwrap()];
+        let what = e.tool_call_id.as_deref().unwrap();
+        assert_eq!(r.agent_run_id, e.agent_run_id, "{what}");
+        assert_eq!(r.tool_name, e.tool_name, "{what}");
+        assert_eq!(r.user_id, e.user_id, "{what}");
+        assert_eq!(r.branch_id, e.branch_id, "{what}");
+        assert_eq!(r.branch_code, e.branch_code, "{what}");
+        assert_eq!(r.arguments, e.arguments, "{what}");
+        assert_eq!(r.outcome, e.outcome, "{what}");
+        assert_eq!(r.message, e.message, "{what}");
+        assert_eq!(r.document, e.document, "{what}");
+        assert_eq!(r.model, e.model, "{what}");
+        assert_eq!(r.prompt_version, e.prompt_version, "{what}");
+        assert_eq!(r.step, e.step, "{what}");
+        assert_eq!(r.action_signature, e.action_signature, "{what}");
+        assert!(r.finished_at.is_some(), "{what}");
+    }
+}
+on_both_backends!(every_column_survives_the_batched_insert);
+
+/// Outcomes finished by the writer in batches (concurrent drafts and reads) land on their
+/// own rows: every draft's row names its own document, every row is finished once.
+async fn batched_outcomes_land_on_their_own_rows(t: &TestDb) {
+    let s = Arc::new(Session::new(&t.db, BUYER).await);
+    let mut tasks = Vec::new();
+    for i in 0..24 {
+        let s = s.clone();
+        tasks.push(tokio::spawn(async move {
+            let read = s.call(GET_STOCK, valid_arguments(GET_STOCK, "x")).await;
+            assert_eq!(read.outcome, Outcome::Ok, "{}", read.text);
+            s.create_po(po_draft(&format!("B-{i}"))).await.document
+        }));
+    }
+    let mut documents = Vec::new();
+    for task in tasks {
+        documents.push(task.await.unwrap().expect("a draft names its document"));
+    }
+    let log = t.db.audit_log(Some(&s.run)).await.unwrap();
+    assert_eq!(log.len(), 48);
+    assert!(
+        log.iter()
+            .all(|r| r.outcome == "ok" && r.finished_at.is_some())
+    );
+    let mut logged: Vec<_> = log.iter().filter_map(|r| r.document.clone()).collect();
+    let key = |d: &erp_tools_core::DocumentRef| d.id;
+    logged.sort_by_key(key);
+    documents.sort_by_key(key);
+    assert_eq!(logged, documents);
+}
+on_both_backends!(batched_outcomes_land_on_their_own_rows);

@@ -228,6 +228,25 @@ impl ServerHandler for ErpMcpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // Boxed: `rmcp` spawns a task per request and moves its future while doing so;
+        // the call's future (pipeline, audit, elicitation) is several KiB, a box of it a
+        // pointer.
+        Box::pin(self.answer_call(request, context)).await
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared.tools.iter().find(|t| t.name == name).cloned()
+    }
+}
+
+impl ErpMcpServer {
+    /// `tools/call`: the caller from the request, a question's state opened, the call run
+    /// through the runtime, and a question the tool asks put to the client.
+    async fn answer_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let Some(caller) = self.caller(&context) else {
             return Err(ErrorData::invalid_request(text::NOT_AUTHENTICATED, None));
         };
@@ -315,12 +334,6 @@ impl ServerHandler for ErpMcpServer {
         }
     }
 
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.shared.tools.iter().find(|t| t.name == name).cloned()
-    }
-}
-
-impl ErpMcpServer {
     /// What a question's state is bound to for `call` by `caller`.
     fn binding(&self, caller: &Authenticated, call: &ToolCall) -> String {
         let principal = &caller.principal;

@@ -20,6 +20,10 @@ use crate::tool::handles::ReadDb;
 /// durable. A call that ends before the writer took its row has the finished row
 /// inserted in one go; otherwise the outcome is queued as an update (committed with a
 /// later batch; a crash before that leaves the row at `attempt` for the recovery pass).
+/// A handler that answers at its first poll, without waiting for anything (no database,
+/// no I/O), has nothing to overlap: its row is written once, finished, before the result
+/// is returned (at once when the writer is idle, see
+/// [`Database::record_ended_call`]).
 ///
 /// `Err` when the row could not be committed: the result is withheld.
 pub(crate) async fn run_audited(
@@ -29,8 +33,14 @@ pub(crate) async fn run_audited(
     args: Value,
     entry: &AuditEntry,
 ) -> Result<Finished, StoreError> {
+    let read = db.read_db();
+    let mut call = std::pin::pin!(run(handler, ctx, &read, args));
+    if let Some(finished) = call.as_mut().now_or_never() {
+        db.record_ended_call(entry, finished.final_row()).await?;
+        return Ok(finished);
+    }
     let pending = db.queue_attempt(entry).await?;
-    let finished = run(handler, ctx, &db.read_db(), args).await;
+    let finished = call.await;
     match pending.complete_in_queue(finished.final_row()) {
         Ok(()) => {
             pending.durable().await?;

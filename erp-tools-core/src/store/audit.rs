@@ -13,8 +13,45 @@ const COLUMNS: &str = "at, finished_at, source, agent_run_id, tool_call_id, tool
      document_number, model, prompt_version, step, action_signature";
 /// How many columns [`COLUMNS`] names.
 const COLUMN_COUNT: usize = 19;
-/// Rows per multi-row statement (20 parameters each at most).
-pub(crate) const ROWS_PER_STATEMENT: usize = 64;
+/// Rows per multi-row statement on PostgreSQL (20 parameters each at most). On SQLite any
+/// number of rows is one statement with one parameter (see [`SQLITE_INSERT`]).
+const PG_ROWS_PER_STATEMENT: usize = 64;
+
+/// SQLite: a batch of several rows, whatever their number, is this one statement, its one
+/// parameter a JSON array of rows, each row an array of the [`COLUMNS`] values in order.
+/// One text for every batch keeps it prepared once in the connection's statement cache;
+/// a `VALUES` list of `n` rows × 19 `$N` parameters is a new text for every `n`, parsed
+/// again whenever it has left the cache, and SQLite's parse and sqlx's binding of numbered
+/// parameters grow with the square of their count.
+const SQLITE_INSERT: &str = "INSERT INTO erp_audit_log (at, finished_at, source, agent_run_id, \
+     tool_call_id, tool_name, user_id, branch_id, branch_code, arguments, outcome, message, \
+     document_type, document_id, document_number, model, prompt_version, step, \
+     action_signature) \
+     SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, \
+     value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, \
+     value ->> 12, value ->> 13, value ->> 14, value ->> 15, value ->> 16, value ->> 17, \
+     value ->> 18 \
+     FROM jsonb_each($1) ORDER BY key RETURNING id";
+
+/// SQLite: every batch of outcome updates is this one statement, its parameter a JSON
+/// array of `[id, outcome, message, document_type, document_id, document_number,
+/// finished_at]`.
+const SQLITE_FINISH: &str = "UPDATE erp_audit_log SET outcome = v.outcome, message = v.message, \
+     document_type = v.document_type, document_id = v.document_id, \
+     document_number = v.document_number, finished_at = v.finished_at \
+     FROM (SELECT value ->> 0 AS id, value ->> 1 AS outcome, value ->> 2 AS message, \
+     value ->> 3 AS document_type, value ->> 4 AS document_id, \
+     value ->> 5 AS document_number, value ->> 6 AS finished_at FROM jsonb_each($1)) AS v \
+     WHERE erp_audit_log.id = v.id";
+
+/// Most rows (or outcome updates) one statement of [`insert_many`] (or [`finish_many`])
+/// takes on `backend`.
+pub(crate) fn rows_per_statement(backend: Backend) -> usize {
+    match backend {
+        Backend::Sqlite => usize::MAX,
+        Backend::Postgres => PG_ROWS_PER_STATEMENT,
+    }
+}
 
 /// A row for the audit writer: the entry, when it was written, and whether it is
 /// finished (`finished_at`).
@@ -88,60 +125,29 @@ impl Final {
     }
 }
 
-/// Inserts `rows` with one multi-row statement and returns their ids, in order.
+/// Inserts `rows` with one statement and returns their ids, in order.
 ///
-/// SQLite: the connection holds the write lock (`BEGIN IMMEDIATE`), so the rows get
-/// consecutive ids in `VALUES` order (checked). PostgreSQL: the ids
-/// are drawn from the table's sequence first and inserted explicitly.
+/// - One row, either backend: `VALUES` (19 parameters, the same text for every call, so
+///   prepared once), its id from `RETURNING`.
+/// - Several rows on SQLite: [`SQLITE_INSERT`], any number of them, one parameter.
+/// - Several rows on PostgreSQL (at most [`rows_per_statement`]): their ids drawn from
+///   the table's sequence first, then one `VALUES` list with the ids given.
+///
+/// One writer inserts the rows of a statement in turn, so on SQLite they get consecutive
+/// ids in the order given (checked).
 pub(crate) async fn insert_many(
     conn: &mut sqlx::AnyConnection,
     backend: Backend,
     rows: &[&NewRow],
 ) -> Result<Vec<AuditId>, sqlx::Error> {
-    if rows.is_empty() {
-        return Ok(Vec::new());
-    }
-    // PostgreSQL gives several rows' `RETURNING` in no guaranteed order, so their ids are
-    // taken from the sequence first; one row, and SQLite's rows, take theirs from
-    // `RETURNING`.
-    let ids_first = backend == Backend::Postgres && rows.len() > 1;
-    let ids: Vec<AuditId> = if ids_first {
-        sqlx::query_scalar(
-            "SELECT nextval(pg_get_serial_sequence('erp_audit_log', 'id')) \
-             FROM generate_series(1, $1)",
-        )
-        .bind(rows.len() as i64)
-        .fetch_all(&mut *conn)
-        .await?
-    } else {
-        Vec::new()
+    let query = match (rows, backend) {
+        ([], _) => return Ok(Vec::new()),
+        ([row], _) => bind_row(sqlx::query(values_insert(1, false)), row),
+        (_, Backend::Sqlite) => sqlx::query(SQLITE_INSERT).bind(rows_json(rows)),
+        // PostgreSQL gives several rows' `RETURNING` in no guaranteed order.
+        (_, Backend::Postgres) => return pg_insert_with_ids(conn, rows).await,
     };
-    let per_row = COLUMN_COUNT + usize::from(ids_first);
-    let mut sql = String::with_capacity(200 + rows.len() * per_row * 5);
-    sql.push_str("INSERT INTO erp_audit_log (");
-    if ids_first {
-        sql.push_str("id, ");
-    }
-    sql.push_str(COLUMNS);
-    sql.push_str(") VALUES ");
-    push_tuples(&mut sql, rows.len(), per_row);
-    if !ids_first {
-        sql.push_str(" RETURNING id");
-    }
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-    for (i, row) in rows.iter().enumerate() {
-        if ids_first {
-            query = query.bind(ids[i]);
-        }
-        query = bind_row(query, row);
-    }
-    if ids_first {
-        query.execute(&mut *conn).await?;
-        return Ok(ids);
-    }
-    // SQLite gives `RETURNING` rows in no set order; the ids themselves are consecutive in
-    // `VALUES` order (one writer, rows inserted in turn), so sorted they match the rows
-    // (one PostgreSQL row has one id).
+    // `RETURNING` gives the ids in no set order; sorted they match the rows.
     let mut ids = Vec::with_capacity(rows.len());
     for row in query.fetch_all(&mut *conn).await? {
         ids.push(row.try_get::<i64, _>(0)?);
@@ -155,6 +161,102 @@ pub(crate) async fn insert_many(
         )));
     }
     Ok(ids)
+}
+
+/// `INSERT INTO erp_audit_log (...) VALUES (...), ...` for `rows` rows of `$N`
+/// parameters: with an `id` column first (`with_ids`), or without it and `RETURNING id`.
+fn values_insert(rows: usize, with_ids: bool) -> sqlx::AssertSqlSafe<String> {
+    let per_row = COLUMN_COUNT + usize::from(with_ids);
+    let mut sql = String::with_capacity(200 + rows * per_row * 5);
+    sql.push_str("INSERT INTO erp_audit_log (");
+    if with_ids {
+        sql.push_str("id, ");
+    }
+    sql.push_str(COLUMNS);
+    sql.push_str(") VALUES ");
+    push_tuples(&mut sql, rows, per_row);
+    if !with_ids {
+        sql.push_str(" RETURNING id");
+    }
+    sqlx::AssertSqlSafe(sql)
+}
+
+/// PostgreSQL, several rows: ids drawn from the sequence, then the rows inserted with them.
+async fn pg_insert_with_ids(
+    conn: &mut sqlx::AnyConnection,
+    rows: &[&NewRow],
+) -> Result<Vec<AuditId>, sqlx::Error> {
+    let ids: Vec<AuditId> = sqlx::query_scalar(
+        "SELECT nextval(pg_get_serial_sequence('erp_audit_log', 'id')) \
+         FROM generate_series(1, $1)",
+    )
+    .bind(rows.len() as i64)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut query = sqlx::query(values_insert(rows.len(), true));
+    for (id, row) in ids.iter().zip(rows) {
+        query = bind_row(query.bind(*id), row);
+    }
+    query.execute(&mut *conn).await?;
+    Ok(ids)
+}
+
+/// `rows` as the JSON parameter of [`SQLITE_INSERT`].
+fn rows_json(rows: &[&NewRow]) -> String {
+    let rows: Vec<RowColumns<'_>> = rows.iter().map(|r| RowColumns(r)).collect();
+    serde_json::to_string(&rows).expect("audit rows serialize to JSON")
+}
+
+/// A row's [`COLUMNS`] values, serialized as one JSON array in that order.
+struct RowColumns<'a>(&'a NewRow);
+
+impl serde::Serialize for RowColumns<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTuple;
+        let (row, e) = (self.0, &self.0.entry);
+        let doc = e.document.as_ref();
+        let mut t = s.serialize_tuple(COLUMN_COUNT)?;
+        t.serialize_element(&row.at)?;
+        t.serialize_element(&row.finished_at)?;
+        t.serialize_element(row.source)?;
+        t.serialize_element(&e.agent_run_id)?;
+        t.serialize_element(&e.tool_call_id)?;
+        t.serialize_element(&e.tool_name)?;
+        t.serialize_element(&e.user_id)?;
+        t.serialize_element(&e.branch_id)?;
+        t.serialize_element(&e.branch_code)?;
+        t.serialize_element(&e.arguments)?;
+        t.serialize_element(&e.outcome)?;
+        t.serialize_element(&e.message)?;
+        t.serialize_element(&doc.map(|d| &d.doc_type))?;
+        t.serialize_element(&doc.map(|d| d.id))?;
+        t.serialize_element(&doc.map(|d| &d.number))?;
+        t.serialize_element(&e.model)?;
+        t.serialize_element(&e.prompt_version)?;
+        t.serialize_element(&e.step)?;
+        t.serialize_element(&e.action_signature)?;
+        t.end()
+    }
+}
+
+/// An outcome update's values for [`SQLITE_FINISH`], serialized as one JSON array.
+struct FinishColumns<'a>(AuditId, &'a Final);
+
+impl serde::Serialize for FinishColumns<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTuple;
+        let FinishColumns(id, fin) = self;
+        let doc = fin.document.as_ref();
+        let mut t = s.serialize_tuple(7)?;
+        t.serialize_element(id)?;
+        t.serialize_element(fin.outcome.as_str())?;
+        t.serialize_element(&fin.message)?;
+        t.serialize_element(&doc.map(|d| &d.doc_type))?;
+        t.serialize_element(&doc.map(|d| d.id))?;
+        t.serialize_element(&doc.map(|d| &d.number))?;
+        t.serialize_element(&fin.finished_at)?;
+        t.end()
+    }
 }
 
 /// Binds the columns of `row` (in `COLUMNS` order) to `query`.
@@ -186,12 +288,29 @@ fn bind_row<'q>(
         .bind(e.action_signature.clone())
 }
 
-/// Applies the final outcomes `fins` (row id, outcome) with one statement.
+/// Applies the final outcomes `fins` (row id, outcome) with one statement (on PostgreSQL,
+/// at most [`rows_per_statement`] of them).
 pub(crate) async fn finish_many(
     conn: &mut sqlx::AnyConnection,
+    backend: Backend,
     fins: &[(AuditId, &Final)],
 ) -> Result<(), sqlx::Error> {
-    if fins.is_empty() {
+    match fins {
+        [] => return Ok(()),
+        // One: the single-row statement, the same text every time.
+        [(id, fin)] => return finish(&mut *conn, *id, fin).await,
+        _ => {}
+    }
+    if backend == Backend::Sqlite {
+        let fins: Vec<FinishColumns<'_>> = fins
+            .iter()
+            .map(|(id, fin)| FinishColumns(*id, fin))
+            .collect();
+        let json = serde_json::to_string(&fins).expect("audit outcomes serialize to JSON");
+        sqlx::query(SQLITE_FINISH)
+            .bind(json)
+            .execute(&mut *conn)
+            .await?;
         return Ok(());
     }
     let mut sql = String::from(

@@ -335,7 +335,20 @@ impl Database {
     /// until it is durable.
     pub(crate) async fn record_call(&self, entry: &AuditEntry) -> Result<AuditId, StoreError> {
         let row = audit::NewRow::finished(entry.clone(), SOURCE_RUNTIME);
-        self.inner.audit.insert(row).await?.durable().await
+        self.inner.audit.insert_finished(row).await
+    }
+
+    /// Records a call that ended before any of its rows was written (a read whose handler
+    /// answered without waiting) in one row, with `fin` on it, and waits until it is
+    /// durable.
+    pub(crate) async fn record_ended_call(
+        &self,
+        entry: &AuditEntry,
+        fin: Final,
+    ) -> Result<AuditId, StoreError> {
+        let mut row = audit::NewRow::attempt(entry);
+        row.apply(fin);
+        self.inner.audit.insert_finished(row).await
     }
 
     /// Records an agent-loop event (`started`, `denied`, `failed`, `answered`, or a final
@@ -359,7 +372,7 @@ impl Database {
     /// this returns once it is durable.
     pub async fn record_event(&self, entry: AuditEntry) -> Result<AuditId, StoreError> {
         let row = audit::NewRow::finished(entry, SOURCE_AGENT);
-        self.inner.audit.insert(row).await?.durable().await
+        self.inner.audit.insert_finished(row).await
     }
 
     /// The audit log, oldest first: every row, or only those of one agent run. Waits first

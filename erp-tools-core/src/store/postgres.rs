@@ -30,6 +30,9 @@ pub(super) async fn open(options: &DatabaseOptions) -> Result<Pools, StoreError>
     let audit = AnyPoolOptions::new()
         .max_connections(1)
         .acquire_timeout(options.acquire_timeout)
+        // Not tested before each batch (a round trip): the writer closes a connection
+        // whose batch failed, so the next batch runs on a new one.
+        .test_before_acquire(false)
         .after_connect(|conn, _meta| {
             Box::pin(async move {
                 conn.execute(

@@ -177,7 +177,8 @@ async fn copy_old_audit_rows(audit: &AnyPool, main_path: &str) -> Result<(), Sto
     Ok(())
 }
 
-/// A pool of `max` connections to `url`, each running `pragmas` when it opens.
+/// A pool of `max` connections to `url`, each running `pragmas` when it opens, none
+/// tested before use.
 async fn pool(
     options: &DatabaseOptions,
     max: u32,
@@ -187,6 +188,10 @@ async fn pool(
     Ok(AnyPoolOptions::new()
         .max_connections(max)
         .acquire_timeout(options.acquire_timeout)
+        // A SQLite connection is a handle on a file in this process, it cannot be lost
+        // the way a network connection can; testing it before each use (sqlx's default)
+        // is a round trip to its worker thread per query for nothing.
+        .test_before_acquire(false)
         .after_connect(move |conn, _meta| {
             let pragmas = pragmas.clone();
             Box::pin(async move {

@@ -25,6 +25,12 @@
 //!   [`AuditWriter::shutdown`] (from `Database::close`) commits everything queued before
 //!   it returns.
 //!
+//! A row that is finished before it is written (a read whose handler answered at its
+//! first poll, a refused call, an agent-loop event) is inserted at once, on the writer's
+//! connection, by the caller itself when the writer is idle (nothing queued, its
+//! connection free: the work of a hand-written insert, without handing the row to the
+//! writer task and back); when the writer is busy it joins the queue like any row.
+//!
 //! Rows whose outcome is not waited for (outcome updates) are committed lazily on
 //! PostgreSQL: a batch holding only such rows waits up to [`LAZY_DELAY`] for a row someone
 //! waits for, so a lone caller's outcome update rides with its next call's attempt row
@@ -35,7 +41,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use sqlx::AnyPool;
+use sqlx::{AnyConnection, AnyPool, Connection};
 use tokio::sync::{mpsc, oneshot};
 
 use super::StoreError;
@@ -99,6 +105,9 @@ impl Job {
 pub(crate) struct AuditWriter {
     jobs: mpsc::Sender<Job>,
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The writer's pool (one connection), for [`AuditWriter::insert_finished`].
+    pool: AnyPool,
+    backend: Backend,
 }
 
 /// An attempt row handed to the writer, not yet known to be durable.
@@ -142,11 +151,31 @@ impl AuditWriter {
     /// Starts the writer for the audit log on `pool` (a pool of its own, one connection).
     pub(crate) fn start(pool: AnyPool, backend: Backend) -> AuditWriter {
         let (jobs, rx) = mpsc::channel(QUEUE_CAPACITY);
-        let task = tokio::spawn(run(pool, backend, rx));
+        let task = tokio::spawn(run(pool.clone(), backend, rx));
         AuditWriter {
             jobs,
             task: Mutex::new(Some(task)),
+            pool,
+            backend,
         }
+    }
+
+    /// Commits a finished `row` and returns its id once it is durable: at once, on the
+    /// writer's connection, when the writer is idle (nothing queued, its connection free),
+    /// which is exactly the work of an insert written by hand; otherwise through the queue,
+    /// with whatever else is waiting.
+    pub(crate) async fn insert_finished(&self, row: NewRow) -> Result<AuditId, StoreError> {
+        let idle = !self.jobs.is_closed() && self.jobs.capacity() == self.jobs.max_capacity();
+        if let Some(mut conn) = idle.then(|| self.pool.try_acquire()).flatten() {
+            return match audit::insert_many(&mut conn, self.backend, &[&row]).await {
+                Ok(ids) => Ok(ids[0]),
+                Err(e) => {
+                    let _ = conn.close().await;
+                    Err(StoreError::AuditWrite(e.to_string()))
+                }
+            };
+        }
+        self.insert(row).await?.durable().await
     }
 
     /// Queues `row` (waiting while the queue is full) and returns the handle to wait on.
@@ -232,7 +261,13 @@ async fn run(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
         }
         let rows: Vec<&NewRow> = inserts.iter().map(|(r, _)| r).collect();
         let fins: Vec<(AuditId, &Final)> = finishes.iter().map(|(id, f, _)| (*id, f)).collect();
-        match commit(&pool, backend, &rows, &fins).await {
+        let committed = if rows.is_empty() && fins.is_empty() {
+            // A batch of flushes only: everything before it is committed already.
+            Ok(Vec::new())
+        } else {
+            commit(&pool, backend, &rows, &fins).await
+        };
+        match committed {
             Ok(ids) => {
                 for ((_, ack), id) in inserts.into_iter().zip(ids) {
                     let _ = ack.send(Ok(id));
@@ -274,6 +309,23 @@ async fn run(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
     }
 }
 
+/// [`commit_on`] a connection of `pool`, closed if the batch fails: the audit pool does not
+/// test a connection before handing it out (that is a round trip per batch), so a broken
+/// one must not go back to it.
+async fn commit(
+    pool: &AnyPool,
+    backend: Backend,
+    rows: &[&NewRow],
+    fins: &[(AuditId, &Final)],
+) -> Result<Vec<AuditId>, sqlx::Error> {
+    let mut conn = pool.acquire().await?;
+    let result = commit_on(&mut conn, backend, rows, fins).await;
+    if result.is_err() {
+        let _ = conn.close().await;
+    }
+    result
+}
+
 /// The row to insert: finished with the call's outcome if the caller got there first.
 fn take(mut row: NewRow, slot: Option<Arc<Slot>>) -> NewRow {
     if let Some(slot) = slot {
@@ -287,42 +339,38 @@ fn take(mut row: NewRow, slot: Option<Arc<Slot>>) -> NewRow {
 
 /// One transaction: `rows` inserted (their ids returned in order) and `fins` applied.
 ///
-/// A batch that is one statement (one insert of up to [`audit::ROWS_PER_STATEMENT`] rows
-/// on SQLite or of one row on PostgreSQL, or one update) runs it on its own: a single
+/// A batch that is one statement (one insert: any number of rows on SQLite, one row on
+/// PostgreSQL; or one update of up to [`audit::rows_per_statement`]) runs it on its own: a single
 /// statement commits atomically, and the `BEGIN` and `COMMIT` round trips would be most
 /// of a lone caller's cost.
-async fn commit(
-    pool: &AnyPool,
+async fn commit_on(
+    conn: &mut AnyConnection,
     backend: Backend,
     rows: &[&NewRow],
     fins: &[(AuditId, &Final)],
 ) -> Result<Vec<AuditId>, sqlx::Error> {
-    if rows.is_empty() && fins.is_empty() {
-        // A batch of flushes only: everything before it is committed already.
-        return Ok(Vec::new());
-    }
+    let per_statement = audit::rows_per_statement(backend);
     let one_insert = fins.is_empty()
         && match backend {
-            Backend::Sqlite => rows.len() <= audit::ROWS_PER_STATEMENT,
+            Backend::Sqlite => true,
             Backend::Postgres => rows.len() == 1,
         };
-    let one_update = rows.is_empty() && fins.len() <= audit::ROWS_PER_STATEMENT;
+    let one_update = rows.is_empty() && fins.len() <= per_statement;
     if one_insert || one_update {
-        let mut conn = pool.acquire().await?;
-        let ids = audit::insert_many(&mut conn, backend, rows).await?;
-        audit::finish_many(&mut conn, fins).await?;
+        let ids = audit::insert_many(conn, backend, rows).await?;
+        audit::finish_many(conn, backend, fins).await?;
         return Ok(ids);
     }
     let mut tx = match backend {
-        Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await?,
-        Backend::Postgres => pool.begin().await?,
+        Backend::Sqlite => conn.begin_with("BEGIN IMMEDIATE").await?,
+        Backend::Postgres => conn.begin().await?,
     };
     let mut ids = Vec::with_capacity(rows.len());
-    for chunk in rows.chunks(audit::ROWS_PER_STATEMENT) {
+    for chunk in rows.chunks(per_statement) {
         ids.extend(audit::insert_many(&mut tx, backend, chunk).await?);
     }
-    for chunk in fins.chunks(audit::ROWS_PER_STATEMENT) {
-        audit::finish_many(&mut tx, chunk).await?;
+    for chunk in fins.chunks(per_statement) {
+        audit::finish_many(&mut tx, backend, chunk).await?;
     }
     tx.commit().await?;
     Ok(ids)
