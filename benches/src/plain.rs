@@ -9,14 +9,24 @@ use rmcp::{ErrorData, Json, tool, tool_handler, tool_router};
 use crate::fixtures::{audit_insert, now_text};
 use crate::tools::{ItemArgs, ItemView, item_body, memory_body};
 
+/// How [`PlainServer`] writes its audit row.
+#[derive(Clone, Copy, Debug)]
+enum AuditBy {
+    /// One insert of the finished row, committed on its own on the write pool.
+    HandInsert,
+    /// The finished row handed to erp-tools' group-commit audit writer
+    /// ([`Database::record_event`]), answered once it is durable.
+    GroupCommit,
+}
+
 /// A plain `rmcp` server exposing `catalog_get_item` and `catalog_describe_item` with the
 /// same bodies as the erp-tools tools. The router is built once, at construction.
 #[derive(Clone)]
 pub struct PlainServer {
     read: ReadDb,
     branch_id: i64,
-    /// With a hand-written audit: the database and the caller the row names.
-    audit: Option<(Database, Principal)>,
+    /// With an audit row per call: the database, the caller the row names, and how.
+    audit: Option<(Database, Principal, AuditBy)>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -37,22 +47,42 @@ impl PlainServer {
     pub fn with_hand_audit(read: ReadDb, db: Database, who: Principal) -> Self {
         let branch_id = who.branch_id();
         PlainServer {
-            audit: Some((db, who)),
+            audit: Some((db, who, AuditBy::HandInsert)),
+            ..Self::new(read, branch_id)
+        }
+    }
+
+    /// The same tools, each call's finished row handed to erp-tools' group-commit audit
+    /// writer and answered once durable: bare `rmcp` plus the framework's audit writer,
+    /// without the rest of the framework (scopes, strict validation, the attempt row
+    /// before the handler).
+    pub fn with_group_commit_audit(read: ReadDb, db: Database, who: Principal) -> Self {
+        let branch_id = who.branch_id();
+        PlainServer {
+            audit: Some((db, who, AuditBy::GroupCommit)),
             ..Self::new(read, branch_id)
         }
     }
 
     async fn audited(&self, tool: &str, item_code: &str) -> Result<(), ErrorData> {
-        let Some((db, who)) = &self.audit else {
+        let Some((db, who, by)) = &self.audit else {
             return Ok(());
         };
         let entry = AuditEntry::new(who, "bench-run", "ok")
             .tool(tool, "call-1")
             .arguments(&serde_json::json!({ "item_code": item_code }));
-        audit_insert(db.pool(), &entry, &now_text(), None, None)
-            .await
-            .map(|_| ())
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+        let written = match by {
+            AuditBy::HandInsert => audit_insert(db.pool(), &entry, &now_text(), None, None)
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            AuditBy::GroupCommit => db
+                .record_event(entry)
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+        };
+        written.map_err(|e| ErrorData::internal_error(e, None))
     }
 }
 

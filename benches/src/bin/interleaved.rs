@@ -58,9 +58,30 @@ struct Args {
     /// Lines per draft in the read-latency-during-drafts measurement.
     #[arg(long, default_value_t = 500)]
     interference_lines: usize,
+    /// Run only these parts (comma-separated: read, concurrent, interference, draft); all
+    /// by default. With a profiler (`valgrind --tool=callgrind`) one part at a time.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<Part>,
+    /// Only these variants of the read and throughput parts (comma-separated, as results
+    /// name them: a_direct, b_pipeline, c_mcp_erp, d_mcp_rmcp, e_body_and_hand_insert;
+    /// erp_tools, rmcp, rmcp_hand_insert, rmcp_group_commit_writer); all by default.
+    #[arg(long, value_delimiter = ',')]
+    variants: Vec<String>,
+    /// Only this read body in the read and throughput parts; both by default.
+    #[arg(long, value_parser = ["memory", "sqlite"])]
+    body: Option<String>,
     /// Also write the JSON result to this file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+}
+
+/// The parts of this benchmark, for `--only`.
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
+enum Part {
+    Read,
+    Concurrent,
+    Interference,
+    Draft,
 }
 
 /// Times of each variant, in µs, one per round.
@@ -85,6 +106,15 @@ impl Series {
         Value::Object(out)
     }
 
+    /// The median of `name`, NaN if that variant was not run.
+    fn median_or_nan(&self, name: &str) -> f64 {
+        if self.names.contains(&name) {
+            self.median(name)
+        } else {
+            f64::NAN
+        }
+    }
+
     fn median(&self, name: &str) -> f64 {
         let i = self.names.iter().position(|n| *n == name).expect("variant");
         Summary::of(&self.times[i]).map_or(f64::NAN, |s| s.median)
@@ -95,7 +125,23 @@ fn elapsed_us(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1e6
 }
 
-async fn read_rounds(rounds: usize) -> Value {
+/// The variants of the throughput part.
+const THROUGHPUT_VARIANTS: [&str; 4] = [
+    "erp_tools",
+    "rmcp",
+    "rmcp_hand_insert",
+    "rmcp_group_commit_writer",
+];
+
+/// `all`, less those not named in `wanted` (none named: all).
+fn selected(all: &[&'static str], wanted: &[String]) -> Vec<&'static str> {
+    all.iter()
+        .copied()
+        .filter(|n| wanted.is_empty() || wanted.iter().any(|w| w == n))
+        .collect()
+}
+
+async fn read_rounds(rounds: usize, variants: &[String], only_body: Option<&str>) -> Value {
     let db = BenchDb::sqlite().await;
     let runtime = ToolRuntime::new(bench_registry(), db.db.clone());
     let who = principal(&["catalog:read"]);
@@ -111,16 +157,23 @@ async fn read_rounds(rounds: usize) -> Value {
         ("memory", "catalog_describe_item"),
         ("sqlite", "catalog_get_item"),
     ] {
-        let mut names = READ_VARIANTS.to_vec();
-        names.push(READ_FLOOR);
+        if only_body.is_some_and(|b| b != body) {
+            continue;
+        }
+        let mut all = READ_VARIANTS.to_vec();
+        all.push(READ_FLOOR);
+        let names = selected(&all, variants);
+        if names.is_empty() {
+            continue;
+        }
         let mut s = Series::new(&names);
         let n = names.len();
         for round in 0..rounds {
             for k in 0..n {
                 let v = (round + k) % n;
                 let started = Instant::now();
-                match v {
-                    0 => {
+                match names[v] {
+                    "a_direct" => {
                         let a = ItemArgs {
                             item_code: "BRG-0042".into(),
                         };
@@ -131,7 +184,7 @@ async fn read_rounds(rounds: usize) -> Value {
                         };
                         r.expect("direct call");
                     }
-                    4 => {
+                    READ_FLOOR => {
                         let a = ItemArgs {
                             item_code: "BRG-0042".into(),
                         };
@@ -148,7 +201,7 @@ async fn read_rounds(rounds: usize) -> Value {
                             .await
                             .expect("hand-written audit insert");
                     }
-                    1 => {
+                    "b_pipeline" => {
                         let r = pipeline_call(
                             &runtime,
                             &who_arc,
@@ -160,8 +213,8 @@ async fn read_rounds(rounds: usize) -> Value {
                         .await;
                         assert_eq!(r.outcome, Outcome::Ok);
                     }
-                    _ => {
-                        let client = if v == 2 { &erp } else { &plain };
+                    name => {
+                        let client = if name == "c_mcp_erp" { &erp } else { &plain };
                         let r = mcp_call(client, tool, &obj).await;
                         assert_ne!(r.is_error, Some(true));
                     }
@@ -170,11 +223,11 @@ async fn read_rounds(rounds: usize) -> Value {
             }
         }
         let (a, b, c, d, e) = (
-            s.median("a_direct"),
-            s.median("b_pipeline"),
-            s.median("c_mcp_erp"),
-            s.median("d_mcp_rmcp"),
-            s.median(READ_FLOOR),
+            s.median_or_nan("a_direct"),
+            s.median_or_nan("b_pipeline"),
+            s.median_or_nan("c_mcp_erp"),
+            s.median_or_nan("d_mcp_rmcp"),
+            s.median_or_nan(READ_FLOOR),
         );
         eprintln!(
             "read/{body}: a {a:.2} µs, b {b:.1} µs, c {c:.1} µs, d {d:.1} µs, hand insert {e:.1} µs; \
@@ -270,22 +323,41 @@ async fn draft_rounds(db: &BenchDb, rounds: usize) -> Value {
 }
 
 /// Concurrent read throughput: `callers` MCP clients (one in-process connection each)
-/// send `calls` `tools/call` requests each, to erp-tools, to bare rmcp, and to bare rmcp
-/// whose tool does one hand-written audit insert per call; every round runs the three in
+/// send `calls` `tools/call` requests each, to erp-tools, to bare rmcp, to bare rmcp
+/// whose tool does one hand-written audit insert per call, and to bare rmcp whose tool
+/// hands its finished row to erp-tools' group-commit writer and waits for it to be
+/// durable (the writer without the rest of the framework); every round runs them in
 /// rotating order. Calls per second, per round.
-async fn read_concurrency(rounds: usize, callers: usize, calls: usize) -> Value {
+async fn read_concurrency(
+    rounds: usize,
+    callers: usize,
+    calls: usize,
+    variants: &[String],
+    only_body: Option<&str>,
+) -> Value {
     let db = BenchDb::sqlite().await;
     let runtime = ToolRuntime::new(bench_registry(), db.db.clone());
     let who = principal(&["catalog:read"]);
     let read = db.db.read_db();
-    let names = ["erp_tools", "rmcp", "rmcp_hand_insert"];
+    let names = selected(&THROUGHPUT_VARIANTS, variants);
+    if names.is_empty() {
+        return json!({"skipped": "no variant of this part in --variants"});
+    }
     let mut clients: Vec<Vec<erp_tools_tests::mcp::Client>> = Vec::new();
-    for v in names {
+    for &v in &names {
         let mut list = Vec::new();
         for _ in 0..callers {
             list.push(match v {
                 "erp_tools" => connect_in_process(erp_server(runtime.clone(), who.clone())).await,
                 "rmcp" => connect_in_process(PlainServer::new(read.clone(), 1)).await,
+                "rmcp_group_commit_writer" => {
+                    let server = PlainServer::with_group_commit_audit(
+                        read.clone(),
+                        db.db.clone(),
+                        who.clone(),
+                    );
+                    connect_in_process(server).await
+                }
                 _ => {
                     let server =
                         PlainServer::with_hand_audit(read.clone(), db.db.clone(), who.clone());
@@ -306,6 +378,9 @@ async fn read_concurrency(rounds: usize, callers: usize, calls: usize) -> Value 
         ("memory", "catalog_describe_item"),
         ("sqlite", "catalog_get_item"),
     ] {
+        if only_body.is_some_and(|b| b != body) {
+            continue;
+        }
         let mut s = Series::new(&names);
         for round in 0..rounds {
             for k in 0..names.len() {
@@ -329,16 +404,20 @@ async fn read_concurrency(rounds: usize, callers: usize, calls: usize) -> Value 
                 s.times[v].push((callers * calls) as f64 / secs);
             }
         }
-        let (e, r, h) = (
-            s.median("erp_tools"),
-            s.median("rmcp"),
-            s.median("rmcp_hand_insert"),
+        let (e, r, h, w) = (
+            s.median_or_nan("erp_tools"),
+            s.median_or_nan("rmcp"),
+            s.median_or_nan("rmcp_hand_insert"),
+            s.median_or_nan("rmcp_group_commit_writer"),
         );
         eprintln!(
-            "concurrent reads/{body}: erp-tools {e:.0}/s, rmcp {r:.0}/s, rmcp + hand insert {h:.0}/s; \
-             erp/rmcp {:.2}, erp/hand {:.2}",
+            "concurrent reads/{body}: erp-tools {e:.0}/s, rmcp {r:.0}/s, rmcp + hand insert {h:.0}/s, \
+             rmcp + the audit writer {w:.0}/s; erp/rmcp {:.2}, erp/hand {:.2}, \
+             (rmcp + writer)/rmcp {:.2}, erp/(rmcp + writer) {:.2}",
             e / r,
-            e / h
+            e / h,
+            w / r,
+            e / w
         );
         out.insert(
             body.into(),
@@ -349,59 +428,154 @@ async fn read_concurrency(rounds: usize, callers: usize, calls: usize) -> Value 
                 "calls_per_s": s.summary(),
                 "erp_over_rmcp": e / r,
                 "erp_over_hand_insert": e / h,
+                "rmcp_writer_over_rmcp": w / r,
+                "erp_over_rmcp_writer": e / w,
             }),
         );
     }
     Value::Object(out)
 }
 
-/// p99 latency of read calls (SQLite body, through the pipeline, one reader) with no draft
-/// running, and while a writer sends drafts of `lines` lines back to back; each round
-/// measures both phases, `reads` calls each.
+/// What runs beside the reader in one phase of [`read_during_drafts`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Load {
+    /// Nothing.
+    Alone,
+    /// Drafts of `lines` lines, back to back, through the reader's own runtime and
+    /// database.
+    Drafts,
+    /// The same drafts through a second runtime on a second, unrelated database (its own
+    /// files, pools and audit writer): the same CPU and disk work, nothing of the
+    /// reader's shared.
+    OtherDatabase,
+    /// One OS thread doing arithmetic, nothing else: one core's worth of CPU, no I/O, no
+    /// database, no tokio.
+    Cpu,
+}
+
+const LOADS: [Load; 4] = [Load::Alone, Load::Drafts, Load::OtherDatabase, Load::Cpu];
+
+impl Load {
+    fn key(self) -> &'static str {
+        match self {
+            Load::Alone => "alone",
+            Load::Drafts => "drafts",
+            Load::OtherDatabase => "drafts_other_database",
+            Load::Cpu => "cpu_thread",
+        }
+    }
+}
+
+/// CPU time used so far by every thread of this process, in ns (the first field of each
+/// `/proc/self/task/*/schedstat`). 0 where that is not readable.
+fn process_cpu_ns() -> u64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// Starts `load` and returns what stops it (and gives back the drafts' times, in µs).
+fn start_load(
+    load: Load,
+    runtimes: (&ToolRuntime, &ToolRuntime),
+    drafter: &Arc<erp_tools_core::Principal>,
+    run: &str,
+    lines: usize,
+) -> (
+    Arc<std::sync::atomic::AtomicBool>,
+    Option<tokio::task::JoinHandle<Vec<f64>>>,
+) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = Arc::new(AtomicBool::new(false));
+    let handle = match load {
+        Load::Alone => None,
+        Load::Cpu => {
+            let stop = stop.clone();
+            let spin = std::thread::spawn(move || {
+                let mut x = 0x9e37_79b9_7f4a_7c15u64;
+                while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..10_000 {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                    }
+                    std::hint::black_box(x);
+                }
+            });
+            Some(tokio::task::spawn_blocking(move || {
+                spin.join().expect("cpu thread");
+                Vec::new()
+            }))
+        }
+        Load::Drafts | Load::OtherDatabase => {
+            let runtime = if load == Load::Drafts {
+                runtimes.0.clone()
+            } else {
+                runtimes.1.clone()
+            };
+            let drafter = drafter.clone();
+            let stop = stop.clone();
+            let run = run.to_owned();
+            Some(tokio::spawn(async move {
+                let mut times = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let client_ref = format!("L-{}", unique_suffix());
+                    let started = Instant::now();
+                    let r = pipeline_call(
+                        &runtime,
+                        &drafter,
+                        &run,
+                        "call-d",
+                        "orders_create_order_draft",
+                        order_arguments(&client_ref, lines),
+                    )
+                    .await;
+                    assert_eq!(r.outcome, Outcome::Ok, "{}", r.text);
+                    times.push(elapsed_us(started));
+                }
+                times
+            }))
+        }
+    };
+    (stop, handle)
+}
+
+/// p99 latency of read calls (SQLite body, through the pipeline, one reader) with nothing
+/// else running, while drafts of `lines` lines run back to back on the same database,
+/// while the same drafts run on an unrelated database, and while one thread only burns
+/// CPU; each round runs the four phases in rotating order, `reads` calls each. The two
+/// controls tell what the tail comes from: if drafts on another database (nothing of
+/// the reader's shared) or a CPU-only thread give the same tail as drafts on the reader's
+/// own database, the tail is the machine's cores, not the framework's sharing.
 async fn read_during_drafts(rounds: usize, reads: usize, lines: usize) -> Value {
     let db = BenchDb::sqlite().await;
+    let other = BenchDb::sqlite().await;
     let runtime = ToolRuntime::new(bench_registry(), db.db.clone());
+    let other_runtime = ToolRuntime::new(bench_registry(), other.db.clone());
     let reader = Arc::new(principal(&["catalog:read"]));
     let drafter = Arc::new(principal(&["orders:draft"]));
     let args = json!({"item_code": "BRG-0042"});
     let run = format!("interference-{}", unique_suffix());
-    let mut alone = Vec::new();
-    let mut during = Vec::new();
-    let mut drafts = 0u64;
+    let mut reads_us: Vec<Vec<f64>> = vec![Vec::new(); LOADS.len()];
+    let mut wall_s = [0f64; LOADS.len()];
+    let mut cpu_s = [0f64; LOADS.len()];
     let mut draft_us = Vec::new();
     for round in 0..rounds {
-        for phase in [round % 2, (round + 1) % 2] {
-            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let writer = (phase == 1).then(|| {
-                let runtime = runtime.clone();
-                let drafter = drafter.clone();
-                let stop = stop.clone();
-                let run = run.clone();
-                tokio::spawn(async move {
-                    let mut times = Vec::new();
-                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        let client_ref = format!("L-{}", unique_suffix());
-                        let started = Instant::now();
-                        let r = pipeline_call(
-                            &runtime,
-                            &drafter,
-                            &run,
-                            "call-d",
-                            "orders_create_order_draft",
-                            order_arguments(&client_ref, lines),
-                        )
-                        .await;
-                        assert_eq!(r.outcome, Outcome::Ok, "{}", r.text);
-                        times.push(elapsed_us(started));
-                    }
-                    times
-                })
-            });
-            if writer.is_some() {
-                // Let the first draft start.
+        for k in 0..LOADS.len() {
+            let v = (round + k) % LOADS.len();
+            let load = LOADS[v];
+            let (stop, handle) =
+                start_load(load, (&runtime, &other_runtime), &drafter, &run, lines);
+            if load != Load::Alone {
+                // Let the load start.
                 tokio::time::sleep(std::time::Duration::from_millis(2)).await;
             }
-            let times = if phase == 1 { &mut during } else { &mut alone };
+            let (cpu0, wall0) = (process_cpu_ns(), Instant::now());
             for _ in 0..reads {
                 let started = Instant::now();
                 let r = pipeline_call(
@@ -414,13 +588,13 @@ async fn read_during_drafts(rounds: usize, reads: usize, lines: usize) -> Value 
                 )
                 .await;
                 assert_eq!(r.outcome, Outcome::Ok);
-                times.push(elapsed_us(started));
+                reads_us[v].push(elapsed_us(started));
             }
+            wall_s[v] += wall0.elapsed().as_secs_f64();
+            cpu_s[v] += process_cpu_ns().saturating_sub(cpu0) as f64 / 1e9;
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            if let Some(w) = writer {
-                let t = w.await.expect("draft writer");
-                drafts += t.len() as u64;
-                draft_us.extend(t);
+            if let Some(h) = handle {
+                draft_us.extend(h.await.expect("load"));
             }
         }
     }
@@ -429,23 +603,44 @@ async fn read_during_drafts(rounds: usize, reads: usize, lines: usize) -> Value 
         v.sort_by(f64::total_cmp);
         erp_tools_benches::stats::percentile_sorted(&v, q)
     };
-    let (a99, d99) = (p(&alone, 99.0), p(&during, 99.0));
+    let a99 = p(&reads_us[0], 99.0);
+    let mut phases = serde_json::Map::new();
+    let mut line = String::new();
+    for (i, load) in LOADS.iter().enumerate() {
+        let p99 = p(&reads_us[i], 99.0);
+        let cores = cpu_s[i] / wall_s[i];
+        line.push_str(&format!(
+            "{}: p99 {p99:.0} µs ({:.2}×), median {:.0} µs, {cores:.2} cores busy; ",
+            load.key(),
+            p99 / a99,
+            p(&reads_us[i], 50.0),
+        ));
+        phases.insert(
+            load.key().into(),
+            json!({
+                "us": Summary::of(&reads_us[i]),
+                "p99_us": p99,
+                "p99_over_alone": p99 / a99,
+                "process_cores_busy": cores,
+            }),
+        );
+    }
     eprintln!(
-        "reads during {lines}-line drafts: p99 alone {a99:.0} µs, during {d99:.0} µs, ratio {:.2}; \
-         {drafts} drafts, median {:.0} µs",
-        d99 / a99,
+        "reads beside {lines}-line drafts: {line}{} drafts, median {:.0} µs",
+        draft_us.len(),
         p(&draft_us, 50.0)
     );
     json!({
         "rounds": rounds,
         "reads_per_phase": reads,
         "lines": lines,
-        "alone_us": Summary::of(&alone),
-        "during_us": Summary::of(&during),
+        "phases": phases,
         "p99_alone_us": a99,
-        "p99_during_us": d99,
-        "p99_ratio": d99 / a99,
-        "drafts": drafts,
+        "p99_during_us": p(&reads_us[1], 99.0),
+        "p99_ratio": p(&reads_us[1], 99.0) / a99,
+        "p99_ratio_other_database": p(&reads_us[2], 99.0) / a99,
+        "p99_ratio_cpu_thread": p(&reads_us[3], 99.0) / a99,
+        "drafts": draft_us.len(),
         "draft_us": Summary::of(&draft_us),
     })
 }
@@ -453,19 +648,54 @@ async fn read_during_drafts(rounds: usize, reads: usize, lines: usize) -> Value 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let args = Args::parse();
-    let read = read_rounds(args.read_rounds).await;
-    let concurrent =
-        read_concurrency(args.concurrency_rounds, args.callers, args.calls_per_caller).await;
-    let interference = read_during_drafts(
-        args.interference_rounds,
-        args.interference_reads,
-        args.interference_lines,
-    )
-    .await;
-    let sqlite = draft_rounds(&BenchDb::sqlite().await, args.sqlite_draft_rounds).await;
-    let postgres = match BenchDb::postgres(None).await {
-        Some(db) => draft_rounds(&db, args.pg_draft_rounds).await,
-        None => json!({"skipped": "ERP_TOOLS_PG_URL not set"}),
+    let known: Vec<&str> = READ_VARIANTS
+        .iter()
+        .chain([READ_FLOOR].iter())
+        .chain(THROUGHPUT_VARIANTS.iter())
+        .copied()
+        .collect();
+    if let Some(bad) = args.variants.iter().find(|v| !known.contains(&v.as_str())) {
+        eprintln!("error: unknown variant `{bad}` in --variants; known: {known:?}");
+        std::process::exit(2);
+    }
+    let runs = |part: Part| args.only.is_empty() || args.only.contains(&part);
+    let skipped = || json!({"skipped": "not in --only"});
+    let read = if runs(Part::Read) {
+        read_rounds(args.read_rounds, &args.variants, args.body.as_deref()).await
+    } else {
+        skipped()
+    };
+    let concurrent = if runs(Part::Concurrent) {
+        read_concurrency(
+            args.concurrency_rounds,
+            args.callers,
+            args.calls_per_caller,
+            &args.variants,
+            args.body.as_deref(),
+        )
+        .await
+    } else {
+        skipped()
+    };
+    let interference = if runs(Part::Interference) {
+        read_during_drafts(
+            args.interference_rounds,
+            args.interference_reads,
+            args.interference_lines,
+        )
+        .await
+    } else {
+        skipped()
+    };
+    let (sqlite, postgres) = if runs(Part::Draft) {
+        let sqlite = draft_rounds(&BenchDb::sqlite().await, args.sqlite_draft_rounds).await;
+        let postgres = match BenchDb::postgres(None).await {
+            Some(db) => draft_rounds(&db, args.pg_draft_rounds).await,
+            None => json!({"skipped": "ERP_TOOLS_PG_URL not set"}),
+        };
+        (sqlite, postgres)
+    } else {
+        (skipped(), skipped())
     };
     let out = json!({
         "benchmark": "interleaved",

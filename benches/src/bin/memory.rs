@@ -5,7 +5,11 @@
 //! `token` command, and drives `--calls` MCP `tools/call` requests over streamable HTTP
 //! from `--clients` concurrent `rmcp` clients (90 % reads across five read tools, 10 %
 //! purchase-order drafts; see `TOOL_MIX`). Reads the server's `VmHWM` (peak resident
-//! set) and `VmRSS` from `/proc/<pid>/status` when idle and after the calls. Linux only.
+//! set) and `VmRSS` from `/proc/<pid>/status` when idle and after the calls, with the
+//! resident set split into `RssAnon` (heap, stacks) and `RssFile` (the binary's pages and
+//! other mapped files). With `--baseline` another build of the example (an earlier commit,
+//! say) is measured in the same run, its repetitions alternating with the binary's, and
+//! the result gives the ratios. Linux only.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -35,6 +39,11 @@ struct Args {
     /// Repetitions (each a fresh server and database).
     #[arg(long, default_value_t = 3)]
     reps: usize,
+    /// Another build of the example to measure in the same run (as many repetitions,
+    /// alternating with the binary's); it must take the same `token` and `serve`
+    /// arguments.
+    #[arg(long)]
+    baseline: Option<PathBuf>,
     /// Also write the JSON result to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -74,8 +83,16 @@ fn arguments(tool: &str, client: usize, i: usize) -> Value {
     }
 }
 
-/// `VmHWM` and `VmRSS` of `pid`, in KiB.
-fn memory_of(pid: u32) -> (u64, u64) {
+/// What `/proc/<pid>/status` says of a process's memory, in KiB.
+struct Memory {
+    hwm: u64,
+    rss: u64,
+    anon: u64,
+    file: u64,
+}
+
+/// `VmHWM`, `VmRSS`, `RssAnon` and `RssFile` of `pid`.
+fn memory_of(pid: u32) -> Memory {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_else(|e| panic!("read /proc/{pid}/status: {e}"));
     let field = |name: &str| {
@@ -86,7 +103,12 @@ fn memory_of(pid: u32) -> (u64, u64) {
             .and_then(|v| v.parse().ok())
             .unwrap_or(0)
     };
-    (field("VmHWM:"), field("VmRSS:"))
+    Memory {
+        hwm: field("VmHWM:"),
+        rss: field("VmRSS:"),
+        anon: field("RssAnon:"),
+        file: field("RssFile:"),
+    }
 }
 
 fn free_port() -> u16 {
@@ -114,8 +136,12 @@ struct Rep {
     calls_per_s: f64,
     idle_hwm_mib: f64,
     idle_rss_mib: f64,
+    idle_anon_mib: f64,
+    idle_file_mib: f64,
     peak_hwm_mib: f64,
     end_rss_mib: f64,
+    end_anon_mib: f64,
+    end_file_mib: f64,
 }
 
 fn mib(kib: u64) -> f64 {
@@ -177,7 +203,7 @@ async fn one_rep(binary: &Path, args: &Args, rep: usize) -> Rep {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let (idle_hwm, idle_rss) = memory_of(pid);
+    let idle = memory_of(pid);
 
     let per_client = args.calls.div_ceil(args.clients);
     let started = Instant::now();
@@ -218,7 +244,7 @@ async fn one_rep(binary: &Path, args: &Args, rep: usize) -> Rep {
         errors.extend(e);
     }
     let seconds = started.elapsed().as_secs_f64();
-    let (peak_hwm, end_rss) = memory_of(pid);
+    let end = memory_of(pid);
     drop(server);
     for e in errors.iter().take(3) {
         eprintln!("call failed: {e}");
@@ -228,10 +254,14 @@ async fn one_rep(binary: &Path, args: &Args, rep: usize) -> Rep {
         errors: errors.len(),
         seconds,
         calls_per_s: calls as f64 / seconds,
-        idle_hwm_mib: mib(idle_hwm),
-        idle_rss_mib: mib(idle_rss),
-        peak_hwm_mib: mib(peak_hwm),
-        end_rss_mib: mib(end_rss),
+        idle_hwm_mib: mib(idle.hwm),
+        idle_rss_mib: mib(idle.rss),
+        idle_anon_mib: mib(idle.anon),
+        idle_file_mib: mib(idle.file),
+        peak_hwm_mib: mib(end.hwm),
+        end_rss_mib: mib(end.rss),
+        end_anon_mib: mib(end.anon),
+        end_file_mib: mib(end.file),
     }
 }
 
@@ -252,35 +282,99 @@ async fn main() -> std::process::ExitCode {
         eprintln!("error: --calls and --clients must be positive");
         return std::process::ExitCode::FAILURE;
     }
-    let mut reps = Vec::new();
-    for rep in 0..args.reps {
-        let r = one_rep(&binary, &args, rep).await;
-        eprintln!(
-            "rep {}: {} calls ({} errors) in {:.1} s; VmHWM idle {:.1} MiB, after {:.1} MiB; VmRSS after {:.1} MiB",
-            rep + 1,
-            r.calls,
-            r.errors,
-            r.seconds,
-            r.idle_hwm_mib,
-            r.peak_hwm_mib,
-            r.end_rss_mib
-        );
-        reps.push(r);
+    if let Some(b) = args.baseline.as_deref().filter(|b| !b.exists()) {
+        eprintln!("error: --baseline {} not found", b.display());
+        return std::process::ExitCode::FAILURE;
     }
-    let pick = |f: fn(&Rep) -> f64| Summary::of(&reps.iter().map(f).collect::<Vec<_>>());
-    let errors: usize = reps.iter().map(|r| r.errors).sum();
-    let out = json!({
+    let mut builds = vec![("binary", binary.clone())];
+    if let Some(b) = &args.baseline {
+        builds.push(("baseline", b.clone()));
+    }
+    let mut reps: Vec<Vec<Rep>> = builds.iter().map(|_| Vec::new()).collect();
+    for rep in 0..args.reps {
+        for k in 0..builds.len() {
+            let i = (rep + k) % builds.len();
+            let (name, path) = &builds[i];
+            let r = one_rep(path, &args, rep).await;
+            eprintln!(
+                "{name} rep {}: {} calls ({} errors) in {:.1} s; idle VmRSS {:.1} MiB (anon {:.1}, file {:.1}); \
+                 VmHWM after {:.1} MiB; VmRSS after {:.1} MiB (anon {:.1}, file {:.1})",
+                rep + 1,
+                r.calls,
+                r.errors,
+                r.seconds,
+                r.idle_rss_mib,
+                r.idle_anon_mib,
+                r.idle_file_mib,
+                r.peak_hwm_mib,
+                r.end_rss_mib,
+                r.end_anon_mib,
+                r.end_file_mib,
+            );
+            reps[i].push(r);
+        }
+    }
+    let summary = |reps: &[Rep], path: &Path| {
+        let pick = |f: fn(&Rep) -> f64| Summary::of(&reps.iter().map(f).collect::<Vec<_>>());
+        json!({
+            "binary": path.display().to_string(),
+            "reps": reps,
+            "idle_hwm_mib": pick(|r| r.idle_hwm_mib),
+            "idle_rss_mib": pick(|r| r.idle_rss_mib),
+            "idle_anon_mib": pick(|r| r.idle_anon_mib),
+            "idle_file_mib": pick(|r| r.idle_file_mib),
+            "peak_hwm_mib": pick(|r| r.peak_hwm_mib),
+            "end_rss_mib": pick(|r| r.end_rss_mib),
+            "end_anon_mib": pick(|r| r.end_anon_mib),
+            "end_file_mib": pick(|r| r.end_file_mib),
+            "calls_per_s": pick(|r| r.calls_per_s),
+        })
+    };
+    let errors: usize = reps.iter().flatten().map(|r| r.errors).sum();
+    let mut out = json!({
         "benchmark": "memory",
-        "binary": binary.display().to_string(),
         "calls": args.calls,
         "clients": args.clients,
-        "reps": reps,
-        "idle_hwm_mib": pick(|r| r.idle_hwm_mib),
-        "peak_hwm_mib": pick(|r| r.peak_hwm_mib),
-        "end_rss_mib": pick(|r| r.end_rss_mib),
-        "calls_per_s": pick(|r| r.calls_per_s),
         "errors": errors,
     });
+    let main = summary(&reps[0], &binary);
+    for key in [
+        "binary",
+        "reps",
+        "idle_hwm_mib",
+        "peak_hwm_mib",
+        "end_rss_mib",
+        "calls_per_s",
+    ] {
+        out[key] = main[key].clone();
+    }
+    out["split"] = main;
+    if let Some(b) = &args.baseline {
+        let base = summary(&reps[1], b);
+        let median = |v: &Value, key: &str| v[key]["median"].as_f64().unwrap_or(f64::NAN);
+        let mut ratios = serde_json::Map::new();
+        for key in [
+            "idle_rss_mib",
+            "idle_anon_mib",
+            "idle_file_mib",
+            "peak_hwm_mib",
+            "end_anon_mib",
+            "end_file_mib",
+        ] {
+            let r = median(&out["split"], key) / median(&base, key);
+            ratios.insert(key.trim_end_matches("_mib").into(), json!(r));
+        }
+        let ratio = |key: &str| ratios[key].as_f64().unwrap_or(f64::NAN);
+        eprintln!(
+            "binary / baseline (medians): idle RSS {:.2}, peak {:.2}, anon after {:.2}, file after {:.2}",
+            ratio("idle_rss"),
+            ratio("peak_hwm"),
+            ratio("end_anon"),
+            ratio("end_file")
+        );
+        out["baseline"] = base;
+        out["over_baseline"] = Value::Object(ratios);
+    }
     emit_json(&out, args.json.as_deref());
     if errors == 0 {
         std::process::ExitCode::SUCCESS
