@@ -44,6 +44,28 @@ const SQLITE_FINISH: &str = "UPDATE erp_audit_log SET outcome = v.outcome, messa
      value ->> 5 AS document_number, value ->> 6 AS finished_at FROM jsonb_each($1)) AS v \
      WHERE erp_audit_log.id = v.id";
 
+/// SQLite: a batch of new rows *and* outcome updates as one statement, so it needs no
+/// transaction around two. Its parameter is a JSON array of `[id, <COLUMNS values>]`:
+/// `id` null for a new row; for an update the row's id, its outcome columns, and
+/// placeholders for the rest, which `DO UPDATE` leaves as they are. An update whose row is
+/// not there is skipped (as an `UPDATE` would), never inserted.
+const SQLITE_INSERT_AND_FINISH: &str = "INSERT INTO erp_audit_log (id, at, finished_at, \
+     source, agent_run_id, tool_call_id, tool_name, user_id, branch_id, branch_code, \
+     arguments, outcome, message, document_type, document_id, document_number, model, \
+     prompt_version, step, action_signature) \
+     SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, \
+     value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, \
+     value ->> 12, value ->> 13, value ->> 14, value ->> 15, value ->> 16, value ->> 17, \
+     value ->> 18, value ->> 19 \
+     FROM jsonb_each($1) \
+     WHERE value ->> 0 IS NULL \
+        OR EXISTS (SELECT 1 FROM erp_audit_log AS a WHERE a.id = value ->> 0) \
+     ORDER BY key \
+     ON CONFLICT (id) DO UPDATE SET outcome = excluded.outcome, message = excluded.message, \
+     document_type = excluded.document_type, document_id = excluded.document_id, \
+     document_number = excluded.document_number, finished_at = excluded.finished_at \
+     RETURNING id";
+
 /// Most rows (or outcome updates) one statement of [`insert_many`] (or [`finish_many`])
 /// takes on `backend`.
 pub(crate) fn rows_per_statement(backend: Backend) -> usize {
@@ -213,30 +235,35 @@ struct RowColumns<'a>(&'a NewRow);
 impl serde::Serialize for RowColumns<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
-        let (row, e) = (self.0, &self.0.entry);
-        let doc = e.document.as_ref();
         let mut t = s.serialize_tuple(COLUMN_COUNT)?;
-        t.serialize_element(&row.at)?;
-        t.serialize_element(&row.finished_at)?;
-        t.serialize_element(row.source)?;
-        t.serialize_element(&e.agent_run_id)?;
-        t.serialize_element(&e.tool_call_id)?;
-        t.serialize_element(&e.tool_name)?;
-        t.serialize_element(&e.user_id)?;
-        t.serialize_element(&e.branch_id)?;
-        t.serialize_element(&e.branch_code)?;
-        t.serialize_element(&e.arguments)?;
-        t.serialize_element(&e.outcome)?;
-        t.serialize_element(&e.message)?;
-        t.serialize_element(&doc.map(|d| &d.doc_type))?;
-        t.serialize_element(&doc.map(|d| d.id))?;
-        t.serialize_element(&doc.map(|d| &d.number))?;
-        t.serialize_element(&e.model)?;
-        t.serialize_element(&e.prompt_version)?;
-        t.serialize_element(&e.step)?;
-        t.serialize_element(&e.action_signature)?;
+        row_columns(self.0, &mut t)?;
         t.end()
     }
+}
+
+/// The [`COLUMNS`] values of `row`, in order, as elements of `t`.
+fn row_columns<T: serde::ser::SerializeTuple>(row: &NewRow, t: &mut T) -> Result<(), T::Error> {
+    let e = &row.entry;
+    let doc = e.document.as_ref();
+    t.serialize_element(&row.at)?;
+    t.serialize_element(&row.finished_at)?;
+    t.serialize_element(row.source)?;
+    t.serialize_element(&e.agent_run_id)?;
+    t.serialize_element(&e.tool_call_id)?;
+    t.serialize_element(&e.tool_name)?;
+    t.serialize_element(&e.user_id)?;
+    t.serialize_element(&e.branch_id)?;
+    t.serialize_element(&e.branch_code)?;
+    t.serialize_element(&e.arguments)?;
+    t.serialize_element(&e.outcome)?;
+    t.serialize_element(&e.message)?;
+    t.serialize_element(&doc.map(|d| &d.doc_type))?;
+    t.serialize_element(&doc.map(|d| d.id))?;
+    t.serialize_element(&doc.map(|d| &d.number))?;
+    t.serialize_element(&e.model)?;
+    t.serialize_element(&e.prompt_version)?;
+    t.serialize_element(&e.step)?;
+    t.serialize_element(&e.action_signature)
 }
 
 /// An outcome update's values for [`SQLITE_FINISH`], serialized as one JSON array.
@@ -255,6 +282,88 @@ impl serde::Serialize for FinishColumns<'_> {
         t.serialize_element(&doc.map(|d| d.id))?;
         t.serialize_element(&doc.map(|d| &d.number))?;
         t.serialize_element(&fin.finished_at)?;
+        t.end()
+    }
+}
+
+/// SQLite: inserts `rows` and applies `fins` with one statement
+/// ([`SQLITE_INSERT_AND_FINISH`]); returns the new rows' ids, in order.
+pub(crate) async fn sqlite_insert_and_finish(
+    conn: &mut sqlx::AnyConnection,
+    rows: &[&NewRow],
+    fins: &[(AuditId, &Final)],
+) -> Result<Vec<AuditId>, sqlx::Error> {
+    let items: Vec<MixedItem<'_>> = rows
+        .iter()
+        .map(|r| MixedItem::Insert(r))
+        .chain(fins.iter().map(|(id, fin)| MixedItem::Finish(*id, fin)))
+        .collect();
+    let json = serde_json::to_string(&items).expect("audit rows serialize to JSON");
+    let returned = sqlx::query(SQLITE_INSERT_AND_FINISH)
+        .bind(json)
+        .fetch_all(&mut *conn)
+        .await?;
+    let finished: std::collections::HashSet<AuditId> = fins.iter().map(|(id, _)| *id).collect();
+    let mut ids = Vec::with_capacity(rows.len());
+    for row in returned {
+        let id = row.try_get::<i64, _>(0)?;
+        if !finished.contains(&id) {
+            ids.push(id);
+        }
+    }
+    ids.sort_unstable();
+    if ids.len() != rows.len() || ids.windows(2).any(|w| w[1] != w[0] + 1) {
+        return Err(sqlx::Error::Protocol(format!(
+            "the database gave {} non-consecutive ids for {} audit rows",
+            ids.len(),
+            rows.len()
+        )));
+    }
+    Ok(ids)
+}
+
+/// One element of [`SQLITE_INSERT_AND_FINISH`]'s parameter.
+enum MixedItem<'a> {
+    Insert(&'a NewRow),
+    Finish(AuditId, &'a Final),
+}
+
+impl serde::Serialize for MixedItem<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTuple;
+        let none: Option<&str> = None;
+        let mut t = s.serialize_tuple(COLUMN_COUNT + 1)?;
+        match self {
+            MixedItem::Insert(row) => {
+                t.serialize_element(&none)?;
+                row_columns(row, &mut t)?;
+            }
+            MixedItem::Finish(id, fin) => {
+                let doc = fin.document.as_ref();
+                t.serialize_element(id)?;
+                // at, finished_at, source, agent_run_id, tool_call_id, tool_name, user_id,
+                // branch_id, branch_code, arguments: kept (placeholders for NOT NULL ones).
+                t.serialize_element("")?;
+                t.serialize_element(&fin.finished_at)?;
+                t.serialize_element("")?;
+                t.serialize_element("")?;
+                t.serialize_element(&none)?;
+                t.serialize_element(&none)?;
+                t.serialize_element("")?;
+                t.serialize_element(&none)?;
+                t.serialize_element(&none)?;
+                t.serialize_element(&none)?;
+                t.serialize_element(fin.outcome.as_str())?;
+                t.serialize_element(&fin.message)?;
+                t.serialize_element(&doc.map(|d| &d.doc_type))?;
+                t.serialize_element(&doc.map(|d| d.id))?;
+                t.serialize_element(&doc.map(|d| &d.number))?;
+                // model, prompt_version, step, action_signature: kept.
+                for _ in 0..4 {
+                    t.serialize_element(&none)?;
+                }
+            }
+        }
         t.end()
     }
 }

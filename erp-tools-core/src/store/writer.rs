@@ -339,8 +339,9 @@ fn take(mut row: NewRow, slot: Option<Arc<Slot>>) -> NewRow {
 
 /// One transaction: `rows` inserted (their ids returned in order) and `fins` applied.
 ///
-/// A batch that is one statement (one insert: any number of rows on SQLite, one row on
-/// PostgreSQL; or one update of up to [`audit::rows_per_statement`]) runs it on its own: a single
+/// On SQLite every batch is one statement (rows, outcome updates, or both). On PostgreSQL a
+/// batch that is one statement (one row, or up to [`audit::rows_per_statement`] updates)
+/// runs it on its own: a single
 /// statement commits atomically, and the `BEGIN` and `COMMIT` round trips would be most
 /// of a lone caller's cost.
 async fn commit_on(
@@ -349,6 +350,9 @@ async fn commit_on(
     rows: &[&NewRow],
     fins: &[(AuditId, &Final)],
 ) -> Result<Vec<AuditId>, sqlx::Error> {
+    if backend == Backend::Sqlite && !rows.is_empty() && !fins.is_empty() {
+        return audit::sqlite_insert_and_finish(conn, rows, fins).await;
+    }
     let per_statement = audit::rows_per_statement(backend);
     let one_insert = fins.is_empty()
         && match backend {
