@@ -13,43 +13,21 @@ const COLUMNS: &str = "at, finished_at, source, agent_run_id, tool_call_id, tool
      document_number, model, prompt_version, step, action_signature";
 /// How many columns [`COLUMNS`] names.
 const COLUMN_COUNT: usize = 19;
-/// Rows per multi-row statement on PostgreSQL (20 parameters each at most). On SQLite any
-/// number of rows is one statement with one parameter (see [`SQLITE_INSERT`]).
-const PG_ROWS_PER_STATEMENT: usize = 64;
+/// Rows (or outcome updates) per multi-row statement on PostgreSQL (20 parameters each at
+/// most). On SQLite any number is one statement with one parameter ([`SQLITE_WRITE`]).
+pub(crate) const PG_ROWS_PER_STATEMENT: usize = 64;
 
-/// SQLite: a batch of several rows, whatever their number, is this one statement, its one
-/// parameter a JSON array of rows, each row an array of the [`COLUMNS`] values in order.
+/// SQLite: every batch of more than one row or outcome update, new rows and updates alike,
+/// is this one statement, so it needs no transaction. Its one parameter is a JSON array
+/// of `[id, <COLUMNS values>]`: `id` null for a new row; for an update the row's id, its
+/// outcome columns, and placeholders for the rest, which `DO UPDATE` leaves as they are.
+/// An update whose row is not there is skipped (as an `UPDATE` would), never inserted.
+///
 /// One text for every batch keeps it prepared once in the connection's statement cache;
 /// a `VALUES` list of `n` rows × 19 `$N` parameters is a new text for every `n`, parsed
 /// again whenever it has left the cache, and SQLite's parse and sqlx's binding of numbered
 /// parameters grow with the square of their count.
-const SQLITE_INSERT: &str = "INSERT INTO erp_audit_log (at, finished_at, source, agent_run_id, \
-     tool_call_id, tool_name, user_id, branch_id, branch_code, arguments, outcome, message, \
-     document_type, document_id, document_number, model, prompt_version, step, \
-     action_signature) \
-     SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, \
-     value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, \
-     value ->> 12, value ->> 13, value ->> 14, value ->> 15, value ->> 16, value ->> 17, \
-     value ->> 18 \
-     FROM jsonb_each($1) ORDER BY key RETURNING id";
-
-/// SQLite: every batch of outcome updates is this one statement, its parameter a JSON
-/// array of `[id, outcome, message, document_type, document_id, document_number,
-/// finished_at]`.
-const SQLITE_FINISH: &str = "UPDATE erp_audit_log SET outcome = v.outcome, message = v.message, \
-     document_type = v.document_type, document_id = v.document_id, \
-     document_number = v.document_number, finished_at = v.finished_at \
-     FROM (SELECT value ->> 0 AS id, value ->> 1 AS outcome, value ->> 2 AS message, \
-     value ->> 3 AS document_type, value ->> 4 AS document_id, \
-     value ->> 5 AS document_number, value ->> 6 AS finished_at FROM jsonb_each($1)) AS v \
-     WHERE erp_audit_log.id = v.id";
-
-/// SQLite: a batch of new rows *and* outcome updates as one statement, so it needs no
-/// transaction around two. Its parameter is a JSON array of `[id, <COLUMNS values>]`:
-/// `id` null for a new row; for an update the row's id, its outcome columns, and
-/// placeholders for the rest, which `DO UPDATE` leaves as they are. An update whose row is
-/// not there is skipped (as an `UPDATE` would), never inserted.
-const SQLITE_INSERT_AND_FINISH: &str = "INSERT INTO erp_audit_log (id, at, finished_at, \
+const SQLITE_WRITE: &str = "INSERT INTO erp_audit_log (id, at, finished_at, \
      source, agent_run_id, tool_call_id, tool_name, user_id, branch_id, branch_code, \
      arguments, outcome, message, document_type, document_id, document_number, model, \
      prompt_version, step, action_signature) \
@@ -65,15 +43,6 @@ const SQLITE_INSERT_AND_FINISH: &str = "INSERT INTO erp_audit_log (id, at, finis
      document_type = excluded.document_type, document_id = excluded.document_id, \
      document_number = excluded.document_number, finished_at = excluded.finished_at \
      RETURNING id";
-
-/// Most rows (or outcome updates) one statement of [`insert_many`] (or [`finish_many`])
-/// takes on `backend`.
-pub(crate) fn rows_per_statement(backend: Backend) -> usize {
-    match backend {
-        Backend::Sqlite => usize::MAX,
-        Backend::Postgres => PG_ROWS_PER_STATEMENT,
-    }
-}
 
 /// A row for the audit writer: the entry, when it was written, and whether it is
 /// finished (`finished_at`).
@@ -151,8 +120,8 @@ impl Final {
 ///
 /// - One row, either backend: `VALUES` (19 parameters, the same text for every call, so
 ///   prepared once), its id from `RETURNING`.
-/// - Several rows on SQLite: [`SQLITE_INSERT`], any number of them, one parameter.
-/// - Several rows on PostgreSQL (at most [`rows_per_statement`]): their ids drawn from
+/// - Several rows on SQLite: [`SQLITE_WRITE`], any number of them.
+/// - Several rows on PostgreSQL (at most [`PG_ROWS_PER_STATEMENT`]): their ids drawn from
 ///   the table's sequence first, then one `VALUES` list with the ids given.
 ///
 /// One writer inserts the rows of a statement in turn, so on SQLite they get consecutive
@@ -165,21 +134,27 @@ pub(crate) async fn insert_many(
     let query = match (rows, backend) {
         ([], _) => return Ok(Vec::new()),
         ([row], _) => bind_row(sqlx::query(values_insert(1, false)), row),
-        (_, Backend::Sqlite) => sqlx::query(SQLITE_INSERT).bind(rows_json(rows)),
+        (_, Backend::Sqlite) => return sqlite_write(conn, rows, &[]).await,
         // PostgreSQL gives several rows' `RETURNING` in no guaranteed order.
         (_, Backend::Postgres) => return pg_insert_with_ids(conn, rows).await,
     };
-    // `RETURNING` gives the ids in no set order; sorted they match the rows.
-    let mut ids = Vec::with_capacity(rows.len());
+    let mut ids = Vec::with_capacity(1);
     for row in query.fetch_all(&mut *conn).await? {
         ids.push(row.try_get::<i64, _>(0)?);
     }
+    consecutive(ids, rows.len())
+}
+
+/// The ids `RETURNING` gave for `expected` rows inserted by one statement, sorted: on one
+/// writer they are consecutive in the order the rows were given, so sorted they match
+/// the rows. An error if they are not that.
+fn consecutive(mut ids: Vec<AuditId>, expected: usize) -> Result<Vec<AuditId>, sqlx::Error> {
     ids.sort_unstable();
-    if ids.len() != rows.len() || ids.windows(2).any(|w| w[1] != w[0] + 1) {
+    if ids.len() != expected || ids.windows(2).any(|w| w[1] != w[0] + 1) {
         return Err(sqlx::Error::Protocol(format!(
             "the database gave {} non-consecutive ids for {} audit rows",
             ids.len(),
-            rows.len()
+            expected
         )));
     }
     Ok(ids)
@@ -223,24 +198,6 @@ async fn pg_insert_with_ids(
     Ok(ids)
 }
 
-/// `rows` as the JSON parameter of [`SQLITE_INSERT`].
-fn rows_json(rows: &[&NewRow]) -> String {
-    let rows: Vec<RowColumns<'_>> = rows.iter().map(|r| RowColumns(r)).collect();
-    serde_json::to_string(&rows).expect("audit rows serialize to JSON")
-}
-
-/// A row's [`COLUMNS`] values, serialized as one JSON array in that order.
-struct RowColumns<'a>(&'a NewRow);
-
-impl serde::Serialize for RowColumns<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeTuple;
-        let mut t = s.serialize_tuple(COLUMN_COUNT)?;
-        row_columns(self.0, &mut t)?;
-        t.end()
-    }
-}
-
 /// The [`COLUMNS`] values of `row`, in order, as elements of `t`.
 fn row_columns<T: serde::ser::SerializeTuple>(row: &NewRow, t: &mut T) -> Result<(), T::Error> {
     let e = &row.entry;
@@ -266,43 +223,24 @@ fn row_columns<T: serde::ser::SerializeTuple>(row: &NewRow, t: &mut T) -> Result
     t.serialize_element(&e.action_signature)
 }
 
-/// An outcome update's values for [`SQLITE_FINISH`], serialized as one JSON array.
-struct FinishColumns<'a>(AuditId, &'a Final);
-
-impl serde::Serialize for FinishColumns<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeTuple;
-        let FinishColumns(id, fin) = self;
-        let doc = fin.document.as_ref();
-        let mut t = s.serialize_tuple(7)?;
-        t.serialize_element(id)?;
-        t.serialize_element(fin.outcome.as_str())?;
-        t.serialize_element(&fin.message)?;
-        t.serialize_element(&doc.map(|d| &d.doc_type))?;
-        t.serialize_element(&doc.map(|d| d.id))?;
-        t.serialize_element(&doc.map(|d| &d.number))?;
-        t.serialize_element(&fin.finished_at)?;
-        t.end()
-    }
-}
-
-/// SQLite: inserts `rows` and applies `fins` with one statement
-/// ([`SQLITE_INSERT_AND_FINISH`]); returns the new rows' ids, in order.
-pub(crate) async fn sqlite_insert_and_finish(
+/// SQLite: inserts `rows` and applies `fins` with one statement ([`SQLITE_WRITE`]);
+/// returns the new rows' ids, in order.
+pub(crate) async fn sqlite_write(
     conn: &mut sqlx::AnyConnection,
     rows: &[&NewRow],
     fins: &[(AuditId, &Final)],
 ) -> Result<Vec<AuditId>, sqlx::Error> {
-    let items: Vec<MixedItem<'_>> = rows
+    let items: Vec<WriteItem<'_>> = rows
         .iter()
-        .map(|r| MixedItem::Insert(r))
-        .chain(fins.iter().map(|(id, fin)| MixedItem::Finish(*id, fin)))
+        .map(|r| WriteItem::Insert(r))
+        .chain(fins.iter().map(|(id, fin)| WriteItem::Finish(*id, fin)))
         .collect();
     let json = serde_json::to_string(&items).expect("audit rows serialize to JSON");
-    let returned = sqlx::query(SQLITE_INSERT_AND_FINISH)
+    let returned = sqlx::query(SQLITE_WRITE)
         .bind(json)
         .fetch_all(&mut *conn)
         .await?;
+    // `RETURNING` names the updated rows too.
     let finished: std::collections::HashSet<AuditId> = fins.iter().map(|(id, _)| *id).collect();
     let mut ids = Vec::with_capacity(rows.len());
     for row in returned {
@@ -311,34 +249,26 @@ pub(crate) async fn sqlite_insert_and_finish(
             ids.push(id);
         }
     }
-    ids.sort_unstable();
-    if ids.len() != rows.len() || ids.windows(2).any(|w| w[1] != w[0] + 1) {
-        return Err(sqlx::Error::Protocol(format!(
-            "the database gave {} non-consecutive ids for {} audit rows",
-            ids.len(),
-            rows.len()
-        )));
-    }
-    Ok(ids)
+    consecutive(ids, rows.len())
 }
 
-/// One element of [`SQLITE_INSERT_AND_FINISH`]'s parameter.
-enum MixedItem<'a> {
+/// One element of [`SQLITE_WRITE`]'s parameter.
+enum WriteItem<'a> {
     Insert(&'a NewRow),
     Finish(AuditId, &'a Final),
 }
 
-impl serde::Serialize for MixedItem<'_> {
+impl serde::Serialize for WriteItem<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
         let none: Option<&str> = None;
         let mut t = s.serialize_tuple(COLUMN_COUNT + 1)?;
         match self {
-            MixedItem::Insert(row) => {
+            WriteItem::Insert(row) => {
                 t.serialize_element(&none)?;
                 row_columns(row, &mut t)?;
             }
-            MixedItem::Finish(id, fin) => {
+            WriteItem::Finish(id, fin) => {
                 let doc = fin.document.as_ref();
                 t.serialize_element(id)?;
                 // at, finished_at, source, agent_run_id, tool_call_id, tool_name, user_id,
@@ -398,7 +328,7 @@ fn bind_row<'q>(
 }
 
 /// Applies the final outcomes `fins` (row id, outcome) with one statement (on PostgreSQL,
-/// at most [`rows_per_statement`] of them).
+/// at most [`PG_ROWS_PER_STATEMENT`] of them).
 pub(crate) async fn finish_many(
     conn: &mut sqlx::AnyConnection,
     backend: Backend,
@@ -411,16 +341,7 @@ pub(crate) async fn finish_many(
         _ => {}
     }
     if backend == Backend::Sqlite {
-        let fins: Vec<FinishColumns<'_>> = fins
-            .iter()
-            .map(|(id, fin)| FinishColumns(*id, fin))
-            .collect();
-        let json = serde_json::to_string(&fins).expect("audit outcomes serialize to JSON");
-        sqlx::query(SQLITE_FINISH)
-            .bind(json)
-            .execute(&mut *conn)
-            .await?;
-        return Ok(());
+        return sqlite_write(conn, &[], fins).await.map(|_| ());
     }
     let mut sql = String::from(
         "UPDATE erp_audit_log SET outcome = v.column2, message = v.column3, \

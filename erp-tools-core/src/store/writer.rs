@@ -41,7 +41,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use sqlx::{AnyConnection, AnyPool, Connection};
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyConnection, AnyPool, Connection};
 use tokio::sync::{mpsc, oneshot};
 
 use super::StoreError;
@@ -166,14 +167,11 @@ impl AuditWriter {
     /// with whatever else is waiting.
     pub(crate) async fn insert_finished(&self, row: NewRow) -> Result<AuditId, StoreError> {
         let idle = !self.jobs.is_closed() && self.jobs.capacity() == self.jobs.max_capacity();
-        if let Some(mut conn) = idle.then(|| self.pool.try_acquire()).flatten() {
-            return match audit::insert_many(&mut conn, self.backend, &[&row]).await {
-                Ok(ids) => Ok(ids[0]),
-                Err(e) => {
-                    let _ = conn.close().await;
-                    Err(StoreError::AuditWrite(e.to_string()))
-                }
-            };
+        if let Some(conn) = idle.then(|| self.pool.try_acquire()).flatten() {
+            return commit_closing_on_error(conn, self.backend, &[&row], &[])
+                .await
+                .map(|ids| ids[0])
+                .map_err(|e| StoreError::AuditWrite(e.to_string()));
         }
         self.insert(row).await?.durable().await
     }
@@ -309,16 +307,25 @@ async fn run(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
     }
 }
 
-/// [`commit_on`] a connection of `pool`, closed if the batch fails: the audit pool does not
-/// test a connection before handing it out (that is a round trip per batch), so a broken
-/// one must not go back to it.
+/// [`commit_on`] a connection of `pool`.
 async fn commit(
     pool: &AnyPool,
     backend: Backend,
     rows: &[&NewRow],
     fins: &[(AuditId, &Final)],
 ) -> Result<Vec<AuditId>, sqlx::Error> {
-    let mut conn = pool.acquire().await?;
+    commit_closing_on_error(pool.acquire().await?, backend, rows, fins).await
+}
+
+/// [`commit_on`] `conn`, closed if the batch fails: the audit pool does not test a
+/// connection before handing it out (that is a round trip per batch), so a broken one must
+/// not go back to it.
+async fn commit_closing_on_error(
+    mut conn: PoolConnection<Any>,
+    backend: Backend,
+    rows: &[&NewRow],
+    fins: &[(AuditId, &Final)],
+) -> Result<Vec<AuditId>, sqlx::Error> {
     let result = commit_on(&mut conn, backend, rows, fins).await;
     if result.is_err() {
         let _ = conn.close().await;
@@ -337,43 +344,40 @@ fn take(mut row: NewRow, slot: Option<Arc<Slot>>) -> NewRow {
     row
 }
 
-/// One transaction: `rows` inserted (their ids returned in order) and `fins` applied.
+/// `rows` inserted (their ids returned in order) and `fins` applied, atomically.
 ///
-/// On SQLite every batch is one statement (rows, outcome updates, or both). On PostgreSQL a
-/// batch that is one statement (one row, or up to [`audit::rows_per_statement`] updates)
-/// runs it on its own: a single
-/// statement commits atomically, and the `BEGIN` and `COMMIT` round trips would be most
-/// of a lone caller's cost.
+/// SQLite: every batch is one statement (one row, one update, or [`audit::sqlite_write`]
+/// for anything more). PostgreSQL: one row, or up to [`audit::PG_ROWS_PER_STATEMENT`]
+/// updates alone, is one statement run on its own (a single statement commits atomically,
+/// and the `BEGIN` and `COMMIT` round trips would be most of a lone caller's cost);
+/// anything more is a transaction of multi-row statements.
 async fn commit_on(
     conn: &mut AnyConnection,
     backend: Backend,
     rows: &[&NewRow],
     fins: &[(AuditId, &Final)],
 ) -> Result<Vec<AuditId>, sqlx::Error> {
-    if backend == Backend::Sqlite && !rows.is_empty() && !fins.is_empty() {
-        return audit::sqlite_insert_and_finish(conn, rows, fins).await;
-    }
-    let per_statement = audit::rows_per_statement(backend);
-    let one_insert = fins.is_empty()
-        && match backend {
-            Backend::Sqlite => true,
-            Backend::Postgres => rows.len() == 1,
-        };
-    let one_update = rows.is_empty() && fins.len() <= per_statement;
-    if one_insert || one_update {
+    let one_statement = match backend {
+        Backend::Sqlite if rows.len() + fins.len() > 1 => {
+            return audit::sqlite_write(conn, rows, fins).await;
+        }
+        Backend::Sqlite => true,
+        Backend::Postgres => {
+            (fins.is_empty() && rows.len() == 1)
+                || (rows.is_empty() && fins.len() <= audit::PG_ROWS_PER_STATEMENT)
+        }
+    };
+    if one_statement {
         let ids = audit::insert_many(conn, backend, rows).await?;
         audit::finish_many(conn, backend, fins).await?;
         return Ok(ids);
     }
-    let mut tx = match backend {
-        Backend::Sqlite => conn.begin_with("BEGIN IMMEDIATE").await?,
-        Backend::Postgres => conn.begin().await?,
-    };
+    let mut tx = conn.begin().await?;
     let mut ids = Vec::with_capacity(rows.len());
-    for chunk in rows.chunks(per_statement) {
+    for chunk in rows.chunks(audit::PG_ROWS_PER_STATEMENT) {
         ids.extend(audit::insert_many(&mut tx, backend, chunk).await?);
     }
-    for chunk in fins.chunks(per_statement) {
+    for chunk in fins.chunks(audit::PG_ROWS_PER_STATEMENT) {
         audit::finish_many(&mut tx, backend, chunk).await?;
     }
     tx.commit().await?;
