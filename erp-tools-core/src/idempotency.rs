@@ -30,6 +30,13 @@ impl std::fmt::Display for IdempotencyKey {
     }
 }
 
+/// The one definition of "the same arguments": the hash of a call's normalised arguments
+/// (as admission leaves them: absent optional fields `null`, decimals in one canonical
+/// form), compared by the idempotency key and by a question's `requestState`.
+pub(crate) fn request_hash(normalised: &Value) -> String {
+    crate::validate::canonical_hash(normalised)
+}
+
 /// What is claimed with the key.
 pub(crate) struct Claim<'a> {
     pub key: &'a IdempotencyKey,

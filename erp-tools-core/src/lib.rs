@@ -73,7 +73,7 @@ pub use serde_json;
 #[cfg(feature = "runtime")]
 pub use sqlx;
 #[cfg(feature = "runtime")]
-pub use store::{Database, DatabaseOptions, RunOwner, StoreError};
+pub use store::{Database, DatabaseOptions, Recovered, RunOwner, StoreError};
 
 /// Everything a module declaring and registering tools needs:
 /// `use erp_tools_core::prelude::*;`.

@@ -89,7 +89,7 @@ async fn branch(t: &TestDb) {
         other.text,
         format!(
             "Purchase order {number} was not found in your branch. Check the number, or \
-             search first and use a number from the results. Nothing was changed."
+             ask the user for it; do not guess another number. Nothing was changed."
         )
     );
     assert_eq!(other.text.replace(&number, "PO-2099-9999"), missing.text);

@@ -1,5 +1,5 @@
-//! Every call runs in an `execute_tool` span carrying the OpenTelemetry GenAI attributes
-//! and the outcome. A minimal subscriber records span fields; spans are told apart by
+//! Every call, direct, over MCP or from the agent loop, runs in an `execute_tool` span
+//! carrying the OpenTelemetry GenAI attributes and the outcome. A minimal subscriber records span fields; spans are told apart by
 //! their agent run id, so the two backends' tests can share it.
 
 use std::collections::BTreeMap;
@@ -7,10 +7,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use erp_tools_core::Outcome;
-use erp_tools_tests::app::Session;
+use erp_tools_core::agent::{ModelAction, RunRequest, ScriptedModel};
+use erp_tools_core::mcp::ErpMcpServer;
+use erp_tools_tests::agent::Deployment;
 use erp_tools_tests::app::arguments::{po_draft, valid_arguments};
 use erp_tools_tests::app::tools::{CREATE_PAYMENT_REQUEST_DRAFT, CREATE_PO_DRAFT, GET_PO};
+use erp_tools_tests::app::{App, Session};
 use erp_tools_tests::db::TestDb;
+use erp_tools_tests::ids::new_run;
+use erp_tools_tests::mcp::{call_tool, connect_in_process, text_of};
 use erp_tools_tests::on_both_backends;
 use erp_tools_tests::principals::BUYER;
 use serde_json::json;
@@ -123,3 +128,69 @@ async fn spans(t: &TestDb) {
     assert_eq!(spans[3].1["gen_ai.tool.name"], GET_PO);
 }
 on_both_backends!(calls_run_in_execute_tool_spans, crate::spans);
+
+/// A draft over MCP (a real `rmcp` client in-process) runs in the call's span.
+async fn mcp_calls_have_the_span(t: &TestDb) {
+    capture();
+    let run = new_run();
+    let app = App::new(&t.db).await;
+    let client = connect_in_process(ErpMcpServer::with_principal(
+        app.runtime.clone(),
+        BUYER.in_run(&run),
+    ))
+    .await;
+    let result = call_tool(&client, CREATE_PO_DRAFT, po_draft("M-1")).await;
+    assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+    let replay = call_tool(&client, CREATE_PO_DRAFT, po_draft("M-1")).await;
+    assert_eq!(replay.is_error, Some(false), "{}", text_of(&replay));
+
+    let spans = spans_of_run(&run);
+    assert_eq!(spans.len(), 2, "{spans:?}");
+    for (name, fields) in &spans {
+        assert_eq!(name, "execute_tool");
+        assert_eq!(fields["gen_ai.tool.name"], CREATE_PO_DRAFT);
+        assert_eq!(fields["erp_tools.on_behalf_of"], BUYER.user_id);
+    }
+    let outcomes: Vec<&str> = spans
+        .iter()
+        .map(|(_, f)| f["erp_tools.outcome"].as_str())
+        .collect();
+    assert_eq!(outcomes, ["ok", "replayed"]);
+}
+on_both_backends!(
+    mcp_calls_run_in_execute_tool_spans,
+    crate::mcp_calls_have_the_span
+);
+
+/// The agent loop's calls run in the call's span too: one executed, one denied by the
+/// deployment's policy before it ran (an over-limit payment request waiting for a person).
+async fn agent_calls_have_the_span(t: &TestDb) {
+    capture();
+    let run = new_run();
+    let deployment = Deployment::new(&t.db).await;
+    let agent = deployment.agent();
+    let mut model = ScriptedModel::new([
+        ModelAction::tool_call(CREATE_PO_DRAFT, po_draft("A-1")),
+        ModelAction::answer("Drafted."),
+    ]);
+    let outcome = agent
+        .run_with(
+            &BUYER.shared(),
+            &mut model,
+            RunRequest::new("Draft the order").run_id(&run),
+        )
+        .await;
+    assert_eq!(outcome.answer(), Some("Drafted."), "{:?}", outcome.status);
+
+    let spans = spans_of_run(&run);
+    assert_eq!(spans.len(), 1, "{spans:?}");
+    let (name, fields) = &spans[0];
+    assert_eq!(name, "execute_tool");
+    assert_eq!(fields["gen_ai.tool.name"], CREATE_PO_DRAFT);
+    assert_eq!(fields["erp_tools.outcome"], "ok");
+    assert_eq!(fields["gen_ai.tool.call.id"], "call-1");
+}
+on_both_backends!(
+    agent_calls_run_in_execute_tool_spans,
+    crate::agent_calls_have_the_span
+);

@@ -17,10 +17,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::approval::Approval;
+use super::builder::Agent;
 use super::clock::{Clock, SystemClock};
 use super::model::Model;
-use super::outcome::{PausedRun, ResumeError, RunOutcome, RunStatus};
-use super::run::Agent;
+use super::outcome::{PausedRun, ResumeError, RunOutcome};
 use super::signature::action_digest;
 use crate::audit::{AuditEntry, time_text};
 use crate::store::approvals::{self as sql, NewApproval, Which};
@@ -516,58 +516,5 @@ impl ApprovalQueue {
             .await
             .map_err(StoreError::from)?;
         Ok(outcome)
-    }
-}
-
-impl Agent {
-    /// Stores every run that pauses for approval in `queue` (see [`ApprovalQueue`]), so
-    /// any process can find, decide and resume it. If the pending action cannot be
-    /// stored, the run ends [`RunStatus::Aborted`] instead (nothing was executed).
-    pub fn approval_queue(mut self, queue: ApprovalQueue) -> Self {
-        self.queue = Some(queue);
-        self
-    }
-
-    /// The queue paused runs are stored in, if any.
-    pub fn queue(&self) -> Option<&ApprovalQueue> {
-        self.queue.as_ref()
-    }
-
-    /// Stores `outcome`'s pending action if the run paused and a queue is set.
-    pub(super) async fn keep_pending(
-        &self,
-        principal: &Principal,
-        mut outcome: RunOutcome,
-    ) -> RunOutcome {
-        let (Some(queue), Some(paused)) = (&self.queue, outcome.paused()) else {
-            return outcome;
-        };
-        let limits = self.limits_text(&paused.pending.tool);
-        if let Err(e) = queue.keep(&paused, principal.branch_code(), limits).await {
-            outcome.status = RunStatus::Aborted {
-                reason: format!("the pending action could not be stored for approval: {e}"),
-            };
-        }
-        outcome
-    }
-
-    /// The hard limits on `tool`, the tool's own and this policy's, as a reviewer reads
-    /// them.
-    fn limits_text(&self, tool: &str) -> Option<String> {
-        let own = self
-            .exec
-            .registry()
-            .get(tool)
-            .map(|t| t.def.limits())
-            .unwrap_or_default()
-            .iter()
-            .map(|l| format!("{} ≤ {} (tool)", l.path, l.max));
-        let policy = self
-            .policy
-            .limits_for(tool)
-            .into_iter()
-            .map(|l| format!("{} ≤ {} (policy)", l.path, l.max));
-        let all: Vec<String> = own.chain(policy).collect();
-        (!all.is_empty()).then(|| all.join("; "))
     }
 }

@@ -69,15 +69,19 @@ mod approval;
 mod approvals_store;
 mod audit;
 mod budget;
+mod builder;
 mod clock;
 mod config;
+mod executor;
 mod model;
 mod outcome;
 mod policy;
 #[cfg(feature = "providers")]
 pub mod providers;
+mod resume;
 mod run;
 mod signature;
+mod start;
 mod state;
 mod step;
 mod text;
@@ -93,6 +97,7 @@ pub use approvals_store::{
 };
 pub use audit::{AgentEvent, AgentEventKind, AuditError, AuditSink, MemoryAuditSink};
 pub use budget::{Budget, BudgetScope, SharedLedger, TokenUsage, UsageLedger};
+pub use builder::Agent;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{AgentConfig, DEFAULT_SYSTEM_PROMPT};
 pub use model::{
@@ -101,5 +106,4 @@ pub use model::{
 };
 pub use outcome::{PausedRun, ResumeError, RunOutcome, RunRequest, RunStatus};
 pub use policy::{Decision, Denial, DenialReason, Policy, PolicyError};
-pub use run::Agent;
 pub use signature::{action_digest, action_signature};

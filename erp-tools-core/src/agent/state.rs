@@ -5,12 +5,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::approval::Approval;
+use super::approval::{Approval, PendingAction};
 use super::audit::{AgentEvent, AgentEventKind};
 use super::budget::TokenUsage;
 use super::clock::Clock;
 use super::model::{Message, ResultSource, ResultStatus, ToolResultMessage};
-use super::outcome::{RunOutcome, RunStatus};
+use super::outcome::{PausedRun, RunOutcome, RunStatus};
 use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
 
@@ -32,6 +32,46 @@ pub(super) struct State {
 }
 
 impl State {
+    /// A new run: its first step not taken yet.
+    pub fn new(
+        run_id: String,
+        history: Vec<Message>,
+        approvals: Vec<Approval>,
+        started: Duration,
+    ) -> Self {
+        State {
+            run_id,
+            steps: 0,
+            elapsed_before: Duration::ZERO,
+            started,
+            counts: BTreeMap::new(),
+            approvals,
+            history,
+            audit: Vec::new(),
+            usage: TokenUsage::default(),
+            max_turn: 0,
+            answers: InputAnswers::default(),
+        }
+    }
+
+    /// A paused run going on, and the action it waited on.
+    pub fn resumed(paused: PausedRun, started: Duration) -> (Self, PendingAction) {
+        let state = State {
+            run_id: paused.run_id,
+            steps: paused.steps,
+            elapsed_before: Duration::from_millis(paused.elapsed_ms),
+            started,
+            counts: paused.action_counts,
+            approvals: paused.approvals,
+            history: paused.history,
+            audit: paused.audit,
+            usage: paused.usage,
+            max_turn: paused.max_turn_tokens,
+            answers: paused.answers,
+        };
+        (state, paused.pending)
+    }
+
     pub fn elapsed(&self, clock: &dyn Clock) -> Duration {
         self.elapsed_before + clock.now().saturating_sub(self.started)
     }

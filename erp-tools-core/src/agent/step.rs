@@ -9,17 +9,19 @@ use serde_json::Value;
 
 use super::approval::PendingAction;
 use super::audit::{AgentEventKind, AuditError};
+use super::builder::Agent;
 use super::model::{ResultSource, ResultStatus};
 use super::outcome::RunStatus;
 use super::policy::{Decision, Denial};
-use super::run::Agent;
 use super::signature::action_signature;
 use super::state::{CallRef, Event, State};
 use crate::audit::Outcome;
-use crate::runtime::admit::{self, Check};
+use crate::runtime::admit::Check;
+use crate::runtime::prepare::prepare;
 use crate::runtime::{CallError, ToolCall};
 use crate::text;
 use crate::tool::context::Principal;
+use crate::tool::input::InputAnswers;
 
 impl Agent {
     /// Handles one proposed call of `name` with `arguments`. Returns the status the run
@@ -33,20 +35,16 @@ impl Agent {
         arguments: &Value,
     ) -> Result<Option<RunStatus>, AuditError> {
         let limits = self.policy.limits_for(name);
-        let admission = admit::admit(
-            self.exec.registry(),
-            principal,
-            &st.run_id,
-            name,
-            arguments,
-            &limits,
-        );
+        let tool_call = ToolCall {
+            agent_run_id: st.run_id.clone(),
+            tool_call_id: call_id.to_string(),
+            name: name.to_string(),
+            arguments: arguments.clone(),
+        };
+        let prepared = prepare(self.exec.registry(), principal, tool_call, &limits);
         // Sign the arguments as the runtime will execute them (normalised), so key order
         // and number spelling never change an action's identity.
-        let normalised = match &admission {
-            Ok(admitted) => admitted.args.clone(),
-            Err(_) => arguments.clone(),
-        };
+        let normalised = prepared.arguments().clone();
         let signature = action_signature(name, &normalised);
         let call = CallRef {
             call_id,
@@ -54,17 +52,12 @@ impl Agent {
             arguments: &normalised,
             signature: &signature,
         };
-        let tool_call = ToolCall {
-            agent_run_id: st.run_id.clone(),
-            tool_call_id: call_id.to_string(),
-            name: name.to_string(),
-            arguments: arguments.clone(),
-        };
 
         let seen = st.counts.entry(signature.clone()).or_insert(0);
         *seen += 1;
         if *seen > self.config.max_repeats {
             let times = *seen;
+            prepared.record_outcome("no_progress");
             st.push_result(
                 &call,
                 ResultStatus::Denied,
@@ -79,8 +72,8 @@ impl Agent {
             return Ok(Some(RunStatus::NoProgress { signature }));
         }
 
-        let admitted = match admission {
-            Ok(admitted) => admitted,
+        match &prepared.admission {
+            Ok(_) => {}
             // Arguments the model can correct: the runtime records the refusal, like any
             // tool error, and the model is told what to fix.
             Err(refused) if matches!(refused.check, Check::InvalidArguments | Check::ClientRef) => {
@@ -90,18 +83,26 @@ impl Agent {
                     Event::new(AgentEventKind::Started).call(&call),
                 )
                 .await?;
-                let result = self.exec.refuse(principal, tool_call, refused).await;
+                let result = self
+                    .exec
+                    .finish(principal, prepared, InputAnswers::default())
+                    .await;
                 return self.answered(principal, st, &call, Some(result)).await;
             }
             Err(refused) => {
-                let denial = Denial::from(&refused);
+                let denial = Denial::from(refused);
+                prepared.record_outcome(Outcome::Denied.as_str());
                 return self.denied(principal, st, &call, denial).await;
             }
-        };
+        }
 
-        let approved_by = match self.policy.approval(name, &admitted.args, &st.approvals) {
-            Decision::Deny(denial) => return self.denied(principal, st, &call, denial).await,
+        let approved_by = match self.policy.approval(name, &normalised, &st.approvals) {
+            Decision::Deny(denial) => {
+                prepared.record_outcome(Outcome::Denied.as_str());
+                return self.denied(principal, st, &call, denial).await;
+            }
             Decision::RequireApproval { signature, reason } => {
+                prepared.record_outcome("awaiting_approval");
                 let event = Event::new(AgentEventKind::AwaitingApproval)
                     .call(&call)
                     .detail(reason.clone());
@@ -128,8 +129,7 @@ impl Agent {
         let result = self
             .with_deadline(
                 remaining,
-                self.exec
-                    .execute_with_input(principal, tool_call, admitted, st.answers.clone()),
+                self.exec.finish(principal, prepared, st.answers.clone()),
             )
             .await;
         self.answered(principal, st, &call, result).await

@@ -1,6 +1,6 @@
 //! Every sentence the agent side says to a model or writes into its audit trail: the
 //! policy's rules as prompt instructions, and the details of the loop's new stops. (The
-//! call pipeline's sentences are in the crate's `text.rs`.)
+//! call pipeline's sentences are in the crate's `text/`.)
 
 use super::budget::BudgetScope;
 use crate::tool::input::InputRequest;

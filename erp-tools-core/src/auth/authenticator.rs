@@ -5,38 +5,19 @@
 //! they are accepted and refused by the same rules.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use super::config::{IdentityConfig, KeysFrom};
 use super::dev::TokenConfig;
 use super::error::AuthError;
+use super::identity::Identity;
 use super::jwks::{KeyCache, StaticKeys};
 use super::jwt::{Expectations, TokenClaims, validate};
 use super::resolver::{ClaimsResolver, PrincipalResolver};
-use super::token::{check_run_claim, claims_of, verify_token};
-use crate::tool::context::Principal;
-
-/// A verified caller and until when their token is valid.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Identity {
-    /// Who calls.
-    pub principal: Principal,
-    /// When the token expires (`None`: a principal from trusted configuration).
-    pub expires_at: Option<SystemTime>,
-}
-
-impl From<Principal> for Identity {
-    /// A principal from trusted configuration, without expiry.
-    fn from(principal: Principal) -> Self {
-        Identity {
-            principal,
-            expires_at: None,
-        }
-    }
-}
+use super::token::{claims_of, verify_token};
 
 /// Verifies bearer tokens (development HS256 tokens, or the identity provider's JWTs
-/// against its JWKS) and resolves them to a [`Principal`]. Cheap to clone.
+/// against its JWKS) and resolves them to a [`Principal`](crate::Principal). Cheap to clone.
 #[derive(Clone)]
 pub struct Authenticator {
     inner: Arc<Inner>,
@@ -142,17 +123,8 @@ impl Authenticator {
     /// resource, `exp`/`nbf` with the leeway, the maximum age, a valid `run` claim, and
     /// then the [`PrincipalResolver`].
     pub async fn authenticate(&self, token: &str) -> Result<Identity, AuthError> {
+        // A `run` claim was checked when the token was verified (`TokenClaims`).
         let claims = self.verify_claims(token).await?;
-        if let Some(run) = claims.get("run") {
-            match run.as_str() {
-                Some(run) => check_run_claim(run)?,
-                None => {
-                    return Err(AuthError::InvalidClaims(
-                        "the `run` claim must be a string".into(),
-                    ));
-                }
-            }
-        }
         let principal = match (&self.inner.keys, &self.inner.resolver) {
             (_, Some(resolver)) => resolver.resolve(&claims).await?,
             // Development and shared-secret tokens carry erp-tools claims, checked for

@@ -30,6 +30,7 @@ pub(crate) struct Expectations<'a> {
 
 /// The verified claims of an access token: the registered claims read out, and every
 /// claim as the provider sent it for a [`PrincipalResolver`](super::PrincipalResolver).
+/// A `run` claim in them is a valid run id.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TokenClaims {
     /// `iss`: who issued the token (checked against the configured issuer).
@@ -133,6 +134,7 @@ impl TokenClaims {
         }
         scopes.sort();
         scopes.dedup();
+        check_run_claim(raw.get("run"))?;
         Ok(TokenClaims {
             issuer: string("iss")?,
             subject: string("sub")?,
@@ -144,6 +146,24 @@ impl TokenClaims {
             scopes,
             raw,
         })
+    }
+}
+
+/// A `run` claim, when present, must be a valid run id (a string of 1 to 128 visible
+/// ASCII characters): an empty, oversized or non-string one makes the token invalid.
+/// Checked once, where every verified token's claims are read, so no way of turning a
+/// token into a principal can skip it.
+fn check_run_claim(run: Option<&Value>) -> Result<(), AuthError> {
+    match run {
+        None => Ok(()),
+        Some(Value::String(run)) if crate::tool::context::valid_run_id(run) => Ok(()),
+        Some(Value::String(_)) => Err(AuthError::InvalidClaims(format!(
+            "the `run` claim must be 1 to {} visible ASCII characters",
+            crate::tool::context::MAX_RUN_ID_LEN
+        ))),
+        Some(_) => Err(AuthError::InvalidClaims(
+            "the `run` claim must be a string".into(),
+        )),
     }
 }
 

@@ -48,12 +48,13 @@ mod dev;
 #[cfg(feature = "oidc")]
 mod discovery;
 mod error;
+mod identity;
 mod jwks;
 mod jwt;
 mod resolver;
 mod token;
 
-pub use authenticator::{Authenticator, Identity};
+pub use authenticator::Authenticator;
 pub use config::{DEFAULT_SIGNING_ISSUER, IdentityConfig, KeysFrom, check_provider_url};
 pub use dev::{DEV_ADDR, DEV_AUDIENCE, DEV_ISSUER, DEV_SIGNING_KEY, MIN_KEY_BYTES, TokenConfig};
 #[cfg(feature = "oidc")]
@@ -61,6 +62,7 @@ pub use discovery::{JwksUri, ProviderMetadata, discover};
 pub use error::AuthError;
 /// The boxed future a [`PrincipalResolver`] or [`KeySource`] returns.
 pub use futures::future::BoxFuture;
+pub use identity::Identity;
 /// The JWK types of key sets ([`KeySource`], [`IdentityConfig::with_jwks`]).
 pub use jsonwebtoken::jwk::{Jwk, JwkSet};
 pub use jwks::{

@@ -19,7 +19,6 @@ use serde_json::Value;
 
 use super::error::AuthError;
 use super::jwt::TokenClaims;
-use super::token::check_run_claim;
 use crate::tool::context::Principal;
 
 /// Turns the verified claims of a token into the caller. Implemented by the application,
@@ -154,8 +153,8 @@ impl ClaimsResolver {
                 ));
             }
         }
+        // A `run` claim was checked when the token was verified (`TokenClaims`).
         if let Some(run) = claims.str_claim("run") {
-            check_run_claim(run)?;
             builder = builder.agent_run_id(run);
         }
         if let Some(model) = claims.str_claim("model") {

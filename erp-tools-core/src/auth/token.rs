@@ -5,9 +5,9 @@ use std::time::{Duration, UNIX_EPOCH};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header};
 use serde::{Deserialize, Serialize};
 
-use super::authenticator::Identity;
 use super::dev::TokenConfig;
 use super::error::AuthError;
+use super::identity::Identity;
 use super::jwt::{Expectations, TokenClaims, now_secs, validate};
 use crate::tool::context::Principal;
 
@@ -165,9 +165,6 @@ pub(crate) fn claims_of(config: &TokenConfig, verified: TokenClaims) -> Result<C
             "`sub` and `branch_code` must not be empty".into(),
         ));
     }
-    if let Some(run) = &claims.agent_run_id {
-        check_run_claim(run)?;
-    }
     match config.branch_code(claims.branch_id) {
         None => {}
         Some(Some(code)) if code == claims.branch_code => {}
@@ -185,17 +182,4 @@ pub(crate) fn claims_of(config: &TokenConfig, verified: TokenClaims) -> Result<C
         }
     }
     Ok(claims)
-}
-
-/// A `run` claim must be a valid run id (1 to 128 visible ASCII characters): an empty or
-/// oversized one makes the token invalid.
-pub(crate) fn check_run_claim(run: &str) -> Result<(), AuthError> {
-    if crate::tool::context::valid_run_id(run) {
-        Ok(())
-    } else {
-        Err(AuthError::InvalidClaims(format!(
-            "the `run` claim must be 1 to {} visible ASCII characters",
-            crate::tool::context::MAX_RUN_ID_LEN
-        )))
-    }
 }

@@ -250,54 +250,53 @@ impl ErpMcpServer {
         let Some(caller) = self.caller(&context) else {
             return Err(ErrorData::invalid_request(text::NOT_AUTHENTICATED, None));
         };
-        let name = request.name.to_string();
         let call = ToolCall {
             // The run the token or the agent host names; empty for none (the caller's own
-            // scope). `ToolRuntime::call` decides and checks it.
+            // scope). The runtime decides and checks it.
             agent_run_id: caller.agent_run_id.clone().unwrap_or_default(),
             tool_call_id: request_id_string(&context.id),
-            name,
+            name: request.name.to_string(),
             arguments: Value::Object(request.arguments.unwrap_or_default()),
         };
-        let binding = self.binding(&caller, &call);
+        let runtime = self.runtime();
+        let mut prepared = runtime.prepare(&caller.principal, call.clone());
+        let binding = self.binding(&caller, &call.name, prepared.arguments());
         // A repeated call answering a question: its state must open for this very call.
         let mut answers = InputAnswers::new();
         if let Some(state) = request.request_state.as_deref() {
-            let sealed = match self.states.open(state, &binding) {
-                Ok(sealed) => sealed,
+            match self.states.open(state, &binding) {
                 Err(why) => {
                     tracing::warn!(reason = %why, tool = %call.name, "request state refused");
-                    let refusal = text::request_state_refused(&why);
-                    return self.refused(&caller, &call, Outcome::Denied, refusal).await;
+                    prepared.refuse(Outcome::Denied, text::request_state_refused(&why));
                 }
-            };
-            let response = request
-                .input_responses
-                .as_ref()
-                .and_then(|r| r.get(&sealed.input.key));
-            let Some(answer) = response.and_then(|r| input::accepted_answer(&sealed.input, r))
-            else {
-                let refusal = text::answer_not_given(&sealed.input.question, &sealed.input.choices);
-                return self
-                    .refused(&caller, &call, Outcome::ToolError, refusal)
-                    .await;
-            };
-            answers = sealed.answers;
-            answers.insert(sealed.input.key, answer);
+                Ok(sealed) => {
+                    let response = request
+                        .input_responses
+                        .as_ref()
+                        .and_then(|r| r.get(&sealed.input.key));
+                    match response.and_then(|r| input::accepted_answer(&sealed.input, r)) {
+                        Some(answer) => {
+                            answers = sealed.answers;
+                            answers.insert(sealed.input.key, answer);
+                        }
+                        None => prepared.refuse(
+                            Outcome::ToolError,
+                            text::answer_not_given(&sealed.input.question, &sealed.input.choices),
+                        ),
+                    }
+                }
+            }
         }
         let mut rounds = 0;
         loop {
-            let outcome = self
-                .runtime()
-                .call_with_input(&caller.principal, call.clone(), answers.clone())
-                .await;
-            let outcome = match outcome {
-                Ok(outcome) => outcome,
-                Err(e) => return Err(protocol_error(e)),
-            };
+            let outcome = runtime
+                .run_prepared(&caller.principal, prepared, answers.clone())
+                .await
+                .map_err(protocol_error)?;
             let Some(question) = outcome.input_request() else {
                 return Ok(call_tool_result(outcome).into());
             };
+            prepared = runtime.prepare(&caller.principal, call.clone());
             match Asking::of(&context) {
                 Asking::InputRequired => {
                     let state = self.states.seal(&binding, &question, &answers);
@@ -320,13 +319,15 @@ impl ErpMcpServer {
                         .ok()
                         .and_then(|r| serde_json::to_value(r).ok())
                         .and_then(|r| input::accepted_answer(&question, &r));
-                    let Some(answer) = answer else {
-                        let refusal = text::answer_not_given(&question.question, &question.choices);
-                        return self
-                            .refused(&caller, &call, Outcome::ToolError, refusal)
-                            .await;
-                    };
-                    answers.insert(question.key, answer);
+                    match answer {
+                        Some(answer) => {
+                            answers.insert(question.key, answer);
+                        }
+                        None => prepared.refuse(
+                            Outcome::ToolError,
+                            text::answer_not_given(&question.question, &question.choices),
+                        ),
+                    }
                 }
                 // No way to ask: the question and the choices as a tool error.
                 _ => return Ok(call_tool_result(outcome).into()),
@@ -334,31 +335,18 @@ impl ErpMcpServer {
         }
     }
 
-    /// What a question's state is bound to for `call` by `caller`.
-    fn binding(&self, caller: &Authenticated, call: &ToolCall) -> String {
+    /// What a question's state is bound to for a call of `tool` with (normalised)
+    /// `arguments` by `caller`: the same hash of the same arguments the idempotency key
+    /// compares ([`request_hash`](crate::idempotency::request_hash)).
+    fn binding(&self, caller: &Authenticated, tool: &str, arguments: &Value) -> String {
         let principal = &caller.principal;
         input::binding(
             principal.user_id(),
             principal.branch_id(),
             caller.agent_run_id.as_deref().unwrap_or(""),
-            &call.name,
-            &crate::validate::canonical_hash(&call.arguments),
+            tool,
+            &crate::idempotency::request_hash(arguments),
         )
-    }
-
-    /// Audits a repeated call refused before it ran (one row with `outcome`) and answers it.
-    async fn refused(
-        &self,
-        caller: &Authenticated,
-        call: &ToolCall,
-        outcome: Outcome,
-        error: crate::ToolError,
-    ) -> Result<CallToolResponse, ErrorData> {
-        self.runtime()
-            .refuse_with(&caller.principal, call, outcome, error)
-            .await
-            .map(|o| call_tool_result(o).into())
-            .map_err(protocol_error)
     }
 }
 
@@ -539,6 +527,7 @@ mod tests {
             structured: json!({"error": "denied"}),
             text: "You lack purchasing:draft.".into(),
             document: None,
+            error: None,
         });
         assert_eq!(r.is_error, Some(true));
         assert_eq!(r.structured_content, None);
@@ -555,6 +544,7 @@ mod tests {
             structured: json!({"number": "PO-1", "replayed": true}),
             text: "PO-1".into(),
             document: None,
+            error: None,
         });
         assert_eq!(ok.is_error, Some(false));
         assert_eq!(

@@ -97,27 +97,9 @@ pub(crate) fn admit<'r>(
         other => other.clone(),
     };
     let args = tool.validate(&raw).map_err(|problems| {
-        let listed: Vec<String> = problems
-            .problems
-            .iter()
-            .map(|p| {
-                let message = p.message.trim_end_matches('.');
-                if p.path.is_empty() {
-                    message.to_string()
-                } else {
-                    format!("`{}`: {message}", p.path)
-                }
-            })
-            .collect();
-        let details: Vec<Value> = problems
-            .problems
-            .iter()
-            .map(|p| serde_json::json!({ "path": p.path, "message": p.message }))
-            .collect();
         refuse(
             Check::InvalidArguments,
-            text::invalid_arguments(def.name(), tier, &listed)
-                .with_details(serde_json::json!({ "problems": details })),
+            text::invalid_arguments(def.name(), tier, &problems),
         )
     })?;
 

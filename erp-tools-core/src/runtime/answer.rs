@@ -41,6 +41,7 @@ impl Finished {
                 structured: err.to_json(),
                 text,
                 document: None,
+                error: Some(err),
             },
             audit_message: Some(bounded(&audit_message, MAX_MESSAGE_BYTES).into_owned()),
         }
@@ -84,6 +85,7 @@ impl Finished {
                 structured,
                 text,
                 document,
+                error: None,
             },
             audit_message: None,
         }

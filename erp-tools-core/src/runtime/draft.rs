@@ -17,7 +17,8 @@ use serde_json::Value;
 
 use super::answer::{Finished, panic_text};
 use crate::audit::{AuditEntry, AuditId, Outcome};
-use crate::idempotency::{Claim, IdempotencyKey, Verdict};
+use crate::idempotency::{Claim, IdempotencyKey, Verdict, request_hash};
+use crate::store::audit;
 use crate::store::keys::{self, Completed};
 use crate::store::{Database, PendingRow, StoreError};
 use crate::text;
@@ -25,7 +26,6 @@ use crate::tool::Tier;
 use crate::tool::context::ToolContext;
 use crate::tool::handler::DraftHandlerFn;
 use crate::tool::handles::{Backend, DraftTx};
-use crate::validate::canonical_hash;
 
 /// How the transaction ended when it did not commit a result.
 pub(crate) enum Failure {
@@ -131,7 +131,7 @@ async fn run(
     attempt: &mut Attempt,
 ) -> Result<Done, Failure> {
     let tool = ctx.tool_name();
-    let request_hash = canonical_hash(&args);
+    let request_hash = request_hash(&args);
     let claim = Claim {
         key,
         request_hash: &request_hash,
@@ -197,7 +197,7 @@ async fn run(
                 audit_id,
             };
             if pg {
-                keys::complete_and_finish(&mut tx, key, &done).await?;
+                audit::complete_and_finish(&mut tx, key, &done).await?;
             } else {
                 keys::insert_complete(&mut tx, &claim, &done).await?;
             }

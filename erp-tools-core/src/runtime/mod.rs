@@ -2,15 +2,15 @@
 
 pub(crate) mod admit;
 mod answer;
+mod call;
 mod draft;
 pub(crate) mod limits;
+pub(crate) mod prepare;
 mod read;
 pub(crate) mod run_id;
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use tracing::Instrument;
 
 use crate::audit::{AuditEntry, Outcome};
@@ -20,79 +20,12 @@ use crate::text;
 use crate::tool::context::{Principal, ToolContext};
 use crate::tool::error::ToolError;
 use crate::tool::handler::Handler;
-use crate::tool::handles::DocumentRef;
-use crate::tool::input::{InputAnswers, InputRequest};
-use admit::{Admitted, Check, Refused};
+use crate::tool::input::InputAnswers;
+use admit::{Admitted, Check};
 use answer::Finished;
+pub use call::{CallError, CallOutcome, ToolCall};
+use prepare::{Prepared, prepare};
 use run_id::BadRunId;
-
-/// One tool call as it arrives from a client. The run id comes from the token or the
-/// agent host, never from the arguments.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
-    /// The agent run the agent host names for the call (idempotency keys are scoped to
-    /// the run); empty for none, which puts the call in the caller's own scope
-    /// ([`principal_run_id`](crate::principal_run_id)). A token bound to a run overrides
-    /// it. See [`ToolRuntime::call`] for the rules.
-    pub agent_run_id: String,
-    /// The protocol's id for this call.
-    pub tool_call_id: String,
-    /// Tool name.
-    pub name: String,
-    /// The arguments as the model sent them.
-    pub arguments: Value,
-}
-
-impl ToolCall {
-    /// Longest `client_ref` a draft call may carry, in characters.
-    pub const MAX_CLIENT_REF_CHARS: usize = crate::idempotency::MAX_CLIENT_REF_CHARS;
-    /// Longest agent run id, from any source, in (visible ASCII) characters.
-    pub const MAX_RUN_ID_LEN: usize = run_id::MAX_RUN_ID_LEN;
-}
-
-/// The result of a call, ready for any protocol: structured content plus text.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CallOutcome {
-    /// How the call ended.
-    pub outcome: Outcome,
-    /// The structured result (the handler's output, with `replayed` for draft tools),
-    /// or the structured error.
-    pub structured: Value,
-    /// The text for the model: a rendering of the result, or the model-facing error.
-    pub text: String,
-    /// The document a draft call created (or replayed).
-    pub document: Option<DocumentRef>,
-}
-
-impl CallOutcome {
-    /// Whether the call failed (`isError: true` in MCP).
-    pub fn is_error(&self) -> bool {
-        self.outcome.is_error()
-    }
-
-    /// The question, if the handler needs a person's decision before it can go on
-    /// ([`ToolError::needs_input`]). Nothing was written.
-    pub fn input_request(&self) -> Option<InputRequest> {
-        if self.outcome != Outcome::ToolError
-            || self.structured.get("error").and_then(Value::as_str) != Some("needs_input")
-        {
-            return None;
-        }
-        serde_json::from_value(self.structured.get("input")?.clone()).ok()
-    }
-}
-
-/// A failure that is not a tool result: a protocol error.
-#[derive(Debug, thiserror::Error)]
-pub enum CallError {
-    /// No tool of that name is registered (JSON-RPC -32602 in MCP). The text is the
-    /// model-facing explanation.
-    #[error("{1}")]
-    UnknownTool(String, String),
-    /// The framework itself failed (the audit store is down, ...).
-    #[error("internal error: {0}")]
-    Internal(String),
-}
 
 /// The registry plus the database: what every transport calls tools through.
 ///
@@ -115,7 +48,7 @@ pub enum CallError {
 /// 5. **answer** (`runtime/answer.rs`): structured content plus text, ready for any
 ///    protocol.
 ///
-/// Every sentence the pipeline says to a model is in `text.rs`: what failed, what
+/// Every sentence the pipeline says to a model is in `text/`: what failed, what
 /// is allowed, what to do next and what did not happen ("No draft was created." /
 /// "Nothing was changed."). Each call runs in a tracing span `execute_tool`
 /// (OpenTelemetry GenAI conventions: `otel.name = "execute_tool {tool}"`,
@@ -152,7 +85,23 @@ impl ToolRuntime {
         &self.db
     }
 
-    /// Runs one call through the pipeline (see [`ToolRuntime`]).
+    /// Runs one call through the pipeline (see [`ToolRuntime`]); the same as
+    /// [`call_with_input`](Self::call_with_input) with no answers.
+    pub async fn call(
+        &self,
+        principal: &Arc<Principal>,
+        call: ToolCall,
+    ) -> Result<CallOutcome, CallError> {
+        self.call_with_input(principal, call, InputAnswers::default())
+            .await
+    }
+
+    /// Runs one call through the pipeline (see [`ToolRuntime`]), delivering a person's
+    /// `answers` to earlier questions of the tool to its handler
+    /// ([`ToolContext::input`]); the caller must have checked each answer against the
+    /// question the tool asked (the MCP server and the agent loop do). Every call, direct,
+    /// over MCP or from the agent loop, runs through this path and in its
+    /// `execute_tool` span.
     ///
     /// The call's run is, first present wins: the run the principal is bound to (its
     /// token's `run` claim; `call.agent_run_id` is then ignored, so a client cannot move
@@ -160,7 +109,7 @@ impl ToolRuntime {
     /// principal's own scope ([`principal_run_id`](crate::principal_run_id)), which is the
     /// same on every connection, server restart and server process.
     ///
-    /// Before admission, the run is checked: a run id that is not 1 to
+    /// Before anything runs, the run is checked: a run id that is not 1 to
     /// [`ToolCall::MAX_RUN_ID_LEN`] visible ASCII characters, another principal's scope,
     /// or a run that another principal (user and branch) used first
     /// ([`Database::claim_agent_run`]) is refused with a `denied` audit row and a text
@@ -170,42 +119,99 @@ impl ToolRuntime {
     /// Returns `Ok` for every tool outcome, including tool errors and denials (MCP
     /// `isError: true`); `Err` only for protocol errors: an unknown tool, or the audit
     /// store being unavailable (no call runs unaudited).
-    pub async fn call(
+    pub async fn call_with_input(
         &self,
         principal: &Arc<Principal>,
         call: ToolCall,
+        answers: InputAnswers,
     ) -> Result<CallOutcome, CallError> {
-        let chosen = run_id::choose(principal, Some(call.agent_run_id.as_str()));
-        let run_id = match &chosen {
-            Ok(run) => run.clone(),
-            Err(bad) => bad.audit_id().to_string(),
-        };
-        let span = tracing::info_span!(
-            "execute_tool",
-            otel.name = %format_args!("execute_tool {}", call.name),
-            gen_ai.operation.name = "execute_tool",
-            gen_ai.tool.name = %call.name,
-            gen_ai.tool.call.id = %call.tool_call_id,
-            erp_tools.agent_run_id = %run_id,
-            erp_tools.on_behalf_of = %principal.user_id(),
-            erp_tools.branch = %principal.branch_code(),
-            erp_tools.outcome = tracing::field::Empty,
-        );
-        let result = async {
-            let entry = self.entry(principal, &run_id, &call);
-            if let Some(refusal) = self.check_run(principal, chosen).await? {
-                return self.refuse_run(entry, refusal).await;
+        let prepared = self.prepare(principal, call);
+        self.run_prepared(principal, prepared, answers).await
+    }
+
+    /// Opens a call's span, chooses its run and admits it (pure; nothing is written).
+    pub(crate) fn prepare(&self, principal: &Principal, call: ToolCall) -> Prepared<'_> {
+        prepare(&self.registry, principal, call, &[])
+    }
+
+    /// Checks the run of a prepared call, then runs or refuses it ([`finish`](Self::finish)).
+    pub(crate) async fn run_prepared(
+        &self,
+        principal: &Arc<Principal>,
+        mut prepared: Prepared<'_>,
+        answers: InputAnswers,
+    ) -> Result<CallOutcome, CallError> {
+        if prepared.refusal.is_none() {
+            let span = prepared.span.clone();
+            let refusal = self
+                .check_run(principal, prepared.chosen.clone())
+                .instrument(span)
+                .await;
+            let refusal = match refusal {
+                Ok(refusal) => refusal,
+                Err(e) => {
+                    prepared.record_outcome("internal_error");
+                    return Err(e);
+                }
+            };
+            if let Some(refusal) = refusal {
+                prepared.refuse(Outcome::Denied, refusal);
             }
-            match admit::admit(
-                &self.registry,
-                principal,
-                &run_id,
-                &call.name,
-                &call.arguments,
-                &[],
-            ) {
-                Ok(admitted) => self.execute(principal, entry, admitted).await,
-                Err(refused) => self.refuse(entry, refused).await,
+        }
+        self.finish(principal, prepared, answers).await
+    }
+
+    /// Why the call's run may not be used by `principal`, if it may not: invalid, another
+    /// person's reserved scope, or bound to another person ([`Database::claim_agent_run`],
+    /// which binds it to `principal` if no one used it before).
+    pub(crate) async fn check_run(
+        &self,
+        principal: &Principal,
+        chosen: Result<String, BadRunId>,
+    ) -> Result<Option<ToolError>, CallError> {
+        let run = match chosen {
+            Ok(run) => run,
+            Err(bad) => return Ok(Some(bad.refusal())),
+        };
+        let owner = self
+            .db
+            .claim_agent_run(&run, principal)
+            .await
+            .map_err(internal)?;
+        Ok((!owner.is(principal)).then(|| text::run_of_another_person(&run)))
+    }
+
+    /// Runs a prepared call whose run was checked: its refusal recorded (one finished
+    /// audit row), or the admitted call executed. Records the outcome on the call's span.
+    pub(crate) async fn finish(
+        &self,
+        principal: &Arc<Principal>,
+        prepared: Prepared<'_>,
+        answers: InputAnswers,
+    ) -> Result<CallOutcome, CallError> {
+        let Prepared {
+            span,
+            entry,
+            admission,
+            refusal,
+            ..
+        } = prepared;
+        let result = async {
+            if let Some((outcome, error)) = refusal {
+                return self.record_refusal(entry, outcome, error).await;
+            }
+            match admission {
+                Ok(admitted) => self.execute(principal, entry, admitted, answers).await,
+                Err(refused) => {
+                    let outcome = refused.outcome();
+                    let unknown = (refused.check == Check::UnknownTool)
+                        .then(|| entry.tool_name.clone().unwrap_or_default());
+                    let answered = self.record_refusal(entry, outcome, refused.error).await?;
+                    match unknown {
+                        Some(name) => Err(CallError::UnknownTool(name, answered.text)),
+                        None => Ok(answered),
+                    }
+                }
             }
         }
         .instrument(span.clone())
@@ -219,54 +225,13 @@ impl ToolRuntime {
         result
     }
 
-    /// Why the call's run may not be used by `principal`, if it may not: invalid, another
-    /// person's reserved scope, or bound to another person ([`Database::claim_agent_run`]).
-    pub(crate) async fn check_run(
-        &self,
-        principal: &Principal,
-        chosen: Result<String, BadRunId>,
-    ) -> Result<Option<ToolError>, CallError> {
-        let run = match chosen {
-            Ok(run) => run,
-            Err(bad) => return Ok(Some(bad.refusal())),
-        };
-        let owned = self.owns_run(principal, &run).await?;
-        Ok((!owned).then(|| text::run_of_another_person(&run)))
-    }
-
-    /// Whether `run` is `principal`'s: bound to it now if no one used it before.
-    pub(crate) async fn owns_run(
-        &self,
-        principal: &Principal,
-        run: &str,
-    ) -> Result<bool, CallError> {
-        let owner = self
-            .db
-            .claim_agent_run(run, principal)
-            .await
-            .map_err(internal)?;
-        Ok(owner.is(principal))
-    }
-
-    /// Records a call refused because of its run (one `denied` audit row) and answers it.
-    async fn refuse_run(
-        &self,
-        entry: AuditEntry,
-        error: ToolError,
-    ) -> Result<CallOutcome, CallError> {
-        Ok(self
-            .record_refusal(entry, Outcome::Denied, error)
-            .await?
-            .outcome)
-    }
-
-    /// Writes the one finished audit row of a call refused before it ran.
+    /// Writes the one finished audit row of a call refused before it ran, and answers it.
     async fn record_refusal(
         &self,
         entry: AuditEntry,
         outcome: Outcome,
         error: ToolError,
-    ) -> Result<Finished, CallError> {
+    ) -> Result<CallOutcome, CallError> {
         let finished = Finished::failed(outcome, error);
         self.db
             .record_call(
@@ -276,99 +241,12 @@ impl ToolRuntime {
             )
             .await
             .map_err(internal)?;
-        Ok(finished)
-    }
-
-    /// The audit row of `call` for `principal` in `run_id`, before its outcome is known.
-    pub(crate) fn entry(&self, principal: &Principal, run_id: &str, call: &ToolCall) -> AuditEntry {
-        AuditEntry::new(principal, run_id, crate::audit::ATTEMPT)
-            .tool(
-                limits::bounded(&call.name, limits::MAX_TOOL_NAME_BYTES),
-                limits::bounded(&call.tool_call_id, limits::MAX_TOOL_CALL_ID_BYTES),
-            )
-            .arguments(&call.arguments)
-    }
-
-    /// Records a call refused by admission (one finished audit row) and answers it.
-    pub(crate) async fn refuse(
-        &self,
-        entry: AuditEntry,
-        refused: Refused,
-    ) -> Result<CallOutcome, CallError> {
-        let outcome = refused.outcome();
-        let unknown = (refused.check == Check::UnknownTool)
-            .then(|| entry.tool_name.clone().unwrap_or_default());
-        let finished = self.record_refusal(entry, outcome, refused.error).await?;
-        if let Some(name) = unknown {
-            return Err(CallError::UnknownTool(name, finished.outcome.text));
-        }
         Ok(finished.outcome)
     }
 
-    /// Runs one call like [`call`](Self::call), delivering a person's `answers` to the
-    /// handler ([`ToolContext::input`]). The caller must have checked each answer against
-    /// the question the tool asked (the MCP server and the agent loop do).
-    pub async fn call_with_input(
-        &self,
-        principal: &Arc<Principal>,
-        call: ToolCall,
-        answers: InputAnswers,
-    ) -> Result<CallOutcome, CallError> {
-        let chosen = run_id::choose(principal, Some(call.agent_run_id.as_str()));
-        let run_id = match &chosen {
-            Ok(run) => run.clone(),
-            Err(bad) => bad.audit_id().to_string(),
-        };
-        let entry = self.entry(principal, &run_id, &call);
-        if let Some(refusal) = self.check_run(principal, chosen).await? {
-            return self.refuse_run(entry, refusal).await;
-        }
-        match admit::admit(
-            &self.registry,
-            principal,
-            &run_id,
-            &call.name,
-            &call.arguments,
-            &[],
-        ) {
-            Ok(admitted) => {
-                self.execute_with_input(principal, entry, admitted, answers)
-                    .await
-            }
-            Err(refused) => self.refuse(entry, refused).await,
-        }
-    }
-
-    #[cfg(feature = "mcp")]
-    /// Records a refused call (one finished audit row with `outcome`, e.g. a forged
-    /// answer to a question) and answers it with `error`.
-    pub(crate) async fn refuse_with(
-        &self,
-        principal: &Principal,
-        call: &ToolCall,
-        outcome: Outcome,
-        error: ToolError,
-    ) -> Result<CallOutcome, CallError> {
-        let run_id = run_id::choose(principal, Some(call.agent_run_id.as_str()))
-            .unwrap_or_else(|bad| bad.audit_id().to_string());
-        let entry = self.entry(principal, &run_id, call);
-        Ok(self.record_refusal(entry, outcome, error).await?.outcome)
-    }
-
-    /// Runs an admitted call: attempt row (committed by the audit writer while the call
-    /// runs), handler, outcome.
-    pub(crate) async fn execute(
-        &self,
-        principal: &Arc<Principal>,
-        entry: AuditEntry,
-        admitted: Admitted<'_>,
-    ) -> Result<CallOutcome, CallError> {
-        self.execute_with_input(principal, entry, admitted, InputAnswers::default())
-            .await
-    }
-
-    /// Runs an admitted call with a person's answers for the handler.
-    pub(crate) async fn execute_with_input(
+    /// Runs an admitted call with a person's answers for the handler: attempt row
+    /// (committed by the audit writer while the call runs), handler, outcome.
+    async fn execute(
         &self,
         principal: &Arc<Principal>,
         entry: AuditEntry,

@@ -1,6 +1,7 @@
-//! The audit log's SQL: rows inserted in batches by the audit writer (`store/writer.rs`),
-//! finished in batches or inside a draft's transaction, read back for reports and the
-//! review of a run.
+//! The audit log's SQL, all of what writes `erp_audit_log`: rows inserted in batches by
+//! the audit writer (`store/writer.rs`), finished in batches or inside a draft's
+//! transaction (with its idempotency key, PostgreSQL), closed by the recovery pass
+//! (`store/recover.rs`), and read back for reports and the review of a run.
 
 use sqlx::Row;
 
@@ -416,6 +417,99 @@ pub(crate) async fn open_attempts(pool: &sqlx::AnyPool) -> Result<Vec<AuditId>, 
     .bind(SOURCE_RUNTIME)
     .fetch_all(pool)
     .await
+}
+
+/// PostgreSQL: completes the claimed key row and finishes the call's audit row in one
+/// statement (a data-modifying `WITH`), inside the draft's transaction.
+pub(crate) async fn complete_and_finish(
+    conn: &mut sqlx::AnyConnection,
+    key: &crate::idempotency::IdempotencyKey,
+    done: &super::keys::Completed<'_>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "WITH k AS (UPDATE erp_idempotency_keys SET document_type = $1, document_id = $2, \
+         document_number = $3, response = $4, response_text = $5, audit_id = $6 \
+         WHERE agent_run_id = $7 AND client_ref = $8 RETURNING 1) \
+         UPDATE erp_audit_log SET outcome = $9, message = NULL, document_type = $1, \
+         document_id = $2, document_number = $3, finished_at = $10 WHERE id = $6",
+    )
+    .bind(done.document.doc_type.clone())
+    .bind(done.document.id)
+    .bind(done.document.number.clone())
+    .bind(done.response.to_string())
+    .bind(done.response_text.map(str::to_string))
+    .bind(done.audit_id)
+    .bind(key.agent_run_id.clone())
+    .bind(key.client_ref.clone())
+    .bind(crate::audit::Outcome::Ok.as_str())
+    .bind(crate::audit::now_text())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// A tool call's row still at `attempt`, as the recovery pass reads it.
+pub(crate) struct OpenAttempt {
+    pub id: AuditId,
+    pub at: String,
+    pub agent_run_id: String,
+    pub tool_name: Option<String>,
+    pub arguments: Option<String>,
+}
+
+/// The tool-call rows at `attempt` written at or before `cutoff`, oldest first.
+pub(crate) async fn attempts_until(
+    pool: &sqlx::AnyPool,
+    cutoff: &str,
+) -> Result<Vec<OpenAttempt>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT id, at, agent_run_id, tool_name, arguments FROM erp_audit_log \
+         WHERE outcome = $1 AND source = $2 AND at <= $3 ORDER BY id",
+    )
+    .bind(ATTEMPT)
+    .bind(SOURCE_RUNTIME)
+    .bind(cutoff)
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(OpenAttempt {
+                id: row.try_get("id")?,
+                at: row.try_get("at")?,
+                agent_run_id: row.try_get("agent_run_id")?,
+                tool_name: row.try_get("tool_name")?,
+                arguments: row.try_get("arguments")?,
+            })
+        })
+        .collect()
+}
+
+/// Closes the row `id` as `interrupted` with `message`, linked to the document that
+/// committed (type, id, number) if one did, unless it is no longer at `attempt`.
+/// Returns how many rows changed (0 or 1).
+pub(crate) async fn close_interrupted(
+    pool: &sqlx::AnyPool,
+    id: AuditId,
+    message: &str,
+    document: Option<(Option<String>, Option<i64>, Option<String>)>,
+) -> Result<u64, sqlx::Error> {
+    let (doc_type, doc_id, doc_number) = document.unwrap_or_default();
+    let updated = sqlx::query(
+        "UPDATE erp_audit_log SET outcome = $1, finished_at = $2, message = $3, \
+         document_type = $4, document_id = $5, document_number = $6 \
+         WHERE id = $7 AND outcome = $8",
+    )
+    .bind(Outcome::Interrupted.as_str())
+    .bind(now_text())
+    .bind(message)
+    .bind(doc_type)
+    .bind(doc_id)
+    .bind(doc_number)
+    .bind(id)
+    .bind(ATTEMPT)
+    .execute(pool)
+    .await?;
+    Ok(updated.rows_affected())
 }
 
 /// The audit log, oldest first: every row, or only those of one agent run.

@@ -8,8 +8,8 @@
 //! key row exists), the row is linked to that document; otherwise its message says that
 //! nothing was committed. A later retry of the same call replays what committed.
 //!
-//! Plain SQL on `erp_audit_log` and `erp_idempotency_keys`, so it works whichever code
-//! wrote the rows. Only rows older than a grace period are touched, so on a database
+//! Plain SQL on `erp_audit_log` (in `store/audit.rs`) and `erp_idempotency_keys`, so it
+//! works whichever code wrote the rows. Only rows older than a grace period are touched, so on a database
 //! shared by several server processes the calls another process is running are left
 //! alone (see [`DatabaseOptions::recovery_grace`](crate::DatabaseOptions::recovery_grace)).
 
@@ -18,7 +18,8 @@ use std::time::Duration;
 use serde_json::Value;
 use sqlx::{AnyPool, Row};
 
-use crate::audit::{ATTEMPT, Outcome, SOURCE_RUNTIME, now_text, time_text};
+use super::audit;
+use crate::audit::time_text;
 
 /// What one recovery pass did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,30 +41,17 @@ pub(crate) const DOCUMENT_COMMITTED: &str = "interrupted: the server stopped aft
 /// Closes every `attempt` row of a tool call older than `grace`. `audit` writes the audit
 /// log (on SQLite its own file), `keys` reads the idempotency keys (the main database).
 pub(crate) async fn recover(
-    audit: &AnyPool,
+    audit_pool: &AnyPool,
     keys: &AnyPool,
     grace: Duration,
 ) -> Result<Recovered, sqlx::Error> {
     let cutoff = chrono::Utc::now()
         - chrono::Duration::from_std(grace).unwrap_or_else(|_| chrono::Duration::days(3650));
     let cutoff = time_text(cutoff);
-    let rows = sqlx::query(
-        "SELECT id, at, agent_run_id, tool_name, arguments FROM erp_audit_log \
-         WHERE outcome = $1 AND source = $2 AND at <= $3 ORDER BY id",
-    )
-    .bind(ATTEMPT)
-    .bind(SOURCE_RUNTIME)
-    .bind(cutoff)
-    .fetch_all(audit)
-    .await?;
     let mut done = Recovered::default();
-    for row in rows {
-        let id: i64 = row.try_get("id")?;
-        let at: String = row.try_get("at")?;
-        let run: String = row.try_get("agent_run_id")?;
-        let tool: Option<String> = row.try_get("tool_name")?;
-        let arguments: Option<String> = row.try_get("arguments")?;
-        let client_ref = arguments
+    for row in audit::attempts_until(audit_pool, &cutoff).await? {
+        let client_ref = row
+            .arguments
             .as_deref()
             .and_then(|a| serde_json::from_str::<Value>(a).ok())
             .and_then(|a| {
@@ -71,58 +59,40 @@ pub(crate) async fn recover(
                     .and_then(Value::as_str)
                     .map(str::to_string)
             });
-        let document = match (client_ref, tool.as_deref()) {
+        let document = match (client_ref, row.tool_name.as_deref()) {
             (Some(client_ref), Some(tool)) => {
                 sqlx::query(
                     "SELECT document_type, document_id, document_number FROM erp_idempotency_keys \
                      WHERE agent_run_id = $1 AND client_ref = $2 AND tool_name = $3 AND created_at >= $4 \
                      AND document_id IS NOT NULL",
                 )
-                .bind(&run)
+                .bind(&row.agent_run_id)
                 .bind(&client_ref)
                 .bind(tool)
-                .bind(&at)
+                .bind(&row.at)
                 .fetch_optional(keys)
                 .await?
             }
             _ => None,
         };
-        let now = now_text();
         match document {
             Some(doc) => {
-                let doc_type: Option<String> = doc.try_get("document_type")?;
-                let doc_id: Option<i64> = doc.try_get("document_id")?;
-                let doc_number: Option<String> = doc.try_get("document_number")?;
-                let updated = sqlx::query(
-                    "UPDATE erp_audit_log SET outcome = $1, finished_at = $2, message = $3, \
-                     document_type = $4, document_id = $5, document_number = $6 \
-                     WHERE id = $7 AND outcome = $8",
+                let document = (
+                    doc.try_get("document_type")?,
+                    doc.try_get("document_id")?,
+                    doc.try_get("document_number")?,
+                );
+                done.linked += audit::close_interrupted(
+                    audit_pool,
+                    row.id,
+                    DOCUMENT_COMMITTED,
+                    Some(document),
                 )
-                .bind(Outcome::Interrupted.as_str())
-                .bind(now)
-                .bind(DOCUMENT_COMMITTED)
-                .bind(doc_type)
-                .bind(doc_id)
-                .bind(doc_number)
-                .bind(id)
-                .bind(ATTEMPT)
-                .execute(audit)
                 .await?;
-                done.linked += updated.rows_affected();
             }
             None => {
-                let updated = sqlx::query(
-                    "UPDATE erp_audit_log SET outcome = $1, finished_at = $2, message = $3 \
-                     WHERE id = $4 AND outcome = $5",
-                )
-                .bind(Outcome::Interrupted.as_str())
-                .bind(now)
-                .bind(NOTHING_COMMITTED)
-                .bind(id)
-                .bind(ATTEMPT)
-                .execute(audit)
-                .await?;
-                done.interrupted += updated.rows_affected();
+                done.interrupted +=
+                    audit::close_interrupted(audit_pool, row.id, NOTHING_COMMITTED, None).await?;
             }
         }
     }

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::input::InputRequest;
+use crate::text::handler as text;
 
 /// What kind of failure a [`ToolError`] reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -129,10 +130,25 @@ impl ToolError {
             choices: choices.into_iter().map(Into::into).collect(),
         };
         let mut err = Self::new(ToolErrorKind::NeedsInput, question)
-            .next_step(crate::text::NEEDS_INPUT_NEXT_STEP)
-            .not_done(crate::text::NOTHING_CHANGED);
+            .next_step(text::NEEDS_INPUT_NEXT_STEP)
+            .not_done(text::NOTHING_CHANGED);
         err.inner.input = Some(request);
         err
+    }
+
+    /// `what` (e.g. "Purchase order") numbered `number` is not visible to the caller.
+    /// The same text whether it does not exist or belongs to another branch.
+    pub fn not_found(what: &str, number: &str) -> Self {
+        Self::new(ToolErrorKind::NotFound, text::not_found(what, number))
+            .next_step(text::NOT_FOUND_NEXT_STEP)
+    }
+
+    /// An internal failure. `detail` is logged and kept in [`details`](Self::details),
+    /// never shown to the model.
+    pub fn internal(detail: impl fmt::Display) -> Self {
+        Self::new(ToolErrorKind::Internal, text::INTERNAL_ERROR)
+            .next_step(text::INTERNAL_NEXT_STEP)
+            .with_details(Value::String(detail.to_string()))
     }
 
     /// The question, if the handler needs a person's decision.

@@ -7,16 +7,19 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::run::Executor;
+use super::executor::Executor;
 use super::*;
 use crate::audit::Outcome;
 use crate::registry::ToolRegistry;
-use crate::runtime::admit::{Admitted, Refused};
+use crate::runtime::prepare::Prepared;
+use crate::runtime::run_id::BadRunId;
 use crate::runtime::{CallError, CallOutcome, ToolCall};
 use crate::schema::{Property, Schema, SchemaKind};
 use crate::tool::context::{Principal, ToolContext};
+use crate::tool::error::ToolError;
 use crate::tool::handler::{Handler, HandlerFuture};
 use crate::tool::handles::{DraftTx, ReadDb};
+use crate::tool::input::InputAnswers;
 use crate::tool::{Limit, ToolDef, ToolDefParts};
 
 fn read_stub<'a>(_: &'a ToolContext, _: &'a ReadDb, _: Value) -> HandlerFuture<'a> {
@@ -92,30 +95,33 @@ impl Executor for FakeExec {
     fn registry(&self) -> &ToolRegistry {
         &self.registry
     }
-    fn execute<'a>(
+    fn check_run<'a>(
+        &'a self,
+        _: &'a Principal,
+        chosen: Result<String, BadRunId>,
+    ) -> BoxFuture<'a, Result<Option<ToolError>, CallError>> {
+        // Every valid run is the caller's here; the real check is the runtime's.
+        Box::pin(async move { Ok(chosen.err().map(|bad| bad.refusal())) })
+    }
+    fn finish<'a>(
         &'a self,
         _: &'a Arc<Principal>,
-        call: ToolCall,
-        _: Admitted<'a>,
+        prepared: Prepared<'a>,
+        _: InputAnswers,
     ) -> BoxFuture<'a, Result<CallOutcome, CallError>> {
-        let out = (self.respond)(&call);
+        let call = prepared.call.clone();
+        let out = match prepared.admission {
+            Ok(_) => (self.respond)(&call),
+            Err(refused) => Ok(CallOutcome {
+                outcome: refused.outcome(),
+                structured: refused.error.to_json(),
+                text: refused.error.to_string(),
+                document: None,
+                error: Some(refused.error),
+            }),
+        };
         self.calls.lock().unwrap().push(call);
         Box::pin(async move { out })
-    }
-    fn refuse<'a>(
-        &'a self,
-        _: &'a Arc<Principal>,
-        call: ToolCall,
-        refused: Refused,
-    ) -> BoxFuture<'a, Result<CallOutcome, CallError>> {
-        self.calls.lock().unwrap().push(call);
-        let out = CallOutcome {
-            outcome: refused.outcome(),
-            structured: refused.error.to_json(),
-            text: refused.error.to_string(),
-            document: None,
-        };
-        Box::pin(async move { Ok(out) })
     }
 }
 
@@ -125,6 +131,7 @@ fn ok(text: &str) -> Result<CallOutcome, CallError> {
         structured: json!({}),
         text: text.into(),
         document: None,
+        error: None,
     })
 }
 

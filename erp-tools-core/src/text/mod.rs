@@ -2,7 +2,9 @@
 //! once: what failed, what is allowed, what to do next, and what did *not* happen.
 //!
 //! Handlers write their own [`ToolError`]s; generated code, the pipeline (admission,
-//! reads, drafts), the agent loop and the MCP server use only the functions here.
+//! reads, drafts), the agent loop and the MCP server use only the functions here. The
+//! sentences of [`ToolError`]'s own constructors (`not_found`, `internal`, `needs_input`)
+//! are in `handler.rs`, which imports nothing, so the error type can use them.
 
 #[cfg(feature = "runtime")]
 use crate::idempotency::{IdempotencyKey, MAX_CLIENT_REF_CHARS, StoredKey};
@@ -14,11 +16,11 @@ use serde_json::Value;
 use crate::tool::error::{ToolError, ToolErrorKind};
 #[cfg(feature = "runtime")]
 use crate::tool::handles::DocumentRef;
+#[cfg(feature = "runtime")]
+use crate::validate::ArgumentErrors;
 
-/// What a failed draft call did not do.
-pub const NO_DRAFT_CREATED: &str = "No draft was created.";
-/// What a failed read call did not do.
-pub const NOTHING_CHANGED: &str = "Nothing was changed.";
+pub(crate) mod handler;
+pub(crate) use handler::{NO_DRAFT_CREATED, NOTHING_CHANGED};
 
 /// The "what did not happen" sentence of a failed call of `tier`.
 pub(crate) fn not_done(tier: Tier) -> &'static str {
@@ -29,40 +31,6 @@ pub(crate) fn not_done(tier: Tier) -> &'static str {
 }
 
 // ---- handlers ----------------------------------------------------------------------------
-
-/// `what` numbered `number` is not visible to the caller (the same text whether it does
-/// not exist or belongs to another branch).
-pub(crate) fn not_found(what: &str, number: &str) -> String {
-    format!("{what} {number} was not found in your branch.")
-}
-
-/// What to do after a not-found error.
-pub(crate) const NOT_FOUND_NEXT_STEP: &str =
-    "Check the number, or search first and use a number from the results.";
-
-/// An internal failure, as the model is told it (the detail stays in the log and audit).
-pub(crate) const INTERNAL_ERROR: &str =
-    "The server could not complete this call because of an internal error.";
-
-/// What to do after an internal failure.
-pub(crate) const INTERNAL_NEXT_STEP: &str =
-    "Try the same call again later; if it keeps failing, tell the user.";
-
-impl ToolError {
-    /// `what` (e.g. "Purchase order") numbered `number` is not visible to the caller.
-    /// The same text whether it does not exist or belongs to another branch.
-    pub fn not_found(what: &str, number: &str) -> Self {
-        Self::new(ToolErrorKind::NotFound, not_found(what, number)).next_step(NOT_FOUND_NEXT_STEP)
-    }
-
-    /// An internal failure. `detail` is logged and kept in [`details`](Self::details),
-    /// never shown to the model.
-    pub fn internal(detail: impl fmt::Display) -> Self {
-        Self::new(ToolErrorKind::Internal, INTERNAL_ERROR)
-            .next_step(INTERNAL_NEXT_STEP)
-            .with_details(Value::String(detail.to_string()))
-    }
-}
 
 /// A failure that is a bug in the tool itself (its code or its declaration): retrying
 /// cannot help, so the model is told not to. `detail` goes to the log and audit only.
@@ -191,13 +159,31 @@ pub(crate) fn missing_scopes(tool: &str, tier: Tier, missing: &[&str], user: &st
 
 /// The arguments do not match the schema; `listed` are the problems, one per field.
 #[cfg(feature = "runtime")]
-pub(crate) fn invalid_arguments(tool: &str, tier: Tier, listed: &[String]) -> ToolError {
+pub(crate) fn invalid_arguments(tool: &str, tier: Tier, errors: &ArgumentErrors) -> ToolError {
+    let listed: Vec<String> = errors
+        .problems
+        .iter()
+        .map(|p| {
+            let message = p.message.trim_end_matches('.');
+            if p.path.is_empty() {
+                message.to_string()
+            } else {
+                format!("`{}`: {message}", p.path)
+            }
+        })
+        .collect();
+    let details: Vec<Value> = errors
+        .problems
+        .iter()
+        .map(|p| serde_json::json!({ "path": p.path, "message": p.message }))
+        .collect();
     ToolError::invalid_arguments(format!(
         "The arguments for `{tool}` are invalid: {}.",
         listed.join("; ")
     ))
     .next_step("Correct the fields named above and call the tool again.")
     .not_done(not_done(tier))
+    .with_details(serde_json::json!({ "problems": details }))
 }
 
 /// A draft tool whose arguments have no `client_ref` string: a bug in the tool.
@@ -496,11 +482,6 @@ pub(crate) const CALL_FAILED_INSIDE: &str = "The call failed inside the server. 
      happen twice, otherwise tell the user.";
 
 // ---- Asking instead of guessing (tool/input.rs, mcp/handler.rs) ----
-
-/// What a model is told to do with a question a tool asks (see
-/// [`ToolError::needs_input`]).
-pub const NEEDS_INPUT_NEXT_STEP: &str = "A person must decide this: ask the user the \
-     question with the allowed answers, do not choose for them.";
 
 /// A repeated call whose `requestState` is forged, altered, expired, already used, or
 /// belongs to another caller, tool or set of arguments.

@@ -1,0 +1,64 @@
+//! The seam between the loop and the tool runtime: [`Executor`], implemented by
+//! [`ToolRuntime`] and, in the loop's unit tests, by a stand-in. The loop prepares each
+//! call itself ([`prepare`](crate::runtime::prepare::prepare), pure: the same admission
+//! as MCP, with the policy's limits) and hands the prepared call back to be run; the run
+//! check is the runtime's. Nothing here has a default: a seam that grants anything by
+//! default would fail open.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use crate::registry::ToolRegistry;
+use crate::runtime::prepare::Prepared;
+use crate::runtime::run_id::BadRunId;
+use crate::runtime::{CallError, CallOutcome, ToolRuntime};
+use crate::tool::context::Principal;
+use crate::tool::error::ToolError;
+use crate::tool::input::InputAnswers;
+
+/// Runs the calls the loop prepared. See the [module docs](self).
+pub(crate) trait Executor: Send + Sync {
+    /// The registry calls are admitted against.
+    fn registry(&self) -> &ToolRegistry;
+
+    /// Why `principal` may not use the run `chosen`, if it may not
+    /// ([`ToolRuntime::check_run`]).
+    fn check_run<'a>(
+        &'a self,
+        principal: &'a Principal,
+        chosen: Result<String, BadRunId>,
+    ) -> BoxFuture<'a, Result<Option<ToolError>, CallError>>;
+
+    /// Runs a prepared call of a checked run, with a person's `answers` for its handler:
+    /// its refusal recorded, or the admitted call executed ([`ToolRuntime::finish`]).
+    fn finish<'a>(
+        &'a self,
+        principal: &'a Arc<Principal>,
+        prepared: Prepared<'a>,
+        answers: InputAnswers,
+    ) -> BoxFuture<'a, Result<CallOutcome, CallError>>;
+}
+
+impl Executor for ToolRuntime {
+    fn registry(&self) -> &ToolRegistry {
+        self.registry()
+    }
+
+    fn check_run<'a>(
+        &'a self,
+        principal: &'a Principal,
+        chosen: Result<String, BadRunId>,
+    ) -> BoxFuture<'a, Result<Option<ToolError>, CallError>> {
+        Box::pin(ToolRuntime::check_run(self, principal, chosen))
+    }
+
+    fn finish<'a>(
+        &'a self,
+        principal: &'a Arc<Principal>,
+        prepared: Prepared<'a>,
+        answers: InputAnswers,
+    ) -> BoxFuture<'a, Result<CallOutcome, CallError>> {
+        Box::pin(ToolRuntime::finish(self, principal, prepared, answers))
+    }
+}

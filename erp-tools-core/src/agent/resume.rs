@@ -1,0 +1,222 @@
+//! Pausing and resuming a run: a paused run kept for approval, and resumed with an
+//! approval or a person's answer, checked against the run it belongs to.
+
+use std::sync::Arc;
+
+use super::approval::Approval;
+use super::audit::{AgentEventKind, AuditError};
+use super::builder::Agent;
+use super::model::Model;
+use super::outcome::{PausedRun, ResumeError, RunOutcome, RunStatus};
+use super::signature::action_signature;
+use super::state::{CallRef, Event, State};
+use crate::runtime::run_id;
+use crate::tool::context::Principal;
+
+/// Why a paused run goes on: the approval to add (if any) and the event to record.
+struct Resumed {
+    approval: Option<Approval>,
+    kind: AgentEventKind,
+    detail: String,
+}
+
+impl Agent {
+    /// Resumes a run that stopped with [`RunStatus::AwaitingApproval`]. `approval` must
+    /// name exactly the pending action's signature (see
+    /// [`PendingAction::approve`](super::PendingAction::approve)); admission runs again
+    /// (scopes and hard limits still apply), then exactly that action runs and the loop
+    /// continues. A different action proposed later needs its own approval.
+    pub async fn resume(
+        &self,
+        principal: &Arc<Principal>,
+        model: &mut dyn Model,
+        paused: PausedRun,
+        approval: Approval,
+    ) -> Result<RunOutcome, ResumeError> {
+        if paused.input.is_some() {
+            return Err(ResumeError::WrongResume {
+                waits_for: "an answer",
+                use_instead: "Agent::answer",
+            });
+        }
+        Self::check_paused(principal, &paused)?;
+        let pending = &paused.pending;
+        if !approval.covers(&paused.run_id, &pending.signature) {
+            return Err(ResumeError::ApprovalMismatch {
+                pending: pending.signature.clone(),
+                approved: approval.signature,
+            });
+        }
+        let detail = format!("approved by {}", approval.approved_by);
+        let resumed = Resumed {
+            approval: Some(approval),
+            kind: AgentEventKind::Approved,
+            detail,
+        };
+        Ok(self
+            .continue_paused(principal, model, paused, resumed)
+            .await)
+    }
+
+    /// Resumes a run that stopped with [`RunStatus::AwaitingInput`] with the person's
+    /// `answer`, which must be one of the question's choices. The waiting call is
+    /// admitted again (scopes, limits and approvals still apply) and runs with the answer
+    /// ([`ToolContext::input`](crate::ToolContext::input)); then the loop continues. The
+    /// answer is recorded as an `input_given` event naming the resuming user.
+    pub async fn answer(
+        &self,
+        principal: &Arc<Principal>,
+        model: &mut dyn Model,
+        mut paused: PausedRun,
+        answer: impl Into<String>,
+    ) -> Result<RunOutcome, ResumeError> {
+        let answer = answer.into();
+        let Some(input) = paused.input.take() else {
+            return Err(ResumeError::WrongResume {
+                waits_for: "an approval",
+                use_instead: "Agent::resume",
+            });
+        };
+        Self::check_paused(principal, &paused)?;
+        if !input.accepts(&answer) {
+            return Err(ResumeError::AnswerNotAllowed {
+                answer,
+                choices: input.choices,
+            });
+        }
+        let detail = super::text::input_given(&input.key, &answer, principal.user_id());
+        paused.answers.insert(input.key, answer);
+        let resumed = Resumed {
+            approval: None,
+            kind: AgentEventKind::InputGiven,
+            detail,
+        };
+        Ok(self
+            .continue_paused(principal, model, paused, resumed)
+            .await)
+    }
+
+    /// Checks that `paused` may be resumed by `principal` and is consistent.
+    fn check_paused(principal: &Principal, paused: &PausedRun) -> Result<(), ResumeError> {
+        if paused.version != PausedRun::VERSION {
+            return Err(ResumeError::Inconsistent(format!(
+                "unsupported format version {}",
+                paused.version
+            )));
+        }
+        if principal.user_id() != paused.on_behalf_of || principal.branch_id() != paused.branch_id {
+            return Err(ResumeError::WrongPrincipal {
+                expected_user: paused.on_behalf_of.clone(),
+                expected_branch: paused.branch_id,
+            });
+        }
+        if let Some(bound) = principal.agent_run_id()
+            && bound != paused.run_id
+        {
+            return Err(ResumeError::WrongRun {
+                expected: paused.run_id.clone(),
+                bound: bound.to_string(),
+            });
+        }
+        let pending = &paused.pending;
+        if action_signature(&pending.tool, &pending.arguments) != pending.signature
+            || pending.run_id != paused.run_id
+        {
+            return Err(ResumeError::Inconsistent(
+                "the pending action does not match its own signature".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Continues a checked paused run: records why it resumed, proposes the pending call
+    /// again, and drives the loop on.
+    async fn continue_paused(
+        &self,
+        principal: &Arc<Principal>,
+        model: &mut dyn Model,
+        paused: PausedRun,
+        resumed: Resumed,
+    ) -> RunOutcome {
+        let principal = &self.run_principal(principal, model);
+        let (mut st, pending) = State::resumed(paused, self.clock.now());
+        let chosen = run_id::choose(principal, Some(&st.run_id));
+        if let Some(status) = self.refused_run(principal, &mut st, chosen).await {
+            return st.finish(principal, status, self.clock.as_ref());
+        }
+        if let Some(approval) = resumed.approval {
+            st.approvals.push(approval);
+        }
+        let status = async {
+            let call = CallRef {
+                call_id: &pending.call_id,
+                tool: &pending.tool,
+                arguments: &pending.arguments,
+                signature: &pending.signature,
+            };
+            self.record(
+                &mut st,
+                principal,
+                Event::new(resumed.kind).call(&call).detail(resumed.detail),
+            )
+            .await?;
+            if let Some(end) = self
+                .propose(
+                    principal,
+                    &mut st,
+                    &pending.call_id,
+                    &pending.tool,
+                    &pending.arguments,
+                )
+                .await?
+            {
+                return Ok(end);
+            }
+            Ok::<_, AuditError>(self.drive(principal, model, &mut st).await)
+        }
+        .await
+        .unwrap_or_else(|e| RunStatus::Aborted {
+            reason: e.to_string(),
+        });
+        let outcome = st.finish(principal, status, self.clock.as_ref());
+        self.keep_pending(principal, outcome).await
+    }
+
+    /// Stores `outcome`'s pending action if the run paused and a queue is set.
+    pub(super) async fn keep_pending(
+        &self,
+        principal: &Principal,
+        mut outcome: RunOutcome,
+    ) -> RunOutcome {
+        let (Some(queue), Some(paused)) = (&self.queue, outcome.paused()) else {
+            return outcome;
+        };
+        let limits = self.limits_text(&paused.pending.tool);
+        if let Err(e) = queue.keep(&paused, principal.branch_code(), limits).await {
+            outcome.status = RunStatus::Aborted {
+                reason: format!("the pending action could not be stored for approval: {e}"),
+            };
+        }
+        outcome
+    }
+
+    /// The hard limits on `tool`, the tool's own and this policy's, as a reviewer reads
+    /// them.
+    fn limits_text(&self, tool: &str) -> Option<String> {
+        let own = self
+            .exec
+            .registry()
+            .get(tool)
+            .map(|t| t.def.limits())
+            .unwrap_or_default()
+            .iter()
+            .map(|l| format!("{} ≤ {} (tool)", l.path, l.max));
+        let policy = self
+            .policy
+            .limits_for(tool)
+            .into_iter()
+            .map(|l| format!("{} ≤ {} (policy)", l.path, l.max));
+        let all: Vec<String> = own.chain(policy).collect();
+        (!all.is_empty()).then(|| all.join("; "))
+    }
+}

@@ -1,0 +1,100 @@
+//! Starting a run: its principal and run id, the run checked as the runtime checks
+//! every call's, and the loop driven until it stops.
+
+use std::sync::Arc;
+
+use super::audit::AgentEventKind;
+use super::builder::Agent;
+use super::model::{Message, Model};
+use super::outcome::{RunOutcome, RunRequest, RunStatus};
+use super::state::{Event, State};
+use crate::runtime::run_id::{self, BadRunId};
+use crate::tool::context::Principal;
+
+impl Agent {
+    /// Runs `task` for `principal` until the model answers or a brake stops it.
+    pub async fn run(
+        &self,
+        principal: &Arc<Principal>,
+        model: &mut dyn Model,
+        task: impl Into<String>,
+    ) -> RunOutcome {
+        self.run_with(principal, model, RunRequest::new(task)).await
+    }
+
+    /// Runs `request` for `principal`.
+    ///
+    /// The run is the principal's bound run (its token's `run` claim), else
+    /// `request.run_id`, else a fresh one. Before the model is asked anything, the run is
+    /// checked as [`ToolRuntime::call`](crate::ToolRuntime::call) checks it: an invalid run id, another person's
+    /// scope, or a run another person (user and branch) used first ends the run at once
+    /// with [`RunStatus::Aborted`] and one `denied` audit event.
+    pub async fn run_with(
+        &self,
+        principal: &Arc<Principal>,
+        model: &mut dyn Model,
+        request: RunRequest,
+    ) -> RunOutcome {
+        let principal = &self.run_principal(principal, model);
+        let named = request.run_id.unwrap_or_else(|| run_id::fresh("run"));
+        let chosen = run_id::choose(principal, Some(&named));
+        let run_id = match &chosen {
+            Ok(run) => run.clone(),
+            Err(bad) => bad.audit_id().to_string(),
+        };
+        let approvals = request
+            .approvals
+            .into_iter()
+            .filter(|a| a.run_id == run_id)
+            .collect();
+        let history = vec![
+            Message::System {
+                content: self.system_message_for(principal),
+            },
+            Message::User {
+                content: request.task,
+            },
+        ];
+        let mut st = State::new(run_id, history, approvals, self.clock.now());
+        let status = match self.refused_run(principal, &mut st, chosen).await {
+            Some(status) => status,
+            None => self.drive(principal, model, &mut st).await,
+        };
+        let outcome = st.finish(principal, status, self.clock.as_ref());
+        self.keep_pending(principal, outcome).await
+    }
+
+    /// Ends a run that may not start: its run id is invalid, or the run is not the
+    /// principal's. `None` if it may start.
+    pub(super) async fn refused_run(
+        &self,
+        principal: &Arc<Principal>,
+        st: &mut State,
+        chosen: Result<String, BadRunId>,
+    ) -> Option<RunStatus> {
+        let refusal = match chosen {
+            Err(bad) => {
+                // The events name the run by a stand-in; an invalid id is never stored.
+                st.run_id = bad.audit_id().to_string();
+                bad.refusal()
+            }
+            Ok(run) => match self.exec.check_run(principal, Ok(run)).await {
+                Ok(None) => return None,
+                Ok(Some(refusal)) => refusal,
+                Err(e) => {
+                    return Some(RunStatus::Aborted {
+                        reason: e.to_string(),
+                    });
+                }
+            },
+        };
+        let reason = refusal.to_string();
+        let event = Event::new(AgentEventKind::Denied).detail(reason.clone());
+        Some(match self.record(st, principal, event).await {
+            Ok(()) => RunStatus::Aborted { reason },
+            Err(e) => RunStatus::Aborted {
+                reason: e.to_string(),
+            },
+        })
+    }
+}
