@@ -13,15 +13,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
-use super::approval::Approval;
-use super::builder::Agent;
 use super::clock::{Clock, SystemClock};
-use super::model::Model;
-use super::outcome::{PausedRun, ResumeError, RunOutcome};
+use super::outcome::{PausedRun, ResumeError};
 use super::signature::action_digest;
+use super::stored::{ApprovalStatus, StoredApproval};
 use crate::audit::{AuditEntry, time_text};
 use crate::store::approvals::{self as sql, NewApproval, Which};
 use crate::tool::context::Principal;
@@ -35,117 +30,6 @@ pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(24 * 3600);
 pub const APPROVAL_GRANTED: &str = "approval_granted";
 /// Audit outcome recorded in the run's trail when a person rejects a stored action.
 pub const APPROVAL_REJECTED: &str = "approval_rejected";
-
-/// Where a stored approval stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ApprovalStatus {
-    /// Waiting for a person's decision.
-    Pending,
-    /// A person approved it; the run can be resumed.
-    Approved,
-    /// A person rejected it; the action will not run.
-    Rejected,
-    /// Nobody decided in time; it can no longer be decided.
-    Expired,
-}
-
-impl ApprovalStatus {
-    /// `pending`, `approved`, `rejected` or `expired`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ApprovalStatus::Pending => "pending",
-            ApprovalStatus::Approved => "approved",
-            ApprovalStatus::Rejected => "rejected",
-            ApprovalStatus::Expired => "expired",
-        }
-    }
-
-    pub(crate) fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "pending" => ApprovalStatus::Pending,
-            "approved" => ApprovalStatus::Approved,
-            "rejected" => ApprovalStatus::Rejected,
-            "expired" => ApprovalStatus::Expired,
-            _ => return None,
-        })
-    }
-}
-
-/// An action waiting for (or given) a person's decision, as stored.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StoredApproval {
-    /// The approval's id (what a reviewer approves, what a resume names).
-    pub id: i64,
-    /// The run that proposed the action.
-    pub run_id: String,
-    /// The proposed call's id.
-    pub call_id: String,
-    /// Tool name.
-    pub tool: String,
-    /// The arguments, normalised (as they will be executed).
-    pub arguments: Value,
-    /// The action signature the approval binds to.
-    pub signature: String,
-    /// Why the policy asks for approval.
-    pub reason: String,
-    /// The hard limits that apply to the tool (approval never lifts them), e.g.
-    /// `amount ≤ 10000000 (tool)`.
-    pub limits: Option<String>,
-    /// The person the run acts for (who may not approve it).
-    pub user_id: String,
-    /// Their branch.
-    pub branch_id: i64,
-    /// Their branch's business code.
-    pub branch_code: String,
-    /// Where it stands (`Expired` when a pending one is past `expires_at`).
-    pub status: ApprovalStatus,
-    /// When the run paused.
-    pub created_at: String,
-    /// When a pending approval can no longer be decided.
-    pub expires_at: String,
-    /// Who approved or rejected it.
-    pub decided_by: Option<String>,
-    /// When.
-    pub decided_at: Option<String>,
-    /// The reviewer's note (why, for a rejection).
-    pub note: Option<String>,
-    /// When a run first resumed from it.
-    pub resumed_at: Option<String>,
-    /// How many times a run resumed from it (a second resume replays).
-    pub resume_count: i64,
-    /// How the last resumed run ended (`done`, `awaiting_approval`, ...).
-    pub resume_status: Option<String>,
-}
-
-impl StoredApproval {
-    /// The [`Approval`] this decision grants: exactly this signature in this run.
-    /// `None` unless it was approved.
-    pub fn approval(&self) -> Option<Approval> {
-        if self.status != ApprovalStatus::Approved {
-            return None;
-        }
-        let mut approval = Approval::new(
-            self.run_id.clone(),
-            self.signature.clone(),
-            self.decided_by.clone().unwrap_or_default(),
-        );
-        approval.approved_at = self
-            .decided_at
-            .as_deref()
-            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-            .map(|t| t.with_timezone(&chrono::Utc));
-        approval.note = self.note.clone();
-        Some(approval)
-    }
-
-    fn seen_at(mut self, now: &str) -> Self {
-        if self.status == ApprovalStatus::Pending && self.expires_at.as_str() <= now {
-            self.status = ApprovalStatus::Expired;
-        }
-        self
-    }
-}
 
 /// Why a decision was not recorded. Nothing changed.
 #[derive(Debug, thiserror::Error)]
@@ -222,7 +106,7 @@ pub enum StoredResumeError {
 
 /// Durable approvals on the application database (`erp_approvals`). Cheap to clone.
 ///
-/// Give it to the agent with [`Agent::approval_queue`]: every run that pauses for approval
+/// Give it to the agent with [`Agent::approval_queue`](super::Agent::approval_queue): every run that pauses for approval
 /// is then stored, found by any process through [`pending`](Self::pending), decided with
 /// [`approve`](Self::approve) / [`reject`](Self::reject), and resumed with
 /// [`resume`](Self::resume).
@@ -246,7 +130,7 @@ pub enum StoredResumeError {
 /// ```
 #[derive(Clone)]
 pub struct ApprovalQueue {
-    db: Database,
+    pub(super) db: Database,
     ttl: Duration,
     clock: Arc<dyn Clock>,
 }
@@ -292,7 +176,7 @@ impl ApprovalQueue {
         &self.db
     }
 
-    fn now(&self) -> String {
+    pub(super) fn now(&self) -> String {
         time_text(self.clock.utc())
     }
 
@@ -481,40 +365,5 @@ impl ApprovalQueue {
             .action_signature(decided.signature.clone())
             .message(message);
         self.db.record_event(entry).await.map(|_| ())
-    }
-
-    /// Resumes the run of approved action `id` for `principal` (the person it acts for,
-    /// authenticated now): exactly the approved signature runs, once, then the loop goes
-    /// on with `model`. Resuming again replays the action (its idempotency key returns
-    /// the original result); a changed action needs a new approval. If the resumed run
-    /// pauses again, the agent stores the new pending action.
-    pub async fn resume(
-        &self,
-        agent: &Agent,
-        principal: &Arc<Principal>,
-        model: &mut dyn Model,
-        id: i64,
-    ) -> Result<RunOutcome, StoredResumeError> {
-        let stored = self.get(id).await?.ok_or(StoredResumeError::NotFound(id))?;
-        let Some(approval) = stored.approval() else {
-            return Err(StoredResumeError::NotApproved {
-                id,
-                status: stored.status,
-            });
-        };
-        let text = sql::paused_run(self.db.pool(), id)
-            .await
-            .map_err(StoreError::from)?
-            .ok_or(StoredResumeError::NotFound(id))?;
-        let paused: PausedRun =
-            serde_json::from_str(&text).map_err(|e| StoredResumeError::Unreadable {
-                id,
-                detail: e.to_string(),
-            })?;
-        let outcome = agent.resume(principal, model, paused, approval).await?;
-        sql::mark_resumed(self.db.pool(), id, &self.now(), outcome.status.as_str())
-            .await
-            .map_err(StoreError::from)?;
-        Ok(outcome)
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::ApprovalQueue;
+use super::approvals_store::ApprovalQueue;
 use super::audit::AuditSink;
 use super::budget::Budget;
 use super::clock::{Clock, SystemClock};

@@ -66,7 +66,7 @@
 //! ```
 
 mod approval;
-mod approvals_store;
+pub(crate) mod approvals_store;
 mod audit;
 mod budget;
 mod builder;
@@ -84,6 +84,7 @@ mod signature;
 mod start;
 mod state;
 mod step;
+pub(crate) mod stored;
 mod text;
 
 #[cfg(test)]
@@ -92,8 +93,8 @@ mod tests;
 pub use crate::runtime::limits::value_at;
 pub use approval::{Approval, PendingAction};
 pub use approvals_store::{
-    APPROVAL_GRANTED, APPROVAL_REJECTED, ApprovalQueue, ApprovalStatus, DEFAULT_APPROVAL_TTL,
-    DecisionError, StoredApproval, StoredResumeError,
+    APPROVAL_GRANTED, APPROVAL_REJECTED, ApprovalQueue, DEFAULT_APPROVAL_TTL, DecisionError,
+    StoredResumeError,
 };
 pub use audit::{AgentEvent, AgentEventKind, AuditError, AuditSink, MemoryAuditSink};
 pub use budget::{Budget, BudgetScope, SharedLedger, TokenUsage, UsageLedger};
@@ -107,3 +108,4 @@ pub use model::{
 pub use outcome::{PausedRun, ResumeError, RunOutcome, RunRequest, RunStatus};
 pub use policy::{Decision, Denial, DenialReason, Policy, PolicyError};
 pub use signature::{action_digest, action_signature};
+pub use stored::{ApprovalStatus, StoredApproval};

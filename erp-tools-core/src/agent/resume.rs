@@ -1,16 +1,20 @@
 //! Pausing and resuming a run: a paused run kept for approval, and resumed with an
-//! approval or a person's answer, checked against the run it belongs to.
+//! approval or a person's answer (from a [`PausedRun`] in hand, or from the
+//! [`ApprovalQueue`] that stored it), checked against the run it belongs to.
 
 use std::sync::Arc;
 
 use super::approval::Approval;
+use super::approvals_store::{ApprovalQueue, StoredResumeError};
 use super::audit::{AgentEventKind, AuditError};
 use super::builder::Agent;
 use super::model::Model;
 use super::outcome::{PausedRun, ResumeError, RunOutcome, RunStatus};
 use super::signature::action_signature;
 use super::state::{CallRef, Event, State};
+use crate::StoreError;
 use crate::runtime::run_id;
+use crate::store::approvals as sql;
 use crate::tool::context::Principal;
 
 /// Why a paused run goes on: the approval to add (if any) and the event to record.
@@ -218,5 +222,42 @@ impl Agent {
             .map(|l| format!("{} ≤ {} (policy)", l.path, l.max));
         let all: Vec<String> = own.chain(policy).collect();
         (!all.is_empty()).then(|| all.join("; "))
+    }
+}
+
+impl ApprovalQueue {
+    /// Resumes the run of approved action `id` for `principal` (the person it acts for,
+    /// authenticated now): exactly the approved signature runs, once, then the loop goes
+    /// on with `model`. Resuming again replays the action (its idempotency key returns
+    /// the original result); a changed action needs a new approval. If the resumed run
+    /// pauses again, the agent stores the new pending action.
+    pub async fn resume(
+        &self,
+        agent: &Agent,
+        principal: &Arc<Principal>,
+        model: &mut dyn Model,
+        id: i64,
+    ) -> Result<RunOutcome, StoredResumeError> {
+        let stored = self.get(id).await?.ok_or(StoredResumeError::NotFound(id))?;
+        let Some(approval) = stored.approval() else {
+            return Err(StoredResumeError::NotApproved {
+                id,
+                status: stored.status,
+            });
+        };
+        let text = sql::paused_run(self.db.pool(), id)
+            .await
+            .map_err(StoreError::from)?
+            .ok_or(StoredResumeError::NotFound(id))?;
+        let paused: PausedRun =
+            serde_json::from_str(&text).map_err(|e| StoredResumeError::Unreadable {
+                id,
+                detail: e.to_string(),
+            })?;
+        let outcome = agent.resume(principal, model, paused, approval).await?;
+        sql::mark_resumed(self.db.pool(), id, &self.now(), outcome.status.as_str())
+            .await
+            .map_err(StoreError::from)?;
+        Ok(outcome)
     }
 }

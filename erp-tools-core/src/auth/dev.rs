@@ -2,11 +2,10 @@
 //! own for set-ups without an identity provider. [`TokenConfig`] names the key, who
 //! issues tokens and who they are for.
 
-use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
+use super::branches::Branches;
 use super::error::AuthError;
 use super::jwt::CLOCK_SKEW_SECS;
 
@@ -43,7 +42,7 @@ pub struct TokenConfig {
     pub(crate) development: bool,
     pub(crate) leeway: Duration,
     pub(crate) max_age: Option<Duration>,
-    pub(crate) branches: Option<Arc<BTreeMap<i64, String>>>,
+    pub(crate) branches: Option<Branches>,
 }
 
 impl fmt::Debug for TokenConfig {
@@ -161,9 +160,7 @@ impl TokenConfig {
         I: IntoIterator<Item = (i64, S)>,
         S: Into<String>,
     {
-        self.branches = Some(Arc::new(
-            branches.into_iter().map(|(id, c)| (id, c.into())).collect(),
-        ));
+        self.branches = Some(Branches::new(branches));
         self
     }
 
@@ -184,11 +181,8 @@ impl TokenConfig {
         self.development
     }
 
-    /// The branch code of `branch_id` when branches are configured: `Some(None)` for a
-    /// branch that is not listed.
-    pub(crate) fn branch_code(&self, branch_id: i64) -> Option<Option<&str>> {
-        self.branches
-            .as_ref()
-            .map(|b| b.get(&branch_id).map(String::as_str))
+    /// The configured branches, if any.
+    pub(crate) fn branches(&self) -> Option<&Branches> {
+        self.branches.as_ref()
     }
 }

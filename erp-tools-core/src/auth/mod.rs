@@ -43,6 +43,7 @@
 //! ```
 
 mod authenticator;
+mod branches;
 mod config;
 mod dev;
 #[cfg(feature = "oidc")]

@@ -11,12 +11,10 @@
 //! [`ClaimsResolver`] is the default, for providers whose tokens carry everything
 //! (`branch_id`, `branch_code`, `roles`, `scope`).
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use super::branches::Branches;
 use super::error::AuthError;
 use super::jwt::TokenClaims;
 use crate::tool::context::Principal;
@@ -78,7 +76,7 @@ pub fn effective_scopes<'g>(
 /// branch code must be the code of the branch id.
 #[derive(Clone, Debug, Default)]
 pub struct ClaimsResolver {
-    branches: Option<Arc<BTreeMap<i64, String>>>,
+    branches: Option<Branches>,
 }
 
 impl ClaimsResolver {
@@ -94,9 +92,7 @@ impl ClaimsResolver {
         I: IntoIterator<Item = (i64, S)>,
         S: Into<String>,
     {
-        self.branches = Some(Arc::new(
-            branches.into_iter().map(|(id, c)| (id, c.into())).collect(),
-        ));
+        self.branches = Some(Branches::new(branches));
         self
     }
 
@@ -120,20 +116,7 @@ impl ClaimsResolver {
             .filter(|c| !c.trim().is_empty())
             .ok_or_else(|| missing("branch_code"))?;
         if let Some(branches) = &self.branches {
-            match branches.get(&branch_id) {
-                Some(code) if code == branch_code => {}
-                Some(code) => {
-                    return Err(AuthError::InvalidClaims(format!(
-                        "`branch_code` {branch_code} is not the code of `branch_id` \
-                         {branch_id} ({code})"
-                    )));
-                }
-                None => {
-                    return Err(AuthError::InvalidClaims(format!(
-                        "`branch_id` {branch_id} names no branch of this ERP"
-                    )));
-                }
-            }
+            branches.check(branch_id, branch_code)?;
         }
         let mut builder = Principal::builder(&claims.subject, branch_id, branch_code)
             .scopes(claims.scopes.iter().cloned());

@@ -165,21 +165,8 @@ pub(crate) fn claims_of(config: &TokenConfig, verified: TokenClaims) -> Result<C
             "`sub` and `branch_code` must not be empty".into(),
         ));
     }
-    match config.branch_code(claims.branch_id) {
-        None => {}
-        Some(Some(code)) if code == claims.branch_code => {}
-        Some(Some(code)) => {
-            return Err(AuthError::InvalidClaims(format!(
-                "`branch_code` {} is not the code of `branch_id` {} ({code})",
-                claims.branch_code, claims.branch_id
-            )));
-        }
-        Some(None) => {
-            return Err(AuthError::InvalidClaims(format!(
-                "`branch_id` {} names no branch of this ERP",
-                claims.branch_id
-            )));
-        }
+    if let Some(branches) = config.branches() {
+        branches.check(claims.branch_id, &claims.branch_code)?;
     }
     Ok(claims)
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     Implementation, InputRequiredResult, ListToolsResult, NumberOrString, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolsCapability,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolAnnotations, ToolsCapability,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -424,10 +424,33 @@ pub fn call_tool_result(outcome: CallOutcome) -> CallToolResult {
 }
 
 /// The `rmcp` definition of a registered tool (see [`crate::mcp_tools`] for what it
-/// holds).
+/// holds; a unit test checks the two agree).
 fn mcp_tool(tool: &RegisteredTool) -> Tool {
-    serde_json::from_value(crate::registry::export::mcp_tool(tool))
-        .expect("the MCP tool entry is built to rmcp's Tool shape")
+    let def = tool.def;
+    let (read_only, destructive) = crate::registry::export::hints(def);
+    // Input schemas are objects by construction (`Schema::object`), output schemas when
+    // the output type has one.
+    let input = tool
+        .input_schema(crate::schema::Target::Mcp)
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let mut out = Tool::new(tool.name().to_string(), tool.description.clone(), input)
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(read_only)
+                .destructive(destructive)
+                .idempotent(true)
+                .open_world(false),
+        );
+    let title = def.title().trim();
+    if !title.is_empty() {
+        out = out.with_title(title);
+    }
+    if let Some(output) = tool.output_schema.as_object() {
+        out = out.with_raw_output_schema(Arc::new(output.clone()));
+    }
+    out
 }
 
 /// The instructions sent in `initialize` / `server/discover`: what the server does, each
@@ -518,6 +541,8 @@ mod tests {
             json!("boolean")
         );
         assert!(instructions(&registry).contains("- purchasing: Purchase orders. Cannot approve"));
+        // The served definition is the exported one.
+        assert_eq!(v, crate::registry::export::mcp_tool(&registry.tools()[0]));
     }
 
     #[test]

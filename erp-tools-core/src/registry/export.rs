@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 
 use crate::registry::{MAX_TOOLS_PER_MODULE, RegisteredTool, ToolRegistry};
 use crate::schema::{Target, check_strict, valid_key};
-use crate::tool::Tier;
 use crate::tool::context::Principal;
+use crate::tool::{Tier, ToolDef};
 
 /// Anthropic strict tool use refuses requests with more union-typed parameters than this.
 pub const ANTHROPIC_MAX_UNION_PARAMETERS: usize = 16;
@@ -132,10 +132,7 @@ fn mcp_export(registry: &ToolRegistry, keep: impl Fn(&RegisteredTool) -> bool) -
 /// | draft | false | `destructive = ..` (default false) | true (idempotency keys) | false |
 pub(crate) fn mcp_tool(tool: &RegisteredTool) -> Value {
     let def = tool.def;
-    let (read_only, destructive) = match def.tier() {
-        Tier::Read => (true, false),
-        Tier::Draft => (false, def.destructive()),
-    };
+    let (read_only, destructive) = hints(def);
     let mut out = serde_json::Map::new();
     out.insert("name".into(), Value::from(tool.name()));
     let title = def.title().trim();
@@ -160,6 +157,15 @@ pub(crate) fn mcp_tool(tool: &RegisteredTool) -> Value {
         }),
     );
     Value::Object(out)
+}
+
+/// The `readOnlyHint` and `destructiveHint` of a tool: reads are read-only, drafts
+/// destructive only when declared so.
+pub(crate) fn hints(def: &ToolDef) -> (bool, bool) {
+    match def.tier() {
+        Tier::Read => (true, false),
+        Tier::Draft => (false, def.destructive()),
+    }
 }
 
 /// Checks an exported tool list for `target` and returns every problem found (an empty

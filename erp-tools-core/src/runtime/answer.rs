@@ -3,9 +3,8 @@
 
 use serde_json::Value;
 
-use super::CallOutcome;
+use super::call::CallOutcome;
 use crate::audit::Outcome;
-use crate::store::Final;
 use crate::text;
 use crate::tool::Tier;
 use crate::tool::error::{ToolError, ToolErrorKind};
@@ -89,17 +88,6 @@ impl Finished {
             },
             audit_message: None,
         }
-    }
-}
-
-impl Finished {
-    /// The final outcome of the call's audit row.
-    pub(crate) fn final_row(&self) -> Final {
-        Final::new(
-            self.outcome.outcome,
-            self.audit_message.clone(),
-            self.outcome.document.clone(),
-        )
     }
 }
 

@@ -16,6 +16,7 @@ use futures::FutureExt;
 use serde_json::Value;
 
 use super::answer::{Finished, panic_text};
+use super::row::final_row;
 use crate::audit::{AuditEntry, AuditId, Outcome};
 use crate::idempotency::{Claim, IdempotencyKey, Verdict, request_hash};
 use crate::store::audit;
@@ -115,7 +116,7 @@ pub(crate) async fn run_audited(
     };
     // No result leaves before the attempt row is durable, whatever the path.
     let id = attempt.id().await?;
-    if !audit_finished && let Err(e) = db.record_outcome(id, finished.final_row()).await {
+    if !audit_finished && let Err(e) = db.record_outcome(id, final_row(&finished)).await {
         tracing::error!(error = %e, audit_id = id, "could not queue the outcome of a call");
     }
     Ok(finished)

@@ -7,6 +7,7 @@ mod draft;
 pub(crate) mod limits;
 pub(crate) mod prepare;
 mod read;
+mod row;
 pub(crate) mod run_id;
 
 use std::sync::Arc;

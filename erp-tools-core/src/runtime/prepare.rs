@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use super::ToolCall;
 use super::admit::{self, Admitted, Refused};
+use super::call::ToolCall;
 use super::limits::{self, LimitCheck};
 use super::run_id::{self, BadRunId};
 use crate::audit::{AuditEntry, Outcome};

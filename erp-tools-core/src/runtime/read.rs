@@ -7,6 +7,7 @@ use futures::FutureExt;
 use serde_json::Value;
 
 use super::answer::{Finished, panic_text};
+use super::row::final_row;
 use crate::audit::{AuditEntry, Outcome};
 use crate::store::{Database, StoreError};
 use crate::text;
@@ -36,12 +37,12 @@ pub(crate) async fn run_audited(
     let read = db.read_db();
     let mut call = std::pin::pin!(run(handler, ctx, &read, args));
     if let Some(finished) = call.as_mut().now_or_never() {
-        db.record_ended_call(entry, finished.final_row()).await?;
+        db.record_ended_call(entry, final_row(&finished)).await?;
         return Ok(finished);
     }
     let pending = db.queue_attempt(entry).await?;
     let finished = call.await;
-    match pending.complete_in_queue(finished.final_row()) {
+    match pending.complete_in_queue(final_row(&finished)) {
         Ok(()) => {
             pending.durable().await?;
         }

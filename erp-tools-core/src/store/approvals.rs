@@ -3,7 +3,7 @@
 
 use sqlx::Row;
 
-use crate::agent::{ApprovalStatus, StoredApproval};
+use crate::agent::stored::{ApprovalStatus, StoredApproval};
 
 const COLUMNS: &str = "id, agent_run_id, tool_call_id, tool_name, arguments, action_signature, \
      reason, limits, user_id, branch_id, branch_code, status, created_at, expires_at, decided_by, \

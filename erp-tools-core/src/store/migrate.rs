@@ -3,7 +3,7 @@
 
 use sqlx::{AssertSqlSafe, Executor};
 
-use super::StoreError;
+use super::error::StoreError;
 use crate::tool::handles::Backend;
 
 /// Framework migrations, applied by [`Database::open`](super::Database::open). Versions are prefixed

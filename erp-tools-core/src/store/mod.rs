@@ -20,6 +20,7 @@ mod error;
 pub(crate) mod keys;
 mod migrate;
 mod options;
+mod pools;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod recover;
@@ -31,6 +32,7 @@ mod sqlite;
 mod writer;
 
 pub(crate) use audit::Final;
+use pools::Pools;
 use writer::AuditWriter;
 pub(crate) use writer::PendingRow;
 
@@ -41,20 +43,6 @@ pub use runs::RunOwner;
 
 /// Most (run, owner) pairs remembered per [`Database`]; the set is emptied when full.
 const KNOWN_RUNS_CAP: usize = 100_000;
-
-/// The pools a backend opens.
-pub(crate) struct Pools {
-    /// Documents, keys, runs (SQLite: one connection).
-    pub write: AnyPool,
-    /// Read-only sessions for read tools.
-    pub read: AnyPool,
-    /// The audit writer's own connection (SQLite: to the audit file).
-    pub audit: AnyPool,
-    /// Where `Database::audit_log` reads from.
-    pub audit_read: AnyPool,
-    /// SQLite: the audit file.
-    pub audit_file: Option<PathBuf>,
-}
 
 struct Inner {
     backend: Backend,

@@ -4,7 +4,9 @@
 use sqlx::Executor;
 use sqlx::any::AnyPoolOptions;
 
-use super::{DatabaseOptions, Pools, StoreError};
+use super::error::StoreError;
+use super::options::DatabaseOptions;
+use super::pools::Pools;
 
 pub(super) async fn open(options: &DatabaseOptions) -> Result<Pools, StoreError> {
     let write = AnyPoolOptions::new()

@@ -7,7 +7,10 @@ use sqlx::{AnyPool, AssertSqlSafe, Executor};
 
 use std::path::PathBuf;
 
-use super::{DatabaseOptions, Pools, StoreError, migrate};
+use super::error::StoreError;
+use super::migrate;
+use super::options::DatabaseOptions;
+use super::pools::Pools;
 use crate::tool::handles::Backend;
 
 /// The file path of a `sqlite://path` / `sqlite:path` URL (no query parameters).

@@ -45,8 +45,8 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, AnyPool, Connection};
 use tokio::sync::{mpsc, oneshot};
 
-use super::StoreError;
 use super::audit::{self, Final, NewRow};
+use super::error::StoreError;
 use crate::audit::AuditId;
 use crate::tool::handles::Backend;
 
