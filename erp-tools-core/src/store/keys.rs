@@ -7,24 +7,36 @@ use sqlx::Row;
 use crate::idempotency::{Claim, IdempotencyKey, StoredKey};
 use crate::tool::handles::DocumentRef;
 
+/// Binds what is claimed with a key, as `$1` to `$7`: run, `client_ref`, request hash,
+/// tool, user, branch, creation time.
+fn bind_claim<'q>(
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
+    c: &Claim<'_>,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+    query
+        .bind(c.key.agent_run_id.clone())
+        .bind(c.key.client_ref.clone())
+        .bind(c.request_hash.to_string())
+        .bind(c.tool_name.to_string())
+        .bind(c.user_id.to_string())
+        .bind(c.branch_id)
+        .bind(crate::audit::now_text())
+}
+
 /// Tries to claim the key; `true` if this transaction now owns it.
 pub(crate) async fn claim(
     conn: &mut sqlx::AnyConnection,
     c: &Claim<'_>,
 ) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
-        "INSERT INTO erp_idempotency_keys \
-         (agent_run_id, client_ref, request_hash, tool_name, user_id, branch_id, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7) \
-         ON CONFLICT (agent_run_id, client_ref) DO NOTHING",
+    let done = bind_claim(
+        sqlx::query(
+            "INSERT INTO erp_idempotency_keys \
+             (agent_run_id, client_ref, request_hash, tool_name, user_id, branch_id, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) \
+             ON CONFLICT (agent_run_id, client_ref) DO NOTHING",
+        ),
+        c,
     )
-    .bind(c.key.agent_run_id.clone())
-    .bind(c.key.client_ref.clone())
-    .bind(c.request_hash.to_string())
-    .bind(c.tool_name.to_string())
-    .bind(c.user_id.to_string())
-    .bind(c.branch_id)
-    .bind(crate::audit::now_text())
     .execute(&mut *conn)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -77,19 +89,15 @@ pub(crate) async fn insert_complete(
     c: &Claim<'_>,
     done: &Completed<'_>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO erp_idempotency_keys \
-         (agent_run_id, client_ref, request_hash, tool_name, user_id, branch_id, created_at, \
-          document_type, document_id, document_number, response, response_text, audit_id) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+    bind_claim(
+        sqlx::query(
+            "INSERT INTO erp_idempotency_keys \
+             (agent_run_id, client_ref, request_hash, tool_name, user_id, branch_id, created_at, \
+              document_type, document_id, document_number, response, response_text, audit_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+        ),
+        c,
     )
-    .bind(c.key.agent_run_id.clone())
-    .bind(c.key.client_ref.clone())
-    .bind(c.request_hash.to_string())
-    .bind(c.tool_name.to_string())
-    .bind(c.user_id.to_string())
-    .bind(c.branch_id)
-    .bind(crate::audit::now_text())
     .bind(done.document.doc_type.clone())
     .bind(done.document.id)
     .bind(done.document.number.clone())
