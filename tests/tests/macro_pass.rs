@@ -282,3 +282,53 @@ fn client_ref_is_read_from_typed_arguments() {
     let search: SearchVendorsArgs = serde_json::from_value(json!({})).unwrap();
     assert_eq!(erp_tools_core::ToolArgs::__erp_client_ref(&search), None);
 }
+
+/// Text held as `Box<str>`, `Arc<str>` or `Cow<'static, str>`.
+#[derive(Debug, Deserialize, ToolArgs)]
+struct NoteArgs {
+    /// Item code, e.g. BRG-0042
+    #[erp(len = 3..=20)]
+    item_code: Box<str>,
+    /// Free note for the reviewer
+    note: std::sync::Arc<str>,
+    /// Vendor's reference, if any
+    vendor_ref: Option<std::borrow::Cow<'static, str>>,
+    /// Tags to search by
+    tags: Vec<Box<str>>,
+}
+
+#[test]
+fn boxed_shared_and_borrowed_text_are_strings() {
+    let schema = <NoteArgs as ToolArgs>::tool_schema();
+    let plain = <String as ToolArgs>::tool_schema();
+    let rendered = schema.render(Target::OpenAi);
+    for field in ["item_code", "note"] {
+        assert_eq!(
+            rendered["properties"][field]["type"],
+            plain.render(Target::OpenAi)["type"],
+            "{field}"
+        );
+    }
+    assert_eq!(
+        rendered["properties"]["vendor_ref"]["type"],
+        json!(["string", "null"])
+    );
+    assert_eq!(
+        rendered["properties"]["tags"]["items"]["type"],
+        json!("string")
+    );
+    let ok = json!({"item_code": "BRG-0042", "note": "urgent", "vendor_ref": "Q-7", "tags": ["a"]});
+    let normalised = erp_tools_core::validate_arguments(&schema, &ok).expect("valid");
+    let args: NoteArgs = serde_json::from_value(normalised).unwrap();
+    assert_eq!(&*args.item_code, "BRG-0042");
+    assert_eq!(&*args.note, "urgent");
+    assert_eq!(args.vendor_ref.as_deref(), Some("Q-7"));
+    assert_eq!(args.tags, [Box::<str>::from("a")]);
+    let short = json!({"item_code": "B", "note": "", "vendor_ref": null, "tags": []});
+    assert!(
+        erp_tools_core::validate_arguments(&schema, &short)
+            .unwrap_err()
+            .to_string()
+            .contains("item_code")
+    );
+}

@@ -3,7 +3,8 @@
 //! Derive it with `#[derive(Deserialize, ToolArgs)]` on your own structs and unit enums.
 //! The derive checks every field on its wire name and type (see the crate docs for the
 //! rules) and describes the type as a strict [`Schema`]. It is implemented here for the
-//! scalar types a tool may take: `String`, `bool`, the integer types,
+//! scalar types a tool may take: `String` (and `Box<str>`, `Arc<str>`, `Cow<'static, str>`,
+//! which read and render exactly as `String` does), `bool`, the integer types,
 //! `rust_decimal::Decimal`, `chrono::NaiveDate`, `NaiveTime`, `NaiveDateTime` and
 //! `DateTime<Utc>`, and for `Option<T>` and `Vec<T>` of those.
 //!
@@ -83,7 +84,7 @@ pub trait DraftCheck<M> {
 /// What a value is on the wire, for the compile-time checks of the derive.
 #[doc(hidden)]
 pub mod shape {
-    /// Free text (`String`).
+    /// Free text (`String`, `Box<str>`, `Arc<str>`, `Cow<'static, str>`).
     pub const TEXT: u8 = 1;
     /// An integer or a decimal.
     pub const NUMBER: u8 = 2;
@@ -123,6 +124,9 @@ macro_rules! integer {
 
 scalar! {
     String => SchemaKind::String(None), shape::TEXT;
+    Box<str> => SchemaKind::String(None), shape::TEXT;
+    std::sync::Arc<str> => SchemaKind::String(None), shape::TEXT;
+    std::borrow::Cow<'static, str> => SchemaKind::String(None), shape::TEXT;
     bool => SchemaKind::Boolean, shape::OTHER;
     rust_decimal::Decimal => SchemaKind::Decimal, shape::NUMBER;
     chrono::NaiveDate => SchemaKind::String(Some(StringFormat::Date)), shape::OTHER;
