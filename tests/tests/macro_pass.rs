@@ -276,11 +276,14 @@ fn client_ref_is_read_from_typed_arguments() {
     }))
     .unwrap();
     assert_eq!(
-        erp_tools_core::ToolArgs::__erp_client_ref(&args),
+        erp_tools_core::__private_0_1_0::DerivedToolArgs::client_ref(&args),
         Some("run-7/po-1")
     );
     let search: SearchVendorsArgs = serde_json::from_value(json!({})).unwrap();
-    assert_eq!(erp_tools_core::ToolArgs::__erp_client_ref(&search), None);
+    assert_eq!(
+        erp_tools_core::__private_0_1_0::DerivedToolArgs::client_ref(&search),
+        None
+    );
 }
 
 /// Text held as `Box<str>`, `Arc<str>` or `Cow<'static, str>`.
@@ -331,4 +334,71 @@ fn boxed_shared_and_borrowed_text_are_strings() {
             .to_string()
             .contains("item_code")
     );
+}
+
+/// erp-tools-core reached under another path, as a crate re-exporting it would.
+mod my_reexport {
+    pub use ::erp_tools_core;
+}
+
+mod through_a_reexport {
+    use super::my_reexport::erp_tools_core::prelude::{Decimal, ReadDb, ToolContext, ToolError};
+    use super::my_reexport::erp_tools_core::{ToolArgs, erp_tool, tool_args, tool_output};
+
+    /// A unit the price list knows.
+    #[derive(Debug, ToolArgs)]
+    #[erp(crate = "super::my_reexport::erp_tools_core")]
+    #[derive(serde::Deserialize)]
+    #[allow(clippy::upper_case_acronyms)]
+    pub enum Uom {
+        PCS,
+        BOX,
+    }
+
+    #[tool_args(crate = "super::my_reexport::erp_tools_core")]
+    #[derive(Debug)]
+    pub struct QuoteArgs {
+        /// Item code, e.g. BRG-0042
+        #[erp(len = 3..=20)]
+        pub item_code: String,
+        pub uom: Uom,
+    }
+
+    #[tool_output(crate = "super::my_reexport::erp_tools_core")]
+    pub struct Quote {
+        pub qty: Decimal,
+    }
+
+    /// Quote an item.
+    #[erp_tool(
+        module = "purchasing",
+        tier = "read",
+        scopes = ["purchasing:read"],
+        crate = "super::my_reexport::erp_tools_core"
+    )]
+    pub async fn quote_item(
+        _ctx: &ToolContext,
+        _db: &ReadDb,
+        args: QuoteArgs,
+    ) -> Result<Quote, ToolError> {
+        let _ = (args.item_code, args.uom);
+        Ok(Quote { qty: Decimal::ONE })
+    }
+}
+
+#[test]
+fn a_crate_override_reaches_the_core_through_a_reexport() {
+    let def = through_a_reexport::quote_item::definition();
+    assert_eq!(def.name(), "purchasing_quote_item");
+    assert_eq!(def.args_type(), "QuoteArgs");
+    let reg = namespaces()
+        .tool::<through_a_reexport::quote_item>()
+        .build()
+        .expect("registry builds");
+    let schema = reg
+        .get("purchasing_quote_item")
+        .unwrap()
+        .input_schema(Target::OpenAi);
+    assert_eq!(schema["properties"]["uom"]["enum"], json!(["PCS", "BOX"]));
+    assert_eq!(schema["required"], json!(["item_code", "uom"]));
 }

@@ -1,11 +1,13 @@
 //! Attribute grammars, one a file: the `#[erp_tool(..)]` key list (`tool.rs`), the parts
 //! of `#[serde(..)]` that decide a field's wire name (`serde.rs`), and the `#[erp(..)]`
-//! field bounds (`bounds.rs`).
+//! field bounds (`bounds.rs`), and the `crate = ".."` override all of them share
+//! (`krate.rs`).
 //!
 //! These files only read syntax. They report malformed attributes (unknown or repeated
 //! keys, a value of the wrong kind) and leave what the values mean to `valid/`.
 
 mod bounds;
+mod krate;
 mod serde;
 mod tool;
 
@@ -15,6 +17,7 @@ use syn::parse::{Parse, ParseStream};
 use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitStr, Token};
 
 pub use bounds::{FieldBounds, field_bounds};
+pub use krate::{container_crate, crate_path, derive_attr_crate};
 pub use serde::{SerdeContainer, SerdeField, SerdeItem};
 pub use tool::{ToolAttr, parse_tool_attr};
 

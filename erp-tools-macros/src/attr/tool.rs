@@ -8,10 +8,12 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{Expr, ExprArray, ExprLit, Lit, LitBool, LitStr, Token};
 
-use super::{Entry, lit_str};
+use super::krate::CRATE_EXAMPLE;
+use super::{Entry, crate_path, lit_str};
 use crate::errors::Errors;
 
-/// Every key `#[erp_tool]` accepts.
+/// Every key `#[erp_tool]` accepts besides `crate = ".."` (the rarely needed path to
+/// erp-tools-core, left out of the "valid keys" lists).
 pub const TOOL_KEYS: &[&str] = &[
     "module",
     "tier",
@@ -42,6 +44,8 @@ pub struct ToolAttr {
     pub destructive: Option<LitBool>,
     /// Every `limit = ".."`, in order.
     pub limits: Vec<LitStr>,
+    /// `crate = ".."`: the path to erp-tools-core, when not `::erp_tools_core`.
+    pub krate: Option<syn::Path>,
     /// Whether the key list could not be read at all (then missing keys are not reported).
     pub unreadable: bool,
     /// Keys that were written, including misspelled ones (by the key they were taken
@@ -77,6 +81,20 @@ pub fn parse_tool_attr(tokens: TokenStream, errors: &mut Errors) -> ToolAttr {
     let mut seen: Vec<String> = Vec::new();
     for Entry { key, value } in entries {
         let name = key.unraw().to_string();
+        if name == "crate" {
+            match value.as_ref().and_then(lit_str) {
+                Some(_) if attr.krate.is_some() || seen.contains(&name) => {
+                    errors.spanned(&key, "duplicate key `crate`; give each key once")
+                }
+                Some(s) => attr.krate = crate_path(&s, errors),
+                None => errors.spanned(
+                    &key,
+                    format!("`crate` takes a string: write {CRATE_EXAMPLE}"),
+                ),
+            }
+            seen.push(name);
+            continue;
+        }
         let Some(known) = TOOL_KEYS.iter().copied().find(|k| *k == name) else {
             errors.spanned(&key, unknown_key_message(&name));
             attr.mentioned.extend(suggestion(&name));
