@@ -205,9 +205,14 @@ pub fn draft_message(wire: &str, why: DraftForbidden) -> String {
         DraftForbidden::Status => {
             "a draft is always created in status draft and only a person moves it on"
         }
-        DraftForbidden::Price | DraftForbidden::Total => {
-            "prices and totals are computed by the server from its own data"
+        DraftForbidden::Price => {
+            return format!(
+                "`{wire}` cannot be an argument of a draft tool: prices come from the ERP's price list on the \
+                 server; remove the field and take what the price is looked up by (an item code and a unit), the \
+                 server prices the line"
+            );
         }
+        DraftForbidden::Total => "prices and totals are computed by the server from its own data",
         DraftForbidden::PostingDate => {
             "posting and approval dates are set when a person posts or approves the document"
         }

@@ -163,8 +163,9 @@ fn messages_say_where_the_value_comes_from() {
     );
     assert_eq!(
         draft_message("unit_price", DraftForbidden::Price),
-        "`unit_price` cannot be an argument of a draft tool: prices and totals are \
-         computed by the server from its own data; remove the field"
+        "`unit_price` cannot be an argument of a draft tool: prices come from the ERP's \
+         price list on the server; remove the field and take what the price is looked up by \
+         (an item code and a unit), the server prices the line"
     );
     assert!(draft_message("status", DraftForbidden::Status).contains("status draft"));
     assert!(draft_message("grand_total", DraftForbidden::Total).contains("computed by the server"));
