@@ -22,6 +22,8 @@ pub struct ArgsInput<'a> {
     pub container: SerdeContainer,
     /// `#[erp(crate = "..")]`: the path to erp-tools-core, when not `::erp_tools_core`.
     pub krate: Option<syn::Path>,
+    /// The type's doc comment, joined (an enum's becomes its schema's description).
+    pub doc: String,
     /// Struct fields or enum variants.
     pub shape: Shape<'a>,
 }
@@ -198,6 +200,7 @@ impl<'a> ArgsInput<'a> {
             ident,
             container,
             krate,
+            doc: join_doc(&doc_lines(&input.attrs)),
             shape,
         }
     }

@@ -402,3 +402,44 @@ fn a_crate_override_reaches_the_core_through_a_reexport() {
     assert_eq!(schema["properties"]["uom"]["enum"], json!(["PCS", "BOX"]));
     assert_eq!(schema["required"], json!(["item_code", "uom"]));
 }
+
+/// How the goods travel.
+#[derive(Debug, Deserialize, ToolArgs)]
+enum Shipping {
+    Truck,
+    Courier,
+}
+
+#[derive(Debug, Deserialize, ToolArgs)]
+struct ShipArgs {
+    shipping: Shipping,
+    fallback: Option<Shipping>,
+    /// How the urgent lines travel
+    urgent: Option<Shipping>,
+}
+
+#[test]
+fn an_enum_doc_comment_describes_fields_without_their_own() {
+    let schema = <ShipArgs as ToolArgs>::tool_schema();
+    let _ = |a: ShipArgs| (a.shipping, a.fallback, a.urgent);
+    for target in Target::ALL {
+        let rendered = schema.render(target);
+        let p = &rendered["properties"];
+        assert_eq!(
+            p["shipping"]["description"],
+            json!("How the goods travel."),
+            "{target:?}"
+        );
+        assert_eq!(
+            p["fallback"]["description"],
+            json!("How the goods travel."),
+            "{target:?}"
+        );
+        assert_eq!(
+            p["urgent"]["description"],
+            json!("How the urgent lines travel"),
+            "{target:?}"
+        );
+        assert_eq!(erp_tools_core::check_strict(&rendered, target), vec![]);
+    }
+}

@@ -1,9 +1,10 @@
 //! Declared bounds on one argument field (`#[erp(min = 1, max = 1000)]`,
 //! `#[erp(positive)]`, `#[erp(len = 1..=40, pattern = "^[A-Z]+$")]`).
 //!
-//! The strict subset has no bound keywords (`minimum`, `maxLength`, `pattern` are
+//! The strict subset has no number or length keywords (`minimum`, `maxLength` are
 //! refused by at least one provider), so bounds are stated in the property's description
-//! and enforced by the server's validation.
+//! and enforced by the server's validation; a `pattern` is also rendered as JSON Schema
+//! `pattern` for the targets that take it (see `Schema::render`).
 
 use std::borrow::Cow;
 use std::str::FromStr;

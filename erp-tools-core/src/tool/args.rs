@@ -159,7 +159,14 @@ impl<T: ToolArgs> ToolArgs for Option<T> {
         match inner.kind {
             // `Option<Option<T>>` carries no more information than `Option<T>`.
             SchemaKind::Optional(_) => inner,
-            _ => Schema::new(SchemaKind::Optional(Box::new(inner))),
+            _ => {
+                // The type's own description (an enum's doc comment) describes the optional
+                // value too, unless the field gives its own.
+                let description = inner.description.clone();
+                let mut outer = Schema::new(SchemaKind::Optional(Box::new(inner)));
+                outer.description = description;
+                outer
+            }
         }
     }
 }

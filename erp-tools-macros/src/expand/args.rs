@@ -309,13 +309,19 @@ fn derive_enum(model: &ArgsInput) -> TokenStream {
     let ident = model.ident;
     let private = private(model.krate.as_ref());
     let values = variants.iter().filter(|v| !v.skip).map(|v| &v.wire);
+    // The enum's doc comment describes every field of this type that has none of its own
+    // (a field's doc comment replaces it).
+    let doc = (!model.doc.is_empty()).then(|| {
+        let doc = &model.doc;
+        quote!(.with_description(#doc))
+    });
     quote! {
         #[automatically_derived]
         impl #private::ToolArgs for #ident {
             fn tool_schema() -> #private::Schema {
                 #private::Schema::new(#private::SchemaKind::Enum(::std::vec![
                     #(::std::borrow::Cow::Borrowed(#values)),*
-                ]))
+                ])) #doc
             }
         }
         #[automatically_derived]
