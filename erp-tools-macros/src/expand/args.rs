@@ -6,7 +6,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::DeriveInput;
 use syn::spanned::Spanned;
 
-use super::private;
+use super::{private, respan};
 use crate::ast::{ArgsInput, Field, Shape};
 use crate::attr::FieldBounds;
 use crate::errors::Errors;
@@ -48,8 +48,9 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
     for field in fields.iter().filter(|f| !f.serde.skip) {
         let ty = field.ty;
         let span = ty.span();
-        let as_args = quote_spanned!(span=> <#ty as #private::DerivedToolArgs>);
-        bounds.push(quote_spanned!(span=> #ty: #private::DraftCheck<__ErpM>));
+        let private_at = respan(&private, span);
+        let as_args = quote_spanned!(span=> <#ty as #private_at::DerivedToolArgs>);
+        bounds.push(quote_spanned!(span=> #ty: #private_at::DraftCheck<__ErpM>));
         if field.serde.flatten.is_some() {
             props.push(quote! {
                 __erp_tool_props.extend(::core::iter::IntoIterator::into_iter(
@@ -113,7 +114,8 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
         let span = ty.span();
         let msg = unit.message.replace('{', "{{").replace('}', "}}");
         let shape = quote!(#private::shape);
-        let item = quote_spanned!(span=> <#ty as #private::DerivedToolArgs>::ITEM_SHAPE);
+        let private_at = respan(&private, span);
+        let item = quote_spanned!(span=> <#ty as #private_at::DerivedToolArgs>::ITEM_SHAPE);
         let refused = if unit.head {
             quote!(#item != #shape::ENUM)
         } else {
@@ -191,6 +193,7 @@ fn draft_check(
     // The impl is spanned on the type (not on the derive), and not marked
     // `#[automatically_derived]`: the compiler then reports a failed bound as "required for
     // `T`", pointing at the field, instead of suggesting to implement the trait by hand.
+    let private = respan(private, ident.span());
     let impl_block = quote_spanned! {ident.span()=>
         impl<__ErpM> #private::DraftCheck<__ErpM> for #ident
         where

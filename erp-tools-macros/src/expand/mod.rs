@@ -5,7 +5,7 @@
 //! compile against it), prefixes its own items `__erp_tool_` and hides them from docs, so it
 //! compiles next to any user code (see the hygiene test).
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::quote;
 
 mod args;
@@ -23,6 +23,18 @@ fn private(krate: Option<&syn::Path>) -> TokenStream {
         Some(path) => quote!(#path::__private_0_1_0),
         None => quote!(::erp_tools_core::__private_0_1_0),
     }
+}
+
+/// The same path with every token at `span`, for a path written inside
+/// `quote_spanned!`: the compiler words some errors by where the path was written.
+fn respan(path: &TokenStream, span: Span) -> TokenStream {
+    path.clone()
+        .into_iter()
+        .map(|mut t| {
+            t.set_span(span);
+            t
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{ItemFn, Type};
 
-use super::private;
+use super::{private, respan};
 use crate::ast::ToolFn;
 use crate::attr::parse_tool_attr;
 use crate::errors::Errors;
@@ -84,7 +84,8 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
     let no_args: Type = syn::parse_quote!(#private::NoArgs);
     let args_ty = plan.args.unwrap_or(&no_args);
     let args_span = plan.args.map(|t| t.span()).unwrap_or_else(|| ident.span());
-    let as_args = quote_spanned!(args_span=> <#args_ty as #private::DerivedToolArgs>);
+    let private_at = respan(&private, args_span);
+    let as_args = quote_spanned!(args_span=> <#args_ty as #private_at::DerivedToolArgs>);
     let out_ty = plan.output;
 
     let mut checks = Vec::new();
@@ -120,7 +121,7 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         // Only the path is spanned on the arguments type: the trait around it stays
         // macro-generated, so the compiler does not suggest editing it.
         let required = quote_spanned!(args_span=>
-            <#args_ty as #private::DraftCheck<Self>>::FIELDS_ALLOWED
+            <#args_ty as #private_at::DraftCheck<Self>>::FIELDS_ALLOWED
         );
         checks.push(quote! {
             #[allow(dead_code)]
@@ -216,7 +217,8 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         None => "NoArgs".to_string(),
     };
     let out_span = out_ty.span();
-    let output_schema = quote_spanned!(out_span=> #private::output_schema_for::<#out_ty>);
+    let private_out = respan(&private, out_span);
+    let output_schema = quote_spanned!(out_span=> #private_out::output_schema_for::<#out_ty>);
 
     quote! {
         #func
