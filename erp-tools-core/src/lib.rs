@@ -98,7 +98,7 @@ pub mod __private_0_1_0 {
     pub use crate::schema::Bounds;
     pub use crate::schema::output_schema_for;
     pub use crate::text::undecodable_arguments;
-    pub use crate::tool::args::{DraftCheck, shape};
+    pub use crate::tool::args::{DerivedToolArgs, DraftCheck, shape};
     pub use crate::tool::handler::{Handler, HandlerFuture, HandlerOutput};
     pub use crate::tool::output::{Rendered, TextOf, Unrendered};
     pub use crate::tool::{ErpTool, ToolDef, ToolDefParts};
@@ -112,4 +112,10 @@ pub mod __private_0_1_0 {
     pub use ::serde;
     pub use ::serde_json;
     pub use ::std;
+
+    /// Builds a tool's definition from the parts `#[erp_tool]` writes; the tier follows
+    /// from the handler's kind.
+    pub const fn tool_def(parts: ToolDefParts) -> ToolDef {
+        ToolDef::from_parts(parts)
+    }
 }

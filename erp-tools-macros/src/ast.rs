@@ -7,7 +7,9 @@ use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::{Data, DeriveInput, Fields, FnArg, Ident, ItemFn, Type};
 
-use crate::attr::{FieldBounds, SerdeContainer, SerdeField, doc_lines, field_bounds};
+use crate::attr::{
+    FieldBounds, SerdeContainer, SerdeField, container_crate, doc_lines, field_bounds,
+};
 use crate::errors::Errors;
 
 /// A type deriving `ToolArgs`.
@@ -18,6 +20,10 @@ pub struct ArgsInput<'a> {
     pub ident: &'a Ident,
     /// Container-level serde attributes.
     pub container: SerdeContainer,
+    /// `#[erp(crate = "..")]`: the path to erp-tools-core, when not `::erp_tools_core`.
+    pub krate: Option<syn::Path>,
+    /// The type's doc comment, joined (an enum's becomes its schema's description).
+    pub doc: String,
     /// Struct fields or enum variants.
     pub shape: Shape<'a>,
 }
@@ -89,7 +95,7 @@ impl<'a> ArgsInput<'a> {
     pub fn from_syn(input: &'a DeriveInput, errors: &mut Errors) -> Self {
         let container = SerdeContainer::from_attrs(&input.attrs);
         let ident = &input.ident;
-        misplaced_bounds(&input.attrs, "on the type", errors);
+        let krate = container_crate(&input.attrs, errors);
         if let Data::Enum(data) = &input.data {
             for v in &data.variants {
                 misplaced_bounds(&v.attrs, "on an enum variant", errors);
@@ -193,6 +199,8 @@ impl<'a> ArgsInput<'a> {
             original: input,
             ident,
             container,
+            krate,
+            doc: join_doc(&doc_lines(&input.attrs)),
             shape,
         }
     }

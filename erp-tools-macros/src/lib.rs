@@ -2,7 +2,7 @@
 //!
 //! Use them through `erp_tools_core` (`use erp_tools_core::prelude::*;`), which documents
 //! them in full. The crate is laid out as parse → validate → expand:
-//! `attr.rs` (attribute grammars), `ast.rs` (models of the input), `valid/` (the safety
+//! `attr/` (attribute grammars, one a file), `ast.rs` (models of the input), `valid/` (the safety
 //! rules), `expand/` (code generation), with the name rules in the `erp-tools-internals`
 //! crate (shared with the runtime's surface report).
 
@@ -41,6 +41,10 @@ use proc_macro::TokenStream;
 /// - `destructive = true`: the tool removes or overwrites data (draft tools only).
 /// - `limit = "<path> <= <number>"`, repeatable: a hard value limit, e.g.
 ///   `limit = "lines[].qty <= 1000"`.
+/// - `crate = ".."`: the path erp-tools-core is reached by, when it is not a dependency
+///   of the crate under its own name (a crate re-exporting it:
+///   `crate = "my_reexport::erp_tools_core"`), as serde's `#[serde(crate = "..")]`.
+///   Every path the expansion writes starts there.
 ///
 /// The doc comment is the description (required). Parameters, in order: `&ToolContext`;
 /// then `&ReadDb` (read, optional) or `&mut DraftTx` (draft, required); then the
@@ -65,6 +69,8 @@ pub fn erp_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// serde attributes (`#[serde(rename_all = "camelCase")]`, ...) and other derives go on the
 /// item as usual. A crate that depends on serde itself may write the two derives instead.
+/// `#[tool_args(crate = "my_reexport::erp_tools_core")]` reaches erp-tools-core (and its
+/// serde) under another path, and passes it on to the derive.
 #[proc_macro_attribute]
 pub fn tool_args(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool_args(attr.into(), item.into()).into()
@@ -77,6 +83,9 @@ pub fn tool_args(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// #[tool_output]
 /// struct PoDraft { number: String, total: Decimal }
 /// ```
+///
+/// `#[tool_output(crate = "my_reexport::erp_tools_core")]` reaches erp-tools-core (and its
+/// serde and schemars) under another path.
 #[proc_macro_attribute]
 pub fn tool_output(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool_output(attr.into(), item.into()).into()
@@ -116,6 +125,15 @@ pub fn tool_output(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// a list); `len` takes `a..=b`, `a..`, `..=b` or `n` and applies to a text's characters or
 /// a list's items; `pattern` is a regular expression, checked at compile time. A bound
 /// that does not fit the field's type, or an inconsistent one, is a compile error.
+///
+/// **`#[erp(crate = "..")]`** on the type: the path erp-tools-core is reached by when it
+/// is not a dependency under its own name, as serde's `#[serde(crate = "..")]`:
+///
+/// ```text
+/// #[derive(Deserialize, ToolArgs)]
+/// #[erp(crate = "my_reexport::erp_tools_core")]
+/// struct QuoteArgs { item_code: String }
+/// ```
 #[proc_macro_derive(ToolArgs, attributes(serde, erp))]
 pub fn derive_tool_args(input: TokenStream) -> TokenStream {
     match syn::parse::<syn::DeriveInput>(input) {

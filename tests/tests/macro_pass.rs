@@ -276,9 +276,170 @@ fn client_ref_is_read_from_typed_arguments() {
     }))
     .unwrap();
     assert_eq!(
-        erp_tools_core::ToolArgs::__erp_client_ref(&args),
+        erp_tools_core::__private_0_1_0::DerivedToolArgs::client_ref(&args),
         Some("run-7/po-1")
     );
     let search: SearchVendorsArgs = serde_json::from_value(json!({})).unwrap();
-    assert_eq!(erp_tools_core::ToolArgs::__erp_client_ref(&search), None);
+    assert_eq!(
+        erp_tools_core::__private_0_1_0::DerivedToolArgs::client_ref(&search),
+        None
+    );
+}
+
+/// Text held as `Box<str>`, `Arc<str>` or `Cow<'static, str>`.
+#[derive(Debug, Deserialize, ToolArgs)]
+struct NoteArgs {
+    /// Item code, e.g. BRG-0042
+    #[erp(len = 3..=20)]
+    item_code: Box<str>,
+    /// Free note for the reviewer
+    note: std::sync::Arc<str>,
+    /// Vendor's reference, if any
+    vendor_ref: Option<std::borrow::Cow<'static, str>>,
+    /// Tags to search by
+    tags: Vec<Box<str>>,
+}
+
+#[test]
+fn boxed_shared_and_borrowed_text_are_strings() {
+    let schema = <NoteArgs as ToolArgs>::tool_schema();
+    let plain = <String as ToolArgs>::tool_schema();
+    let rendered = schema.render(Target::OpenAi);
+    for field in ["item_code", "note"] {
+        assert_eq!(
+            rendered["properties"][field]["type"],
+            plain.render(Target::OpenAi)["type"],
+            "{field}"
+        );
+    }
+    assert_eq!(
+        rendered["properties"]["vendor_ref"]["type"],
+        json!(["string", "null"])
+    );
+    assert_eq!(
+        rendered["properties"]["tags"]["items"]["type"],
+        json!("string")
+    );
+    let ok = json!({"item_code": "BRG-0042", "note": "urgent", "vendor_ref": "Q-7", "tags": ["a"]});
+    let normalised = erp_tools_core::validate_arguments(&schema, &ok).expect("valid");
+    let args: NoteArgs = serde_json::from_value(normalised).unwrap();
+    assert_eq!(&*args.item_code, "BRG-0042");
+    assert_eq!(&*args.note, "urgent");
+    assert_eq!(args.vendor_ref.as_deref(), Some("Q-7"));
+    assert_eq!(args.tags, [Box::<str>::from("a")]);
+    let short = json!({"item_code": "B", "note": "", "vendor_ref": null, "tags": []});
+    assert!(
+        erp_tools_core::validate_arguments(&schema, &short)
+            .unwrap_err()
+            .to_string()
+            .contains("item_code")
+    );
+}
+
+/// erp-tools-core reached under another path, as a crate re-exporting it would.
+mod my_reexport {
+    pub use ::erp_tools_core;
+}
+
+mod through_a_reexport {
+    use super::my_reexport::erp_tools_core::prelude::{Decimal, ReadDb, ToolContext, ToolError};
+    use super::my_reexport::erp_tools_core::{ToolArgs, erp_tool, tool_args, tool_output};
+
+    /// A unit the price list knows.
+    #[derive(Debug, ToolArgs)]
+    #[erp(crate = "super::my_reexport::erp_tools_core")]
+    #[derive(serde::Deserialize)]
+    #[allow(clippy::upper_case_acronyms)]
+    pub enum Uom {
+        PCS,
+        BOX,
+    }
+
+    #[tool_args(crate = "super::my_reexport::erp_tools_core")]
+    #[derive(Debug)]
+    pub struct QuoteArgs {
+        /// Item code, e.g. BRG-0042
+        #[erp(len = 3..=20)]
+        pub item_code: String,
+        pub uom: Uom,
+    }
+
+    #[tool_output(crate = "super::my_reexport::erp_tools_core")]
+    pub struct Quote {
+        pub qty: Decimal,
+    }
+
+    /// Quote an item.
+    #[erp_tool(
+        module = "purchasing",
+        tier = "read",
+        scopes = ["purchasing:read"],
+        crate = "super::my_reexport::erp_tools_core"
+    )]
+    pub async fn quote_item(
+        _ctx: &ToolContext,
+        _db: &ReadDb,
+        args: QuoteArgs,
+    ) -> Result<Quote, ToolError> {
+        let _ = (args.item_code, args.uom);
+        Ok(Quote { qty: Decimal::ONE })
+    }
+}
+
+#[test]
+fn a_crate_override_reaches_the_core_through_a_reexport() {
+    let def = through_a_reexport::quote_item::definition();
+    assert_eq!(def.name(), "purchasing_quote_item");
+    assert_eq!(def.args_type(), "QuoteArgs");
+    let reg = namespaces()
+        .tool::<through_a_reexport::quote_item>()
+        .build()
+        .expect("registry builds");
+    let schema = reg
+        .get("purchasing_quote_item")
+        .unwrap()
+        .input_schema(Target::OpenAi);
+    assert_eq!(schema["properties"]["uom"]["enum"], json!(["PCS", "BOX"]));
+    assert_eq!(schema["required"], json!(["item_code", "uom"]));
+}
+
+/// How the goods travel.
+#[derive(Debug, Deserialize, ToolArgs)]
+enum Shipping {
+    Truck,
+    Courier,
+}
+
+#[derive(Debug, Deserialize, ToolArgs)]
+struct ShipArgs {
+    shipping: Shipping,
+    fallback: Option<Shipping>,
+    /// How the urgent lines travel
+    urgent: Option<Shipping>,
+}
+
+#[test]
+fn an_enum_doc_comment_describes_fields_without_their_own() {
+    let schema = <ShipArgs as ToolArgs>::tool_schema();
+    let _ = |a: ShipArgs| (a.shipping, a.fallback, a.urgent);
+    for target in Target::ALL {
+        let rendered = schema.render(target);
+        let p = &rendered["properties"];
+        assert_eq!(
+            p["shipping"]["description"],
+            json!("How the goods travel."),
+            "{target:?}"
+        );
+        assert_eq!(
+            p["fallback"]["description"],
+            json!("How the goods travel."),
+            "{target:?}"
+        );
+        assert_eq!(
+            p["urgent"]["description"],
+            json!("How the urgent lines travel"),
+            "{target:?}"
+        );
+        assert_eq!(erp_tools_core::check_strict(&rendered, target), vec![]);
+    }
 }

@@ -504,7 +504,7 @@ mod tests {
     fn draft<'a>(_: &'a ToolContext, _: &'a mut DraftTx, _: Value) -> HandlerFuture<'a> {
         Box::pin(async { Ok(json!({"number": "PO-1"}).into()) })
     }
-    static DRAFT: ToolDef = ToolDef::__from_parts(ToolDefParts {
+    static DRAFT: ToolDef = crate::__private_0_1_0::tool_def(ToolDefParts {
         name: "purchasing_create_po_draft",
         fn_name: "create_po_draft",
         module: "purchasing",

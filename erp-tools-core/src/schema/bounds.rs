@@ -1,9 +1,10 @@
 //! Declared bounds on one argument field (`#[erp(min = 1, max = 1000)]`,
 //! `#[erp(positive)]`, `#[erp(len = 1..=40, pattern = "^[A-Z]+$")]`).
 //!
-//! The strict subset has no bound keywords (`minimum`, `maxLength`, `pattern` are
+//! The strict subset has no number or length keywords (`minimum`, `maxLength` are
 //! refused by at least one provider), so bounds are stated in the property's description
-//! and enforced by the server's validation.
+//! and enforced by the server's validation; a `pattern` is also rendered as JSON Schema
+//! `pattern` for the targets that take it (see `Schema::render`).
 
 use std::borrow::Cow;
 use std::str::FromStr;
@@ -124,25 +125,8 @@ impl Bounds {
         }
     }
 
-    /// Whether `text` matches the pattern (true when there is none).
-    pub(crate) fn matches(&self, text: &str) -> bool {
-        self.regex.as_ref().is_none_or(|r| r.is_match(text))
-    }
-
-    /// Checks a number; the problem's text when it is out of bounds.
-    pub(crate) fn check_number(&self, value: Decimal) -> Option<String> {
-        let shown = value.normalize().to_string();
-        let allowed = crate::validate::text::bounds_numbers(self)?;
-        let below =
-            self.min.is_some_and(|m| value < m) || (self.positive && value <= Decimal::ZERO);
-        let above = self.max.is_some_and(|m| value > m);
-        (below || above).then(|| crate::validate::text::number_out_of_bounds(&shown, &allowed))
-    }
-
-    /// Checks a length (characters or items); the problem's text when it is out of bounds.
-    pub(crate) fn check_len(&self, len: usize, unit: &str) -> Option<String> {
-        let short = self.min_len.is_some_and(|m| len < m);
-        let long = self.max_len.is_some_and(|m| len > m);
-        (short || long).then(|| crate::validate::text::len_out_of_bounds(len, unit, self))
+    /// The compiled pattern, anchored at both ends (`None` without one).
+    pub(crate) fn regex(&self) -> Option<&regex::Regex> {
+        self.regex.as_ref()
     }
 }

@@ -87,6 +87,15 @@ impl Schema {
         if let (Some(obj), Some(d)) = (out.as_object_mut(), self.rendered_description()) {
             obj.insert("description".into(), Value::String(d));
         }
+        // Anthropic's strict tool use compiles `pattern` with a regex dialect narrower than
+        // the one `#[erp(pattern = "..")]` is checked against, and one pattern it cannot
+        // compile refuses the whole request; there the description states the pattern and
+        // the server's validation enforces it. OpenAI strict and MCP take it as written.
+        if target != Target::Anthropic
+            && let Some(p) = self.bounds.pattern.as_deref()
+        {
+            add_pattern(&mut out, &self.kind, p);
+        }
         out
     }
 
@@ -114,7 +123,8 @@ impl Schema {
                         match &p.schema.kind {
                             SchemaKind::Optional(inner) => {
                                 let mut inner = (**inner).clone();
-                                if inner.description.is_none() {
+                                // The field's own description wins over its type's.
+                                if p.schema.description.is_some() {
                                     inner.description = p.schema.description.clone();
                                 }
                                 if inner.bounds.is_empty() {
@@ -162,6 +172,26 @@ fn nullable(mut inner: Value, kind: &SchemaKind) -> Value {
             }
             inner
         }
+    }
+}
+
+/// Adds `pattern` to the text a schema holds (the value, the value when present, or each
+/// item of a list), anchored: a declared pattern matches the whole text, while JSON
+/// Schema's `pattern` matches anywhere in it.
+fn add_pattern(out: &mut Value, kind: &SchemaKind, pattern: &str) {
+    match kind {
+        SchemaKind::String(_) => {
+            if let Some(obj) = out.as_object_mut() {
+                obj.insert("pattern".into(), Value::String(format!("^(?:{pattern})$")));
+            }
+        }
+        SchemaKind::Optional(inner) => add_pattern(out, &inner.kind, pattern),
+        SchemaKind::Array(item) => {
+            if let Some(items) = out.get_mut("items") {
+                add_pattern(items, &item.kind, pattern);
+            }
+        }
+        _ => {}
     }
 }
 

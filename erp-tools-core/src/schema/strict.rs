@@ -16,6 +16,7 @@ const ALLOWED_KEYWORDS: &[&str] = &[
     "anyOf",
     "description",
     "format",
+    "pattern",
 ];
 
 /// The `format` values the strict subset allows.
@@ -103,6 +104,16 @@ fn check_node(
                 path,
                 format!("keyword `{key}` is outside the strict subset"),
             ));
+        }
+    }
+    if let Some(p) = obj.get("pattern") {
+        if target == Target::Anthropic {
+            out.push(violation(
+                path,
+                "Anthropic strict: `pattern` is left to the description and the server's validation",
+            ));
+        } else if !p.is_string() {
+            out.push(violation(path, "`pattern` must be a string"));
         }
     }
     if let Some(f) = obj.get("format") {

@@ -3,7 +3,8 @@
 //! Derive it with `#[derive(Deserialize, ToolArgs)]` on your own structs and unit enums.
 //! The derive checks every field on its wire name and type (see the crate docs for the
 //! rules) and describes the type as a strict [`Schema`]. It is implemented here for the
-//! scalar types a tool may take: `String`, `bool`, the integer types,
+//! scalar types a tool may take: `String` (and `Box<str>`, `Arc<str>`, `Cow<'static, str>`,
+//! which read and render exactly as `String` does), `bool`, the integer types,
 //! `rust_decimal::Decimal`, `chrono::NaiveDate`, `NaiveTime`, `NaiveDateTime` and
 //! `DateTime<Utc>`, and for `Option<T>` and `Vec<T>` of those.
 //!
@@ -25,38 +26,50 @@ use crate::schema::{Schema, SchemaKind, StringFormat};
 pub trait ToolArgs {
     /// The strict schema of this type.
     fn tool_schema() -> Schema;
+}
+
+/// What the derive and `#[erp_tool]` know of an argument type beyond its schema: the
+/// compile-time facts they check and the value of `client_ref`. Implemented by
+/// `#[derive(ToolArgs)]` next to [`ToolArgs`], and here for the types that implement it.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used in tool arguments",
+    label = "`{Self}` does not implement `ToolArgs`",
+    note = "add `#[derive(Deserialize, ToolArgs)]` to your own argument types (structs and unit enums)",
+    note = "free-form JSON (`serde_json::Value`), maps (`HashMap`, `BTreeMap`) and floats (`f32`, `f64`) are not allowed in tool arguments: declare a struct with typed fields, an enum, or use `rust_decimal::Decimal` for amounts"
+)]
+pub trait DerivedToolArgs: ToolArgs {
+    /// The strict schema of this type ([`ToolArgs::tool_schema`]), so generated code
+    /// names one trait per type.
+    fn schema() -> Schema {
+        <Self as ToolArgs>::tool_schema()
+    }
 
     /// Whether the type has a top-level `client_ref: String` field (directly or through
     /// `#[serde(flatten)]`). Draft tools require one.
-    #[doc(hidden)]
-    const __ERP_HAS_CLIENT_REF: bool = false;
+    const HAS_CLIENT_REF: bool = false;
 
     /// Nesting depth, computed at compile time (a scalar is 1, a struct is one more than
     /// its deepest field, a `Vec` one more than its item). A recursive type makes this
     /// constant cyclic, which is a compile error: tool arguments cannot be recursive.
-    #[doc(hidden)]
-    const __ERP_DEPTH: usize = 1;
+    const DEPTH: usize = 1;
 
     /// Whether the type is an object (a struct with named fields), so that it may be
     /// `#[serde(flatten)]`ed into another argument struct.
-    #[doc(hidden)]
-    const __ERP_IS_OBJECT: bool = false;
+    const IS_OBJECT: bool = false;
 
     /// What the value is on the wire, one of [`shape`]'s constants (`Option` and `Box`
     /// look through to their inner type; a `Vec` is a list). The derive checks declared
     /// bounds and unit/currency fields against it at compile time.
-    #[doc(hidden)]
-    const __ERP_SHAPE: u8 = shape::OTHER;
+    const SHAPE: u8 = shape::OTHER;
 
     /// The shape of the innermost item: a list's items, through any nesting of lists.
-    #[doc(hidden)]
-    const __ERP_ITEM_SHAPE: u8 = Self::__ERP_SHAPE;
+    const ITEM_SHAPE: u8 = Self::SHAPE;
 
     /// The value of the top-level `client_ref` field, if the type has one (directly or
     /// through `#[serde(flatten)]`). Reading it here also keeps the compiler from calling
     /// the field unused in handlers that leave it to the runtime.
-    #[doc(hidden)]
-    fn __erp_client_ref(&self) -> Option<&str> {
+    fn client_ref(&self) -> Option<&str> {
         None
     }
 }
@@ -83,7 +96,7 @@ pub trait DraftCheck<M> {
 /// What a value is on the wire, for the compile-time checks of the derive.
 #[doc(hidden)]
 pub mod shape {
-    /// Free text (`String`).
+    /// Free text (`String`, `Box<str>`, `Arc<str>`, `Cow<'static, str>`).
     pub const TEXT: u8 = 1;
     /// An integer or a decimal.
     pub const NUMBER: u8 = 2;
@@ -103,7 +116,9 @@ macro_rules! scalar {
             fn tool_schema() -> Schema {
                 Schema::new($kind)
             }
-            const __ERP_SHAPE: u8 = $shape;
+        }
+        impl DerivedToolArgs for $ty {
+            const SHAPE: u8 = $shape;
         }
         impl<M> DraftCheck<M> for $ty {}
     )*};
@@ -115,7 +130,9 @@ macro_rules! integer {
             fn tool_schema() -> Schema {
                 Schema::new(SchemaKind::Integer { min: <$ty>::MIN as i128, max: <$ty>::MAX as i128 })
             }
-            const __ERP_SHAPE: u8 = shape::NUMBER;
+        }
+        impl DerivedToolArgs for $ty {
+            const SHAPE: u8 = shape::NUMBER;
         }
         impl<M> DraftCheck<M> for $ty {}
     )*};
@@ -123,6 +140,9 @@ macro_rules! integer {
 
 scalar! {
     String => SchemaKind::String(None), shape::TEXT;
+    Box<str> => SchemaKind::String(None), shape::TEXT;
+    std::sync::Arc<str> => SchemaKind::String(None), shape::TEXT;
+    std::borrow::Cow<'static, str> => SchemaKind::String(None), shape::TEXT;
     bool => SchemaKind::Boolean, shape::OTHER;
     rust_decimal::Decimal => SchemaKind::Decimal, shape::NUMBER;
     chrono::NaiveDate => SchemaKind::String(Some(StringFormat::Date)), shape::OTHER;
@@ -139,12 +159,22 @@ impl<T: ToolArgs> ToolArgs for Option<T> {
         match inner.kind {
             // `Option<Option<T>>` carries no more information than `Option<T>`.
             SchemaKind::Optional(_) => inner,
-            _ => Schema::new(SchemaKind::Optional(Box::new(inner))),
+            _ => {
+                // The type's own description (an enum's doc comment) describes the optional
+                // value too, unless the field gives its own.
+                let description = inner.description.clone();
+                let mut outer = Schema::new(SchemaKind::Optional(Box::new(inner)));
+                outer.description = description;
+                outer
+            }
         }
     }
-    const __ERP_DEPTH: usize = T::__ERP_DEPTH;
-    const __ERP_SHAPE: u8 = T::__ERP_SHAPE;
-    const __ERP_ITEM_SHAPE: u8 = T::__ERP_ITEM_SHAPE;
+}
+
+impl<T: DerivedToolArgs> DerivedToolArgs for Option<T> {
+    const DEPTH: usize = T::DEPTH;
+    const SHAPE: u8 = T::SHAPE;
+    const ITEM_SHAPE: u8 = T::ITEM_SHAPE;
 }
 
 impl<M, T: DraftCheck<M>> DraftCheck<M> for Option<T> {}
@@ -153,9 +183,12 @@ impl<T: ToolArgs> ToolArgs for Vec<T> {
     fn tool_schema() -> Schema {
         Schema::new(SchemaKind::Array(Box::new(T::tool_schema())))
     }
-    const __ERP_DEPTH: usize = 1 + T::__ERP_DEPTH;
-    const __ERP_SHAPE: u8 = shape::LIST;
-    const __ERP_ITEM_SHAPE: u8 = T::__ERP_ITEM_SHAPE;
+}
+
+impl<T: DerivedToolArgs> DerivedToolArgs for Vec<T> {
+    const DEPTH: usize = 1 + T::DEPTH;
+    const SHAPE: u8 = shape::LIST;
+    const ITEM_SHAPE: u8 = T::ITEM_SHAPE;
 }
 
 impl<M, T: DraftCheck<M>> DraftCheck<M> for Vec<T> {}
@@ -164,13 +197,16 @@ impl<T: ToolArgs> ToolArgs for Box<T> {
     fn tool_schema() -> Schema {
         T::tool_schema()
     }
-    const __ERP_HAS_CLIENT_REF: bool = T::__ERP_HAS_CLIENT_REF;
-    const __ERP_DEPTH: usize = T::__ERP_DEPTH;
-    const __ERP_IS_OBJECT: bool = T::__ERP_IS_OBJECT;
-    const __ERP_SHAPE: u8 = T::__ERP_SHAPE;
-    const __ERP_ITEM_SHAPE: u8 = T::__ERP_ITEM_SHAPE;
-    fn __erp_client_ref(&self) -> Option<&str> {
-        T::__erp_client_ref(self)
+}
+
+impl<T: DerivedToolArgs> DerivedToolArgs for Box<T> {
+    const HAS_CLIENT_REF: bool = T::HAS_CLIENT_REF;
+    const DEPTH: usize = T::DEPTH;
+    const IS_OBJECT: bool = T::IS_OBJECT;
+    const SHAPE: u8 = T::SHAPE;
+    const ITEM_SHAPE: u8 = T::ITEM_SHAPE;
+    fn client_ref(&self) -> Option<&str> {
+        T::client_ref(self)
     }
 }
 
@@ -185,9 +221,12 @@ impl ToolArgs for NoArgs {
     fn tool_schema() -> Schema {
         Schema::empty_object()
     }
-    const __ERP_DEPTH: usize = 1;
-    const __ERP_IS_OBJECT: bool = true;
-    const __ERP_SHAPE: u8 = shape::OBJECT;
+}
+
+impl DerivedToolArgs for NoArgs {
+    const DEPTH: usize = 1;
+    const IS_OBJECT: bool = true;
+    const SHAPE: u8 = shape::OBJECT;
 }
 
 impl<M> DraftCheck<M> for NoArgs {}

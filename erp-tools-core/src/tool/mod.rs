@@ -58,9 +58,9 @@ pub struct ToolDefParts {
 }
 
 impl ToolDef {
-    /// Builds a definition; the tier follows from the handler's kind.
-    #[doc(hidden)]
-    pub const fn __from_parts(parts: ToolDefParts) -> ToolDef {
+    /// Builds a definition; the tier follows from the handler's kind. Generated code
+    /// reaches it as `__private_0_1_0::tool_def`.
+    pub(crate) const fn from_parts(parts: ToolDefParts) -> ToolDef {
         ToolDef {
             name: parts.name,
             fn_name: parts.fn_name,

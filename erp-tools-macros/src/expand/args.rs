@@ -6,6 +6,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::DeriveInput;
 use syn::spanned::Spanned;
 
+use super::{private, respan};
 use crate::ast::{ArgsInput, Field, Shape};
 use crate::attr::FieldBounds;
 use crate::errors::Errors;
@@ -17,14 +18,14 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
     let model = ArgsInput::from_syn(input, &mut errors);
     let plan = valid::check_args(&model, &mut errors);
     if !errors.is_empty() {
-        let fallback = derive_fallback(input);
+        let fallback = derive_fallback(input, model.krate.as_ref());
         let errors = errors.to_compile_errors();
         return quote! { #errors #fallback };
     }
     match &model.shape {
         Shape::Struct(_) => derive_struct(&model, &plan),
         Shape::Enum(_) => derive_enum(&model),
-        Shape::Unsupported => derive_fallback(input),
+        Shape::Unsupported => derive_fallback(input, model.krate.as_ref()),
     }
 }
 
@@ -33,6 +34,7 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
         unreachable!("derive_struct on a struct")
     };
     let ident = model.ident;
+    let private = private(model.krate.as_ref());
     let mut props = Vec::new();
     let mut depth = Vec::new();
     let mut bounds = Vec::new();
@@ -46,21 +48,20 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
     for field in fields.iter().filter(|f| !f.serde.skip) {
         let ty = field.ty;
         let span = ty.span();
-        let as_args = quote_spanned!(span=> <#ty as ::erp_tools_core::__private_0_1_0::ToolArgs>);
-        bounds.push(
-            quote_spanned!(span=> #ty: ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM>),
-        );
+        let private_at = respan(&private, span);
+        let as_args = quote_spanned!(span=> <#ty as #private_at::DerivedToolArgs>);
+        bounds.push(quote_spanned!(span=> #ty: #private_at::DraftCheck<__ErpM>));
         if field.serde.flatten.is_some() {
             props.push(quote! {
                 __erp_tool_props.extend(::core::iter::IntoIterator::into_iter(
-                    ::std::vec::Vec::from(#as_args::tool_schema().properties()),
+                    ::std::vec::Vec::from(#as_args::schema().properties()),
                 ));
             });
-            depth.push(quote! { #as_args::__ERP_DEPTH - 1 });
-            client_ref.push(quote! { #as_args::__ERP_HAS_CLIENT_REF });
+            depth.push(quote! { #as_args::DEPTH - 1 });
+            client_ref.push(quote! { #as_args::HAS_CLIENT_REF });
             let member = field.ident;
             client_ref_value.push(quote! {
-                if let ::core::option::Option::Some(__erp_tool_ref) = #as_args::__erp_client_ref(&self.#member) {
+                if let ::core::option::Option::Some(__erp_tool_ref) = #as_args::client_ref(&self.#member) {
                     return ::core::option::Option::Some(__erp_tool_ref);
                 }
             });
@@ -70,7 +71,7 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
                 field.ident
             );
             object_asserts.push(quote_spanned!(span=>
-                const _: () = if !#as_args::__ERP_IS_OBJECT { ::core::panic!(#msg) };
+                const _: () = if !#as_args::IS_OBJECT { ::core::panic!(#msg) };
             ));
         } else {
             let wire = &field.wire;
@@ -78,15 +79,15 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
                 let doc = &field.doc;
                 quote!(.with_description(#doc))
             });
-            let bounds = bounds_tokens(&field.bounds);
-            object_asserts.extend(bound_asserts(field, &as_args));
+            let bounds = bounds_tokens(&field.bounds, &private);
+            object_asserts.extend(bound_asserts(field, &as_args, &private));
             props.push(quote! {
-                __erp_tool_props.push(::erp_tools_core::__private_0_1_0::Property {
+                __erp_tool_props.push(#private::Property {
                     name: ::std::borrow::Cow::Borrowed(#wire),
-                    schema: #as_args::tool_schema() #doc #bounds,
+                    schema: #as_args::schema() #doc #bounds,
                 });
             });
-            depth.push(quote! { #as_args::__ERP_DEPTH });
+            depth.push(quote! { #as_args::DEPTH });
             if field.wire == valid::CLIENT_REF {
                 let member = field.ident;
                 client_ref_value.insert(
@@ -101,7 +102,7 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
     let client_ref_fn = (!client_ref_value.is_empty()).then(|| {
         quote! {
             #[allow(unreachable_code)]
-            fn __erp_client_ref(&self) -> ::core::option::Option<&::core::primitive::str> {
+            fn client_ref(&self) -> ::core::option::Option<&::core::primitive::str> {
                 #(#client_ref_value)*
                 ::core::option::Option::None
             }
@@ -112,8 +113,9 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
         let ty = &unit.ty;
         let span = ty.span();
         let msg = unit.message.replace('{', "{{").replace('}', "}}");
-        let shape = quote!(::erp_tools_core::__private_0_1_0::shape);
-        let item = quote_spanned!(span=> <#ty as ::erp_tools_core::__private_0_1_0::ToolArgs>::__ERP_ITEM_SHAPE);
+        let shape = quote!(#private::shape);
+        let private_at = respan(&private, span);
+        let item = quote_spanned!(span=> <#ty as #private_at::DerivedToolArgs>::ITEM_SHAPE);
         let refused = if unit.head {
             quote!(#item != #shape::ENUM)
         } else {
@@ -124,18 +126,22 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
             const _: () = if #refused { ::core::panic!(#msg) };
         ));
     }
-    let draft_check = draft_check(ident, plan, &bounds);
+    let draft_check = draft_check(ident, plan, &bounds, &private);
     quote! {
         #[automatically_derived]
-        impl ::erp_tools_core::__private_0_1_0::ToolArgs for #ident {
-            fn tool_schema() -> ::erp_tools_core::__private_0_1_0::Schema {
+        impl #private::ToolArgs for #ident {
+            fn tool_schema() -> #private::Schema {
                 #[allow(unused_mut)]
-                let mut __erp_tool_props: ::std::vec::Vec<::erp_tools_core::__private_0_1_0::Property> = ::std::vec::Vec::new();
+                let mut __erp_tool_props: ::std::vec::Vec<#private::Property> = ::std::vec::Vec::new();
                 #(#props)*
-                ::erp_tools_core::__private_0_1_0::Schema::object(__erp_tool_props)
+                #private::Schema::object(__erp_tool_props)
             }
-            const __ERP_HAS_CLIENT_REF: ::core::primitive::bool = #(#client_ref)||*;
-            const __ERP_DEPTH: ::core::primitive::usize = {
+        }
+
+        #[automatically_derived]
+        impl #private::DerivedToolArgs for #ident {
+            const HAS_CLIENT_REF: ::core::primitive::bool = #(#client_ref)||*;
+            const DEPTH: ::core::primitive::usize = {
                 #[allow(unused_mut)]
                 let mut __erp_tool_depth: ::core::primitive::usize = 0;
                 #(
@@ -146,8 +152,8 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
                 )*
                 1 + __erp_tool_depth
             };
-            const __ERP_IS_OBJECT: ::core::primitive::bool = true;
-            const __ERP_SHAPE: ::core::primitive::u8 = ::erp_tools_core::__private_0_1_0::shape::OBJECT;
+            const IS_OBJECT: ::core::primitive::bool = true;
+            const SHAPE: ::core::primitive::u8 = #private::shape::OBJECT;
             #client_ref_fn
         }
 
@@ -164,7 +170,12 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
 /// asks for `DraftCheck<Self>` inside a trait's provided method (`Self` is a type
 /// parameter there, which no such trait holds), so a draft tool reports one error per
 /// offending field, worded by the rule; a read tool never asks.
-fn draft_check(ident: &syn::Ident, plan: &ArgsPlan, bounds: &[TokenStream]) -> TokenStream {
+fn draft_check(
+    ident: &syn::Ident,
+    plan: &ArgsPlan,
+    bounds: &[TokenStream],
+    private: &TokenStream,
+) -> TokenStream {
     let mut traits = Vec::new();
     let mut rules = Vec::new();
     for (i, (at, msg, field)) in plan.draft_checks.iter().enumerate() {
@@ -182,8 +193,9 @@ fn draft_check(ident: &syn::Ident, plan: &ArgsPlan, bounds: &[TokenStream]) -> T
     // The impl is spanned on the type (not on the derive), and not marked
     // `#[automatically_derived]`: the compiler then reports a failed bound as "required for
     // `T`", pointing at the field, instead of suggesting to implement the trait by hand.
+    let private = respan(private, ident.span());
     let impl_block = quote_spanned! {ident.span()=>
-        impl<__ErpM> ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM> for #ident
+        impl<__ErpM> #private::DraftCheck<__ErpM> for #ident
         where
             #(#bounds,)*
             #(#rules,)*
@@ -200,7 +212,7 @@ fn draft_check(ident: &syn::Ident, plan: &ArgsPlan, bounds: &[TokenStream]) -> T
 }
 
 /// `.with_bounds(..)` for a field's `#[erp(..)]`, or nothing.
-fn bounds_tokens(b: &FieldBounds) -> Option<TokenStream> {
+fn bounds_tokens(b: &FieldBounds, private: &TokenStream) -> Option<TokenStream> {
     if b.is_empty() {
         return None;
     }
@@ -227,16 +239,16 @@ fn bounds_tokens(b: &FieldBounds) -> Option<TokenStream> {
         calls.push(quote!(.with_pattern(#p)));
     }
     Some(quote! {
-        .with_bounds(::erp_tools_core::__private_0_1_0::Bounds::new() #(#calls)*)
+        .with_bounds(#private::Bounds::new() #(#calls)*)
     })
 }
 
 /// Compile-time checks that each declared bound fits what the field's type is on the
 /// wire (judged on the type's `ToolArgs` constants, so aliases and wrappers count as what
 /// they are).
-fn bound_asserts(field: &Field, as_args: &TokenStream) -> Vec<TokenStream> {
+fn bound_asserts(field: &Field, as_args: &TokenStream, private: &TokenStream) -> Vec<TokenStream> {
     let b = &field.bounds;
-    let shape = quote!(::erp_tools_core::__private_0_1_0::shape);
+    let shape = quote!(#private::shape);
     let name = field.ident.to_string();
     let mut out = Vec::new();
     let mut push = |span: Span, refused: TokenStream, msg: String| {
@@ -254,7 +266,7 @@ fn bound_asserts(field: &Field, as_args: &TokenStream) -> Vec<TokenStream> {
     if let Some(span) = number_span {
         push(
             span,
-            quote!(#as_args::__ERP_ITEM_SHAPE != #shape::NUMBER),
+            quote!(#as_args::ITEM_SHAPE != #shape::NUMBER),
             format!(
                 "`min`, `max` and `positive` bound numbers, but `{name}` is not an integer or a decimal (or a list \
                  of them); bound text with `len = 1..=40` or `pattern = \"..\"`, or change the field's type"
@@ -264,7 +276,7 @@ fn bound_asserts(field: &Field, as_args: &TokenStream) -> Vec<TokenStream> {
     if let Some(p) = &b.pattern {
         push(
             p.span(),
-            quote!(#as_args::__ERP_ITEM_SHAPE != #shape::TEXT),
+            quote!(#as_args::ITEM_SHAPE != #shape::TEXT),
             format!(
                 "`pattern` bounds text, but `{name}` is not a `String` (or a list of them); bound numbers with \
                  `min`/`max`, or remove the pattern (an enum already lists its values)"
@@ -274,7 +286,7 @@ fn bound_asserts(field: &Field, as_args: &TokenStream) -> Vec<TokenStream> {
     if let Some((_, _, span)) = &b.len {
         push(
             *span,
-            quote!(#as_args::__ERP_SHAPE != #shape::TEXT && #as_args::__ERP_SHAPE != #shape::LIST),
+            quote!(#as_args::SHAPE != #shape::TEXT && #as_args::SHAPE != #shape::LIST),
             format!(
                 "`len` bounds the characters of a text or the items of a list, but `{name}` is neither; bound \
                  numbers with `min`/`max`, or remove `len`"
@@ -298,39 +310,52 @@ fn derive_enum(model: &ArgsInput) -> TokenStream {
         unreachable!("derive_enum on an enum")
     };
     let ident = model.ident;
+    let private = private(model.krate.as_ref());
     let values = variants.iter().filter(|v| !v.skip).map(|v| &v.wire);
+    // The enum's doc comment describes every field of this type that has none of its own
+    // (a field's doc comment replaces it).
+    let doc = (!model.doc.is_empty()).then(|| {
+        let doc = &model.doc;
+        quote!(.with_description(#doc))
+    });
     quote! {
         #[automatically_derived]
-        impl ::erp_tools_core::__private_0_1_0::ToolArgs for #ident {
-            fn tool_schema() -> ::erp_tools_core::__private_0_1_0::Schema {
-                ::erp_tools_core::__private_0_1_0::Schema::new(::erp_tools_core::__private_0_1_0::SchemaKind::Enum(::std::vec![
+        impl #private::ToolArgs for #ident {
+            fn tool_schema() -> #private::Schema {
+                #private::Schema::new(#private::SchemaKind::Enum(::std::vec![
                     #(::std::borrow::Cow::Borrowed(#values)),*
-                ]))
+                ])) #doc
             }
-            const __ERP_SHAPE: ::core::primitive::u8 = ::erp_tools_core::__private_0_1_0::shape::ENUM;
+        }
+        #[automatically_derived]
+        impl #private::DerivedToolArgs for #ident {
+            const SHAPE: ::core::primitive::u8 = #private::shape::ENUM;
         }
         #[doc(hidden)]
         #[automatically_derived]
-        impl<__ErpM> ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM> for #ident {}
+        impl<__ErpM> #private::DraftCheck<__ErpM> for #ident {}
     }
 }
 
 /// After an error: implement the traits anyway so that uses of the type do not add a
 /// second wave of errors. The impls are never run (the crate does not compile).
-fn derive_fallback(input: &DeriveInput) -> TokenStream {
+fn derive_fallback(input: &DeriveInput, krate: Option<&syn::Path>) -> TokenStream {
     let ident = &input.ident;
+    let private = private(krate);
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let mut with_m = input.generics.clone();
     with_m.params.push(syn::parse_quote!(__ErpM));
     let (impl_m, _, _) = with_m.split_for_impl();
     quote! {
-        impl #impl_generics ::erp_tools_core::__private_0_1_0::ToolArgs for #ident #ty_generics #where_clause {
-            fn tool_schema() -> ::erp_tools_core::__private_0_1_0::Schema {
+        impl #impl_generics #private::ToolArgs for #ident #ty_generics #where_clause {
+            fn tool_schema() -> #private::Schema {
                 ::core::unreachable!()
             }
-            const __ERP_HAS_CLIENT_REF: ::core::primitive::bool = true;
-            const __ERP_IS_OBJECT: ::core::primitive::bool = true;
         }
-        impl #impl_m ::erp_tools_core::__private_0_1_0::DraftCheck<__ErpM> for #ident #ty_generics #where_clause {}
+        impl #impl_generics #private::DerivedToolArgs for #ident #ty_generics #where_clause {
+            const HAS_CLIENT_REF: ::core::primitive::bool = true;
+            const IS_OBJECT: ::core::primitive::bool = true;
+        }
+        impl #impl_m #private::DraftCheck<__ErpM> for #ident #ty_generics #where_clause {}
     }
 }

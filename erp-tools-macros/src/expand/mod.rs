@@ -5,6 +5,9 @@
 //! compile against it), prefixes its own items `__erp_tool_` and hides them from docs, so it
 //! compiles next to any user code (see the hygiene test).
 
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+
 mod args;
 mod derives;
 mod tool;
@@ -12,6 +15,27 @@ mod tool;
 pub use args::derive;
 pub use derives::{tool_args, tool_output};
 pub use tool::tool;
+
+/// The hidden module every generated path starts with: `::erp_tools_core::__private_0_1_0`,
+/// or `<path>::__private_0_1_0` under a `crate = "<path>"` override.
+fn private(krate: Option<&syn::Path>) -> TokenStream {
+    match krate {
+        Some(path) => quote!(#path::__private_0_1_0),
+        None => quote!(::erp_tools_core::__private_0_1_0),
+    }
+}
+
+/// The same path with every token at `span`, for a path written inside
+/// `quote_spanned!`: the compiler words some errors by where the path was written.
+fn respan(path: &TokenStream, span: Span) -> TokenStream {
+    path.clone()
+        .into_iter()
+        .map(|mut t| {
+            t.set_span(span);
+            t
+        })
+        .collect()
+}
 
 #[cfg(test)]
 mod tests {
@@ -24,5 +48,68 @@ mod tests {
             env!("CARGO_PKG_VERSION").replace(['.', '-', '+'], "_")
         );
         assert_eq!(expected, "__private_0_1_0", "rename the paths in expand/");
+    }
+
+    /// Under `crate = ".."`, no generated path names `erp_tools_core`.
+    #[test]
+    fn a_crate_override_replaces_every_path() {
+        use quote::quote;
+        let tool = super::tool(
+            quote!(
+                module = "purchasing",
+                tier = "draft",
+                scopes = ["purchasing:draft"],
+                crate = "re::core"
+            ),
+            quote! {
+                /// Create a draft.
+                async fn create_draft(ctx: &ToolContext, tx: &mut DraftTx, args: DraftArgs) -> Result<Draft, ToolError> {
+                    todo!()
+                }
+            },
+        );
+        let args = super::derive(&syn::parse_quote! {
+            #[erp(crate = "re::core")]
+            struct DraftArgs {
+                client_ref: String,
+                #[erp(len = 1..=5)]
+                lines: Vec<Line>,
+                #[serde(flatten)]
+                extra: Extra,
+                unit_price: Decimal,
+            }
+        });
+        let unit = super::derive(&syn::parse_quote! {
+            #[erp(crate = "re::core")]
+            enum Uom { Pcs }
+        });
+        let derives = [
+            super::tool_args(
+                quote!(crate = "re::core"),
+                quote!(
+                    struct A {
+                        x: String,
+                    }
+                ),
+            ),
+            super::tool_output(
+                quote!(crate = "re::core"),
+                quote!(
+                    struct B {
+                        x: String,
+                    }
+                ),
+            ),
+        ];
+        for out in [tool, args, unit].into_iter().chain(derives) {
+            let text = out.to_string();
+            assert!(!text.contains("erp_tools_core"), "{text}");
+            assert!(!text.contains("compile_error"), "{text}");
+            assert!(
+                text.contains("re :: core :: __private_0_1_0")
+                    || text.contains("re::core::__private_0_1_0"),
+                "{text}"
+            );
+        }
     }
 }

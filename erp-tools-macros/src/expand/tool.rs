@@ -6,6 +6,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{ItemFn, Type};
 
+use super::{private, respan};
 use crate::ast::ToolFn;
 use crate::attr::parse_tool_attr;
 use crate::errors::Errors;
@@ -33,13 +34,17 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let model = ToolFn::from_syn(&func);
     match valid::check_tool(&tool_attr, &model, &mut errors) {
         Some(plan) if errors.is_empty() => expand_tool(&func, &plan),
-        _ => tool_fallback(&func, errors.to_compile_errors()),
+        _ => tool_fallback(
+            &func,
+            errors.to_compile_errors(),
+            &private(tool_attr.krate.as_ref()),
+        ),
     }
 }
 
 /// After an error: keep the user's function (silencing "never used"), and declare the
 /// marker type so registrations naming it do not fail as well.
-fn tool_fallback(func: &ItemFn, errors: TokenStream) -> TokenStream {
+fn tool_fallback(func: &ItemFn, errors: TokenStream, private: &TokenStream) -> TokenStream {
     let ident = &func.sig.ident;
     let vis = &func.vis;
     if func.sig.receiver().is_some() {
@@ -57,8 +62,8 @@ fn tool_fallback(func: &ItemFn, errors: TokenStream) -> TokenStream {
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
         #vis struct #ident {}
-        impl ::erp_tools_core::__private_0_1_0::ErpTool for #ident {
-            fn definition() -> &'static ::erp_tools_core::__private_0_1_0::ToolDef {
+        impl #private::ErpTool for #ident {
+            fn definition() -> &'static #private::ToolDef {
                 ::core::unreachable!()
             }
         }
@@ -75,11 +80,12 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         .filter(|a| a.path().is_ident("cfg"))
         .collect();
     let fn_name = syn::ext::IdentExt::unraw(ident).to_string();
-    let no_args: Type = syn::parse_quote!(::erp_tools_core::__private_0_1_0::NoArgs);
+    let private = private(plan.krate.as_ref());
+    let no_args: Type = syn::parse_quote!(#private::NoArgs);
     let args_ty = plan.args.unwrap_or(&no_args);
     let args_span = plan.args.map(|t| t.span()).unwrap_or_else(|| ident.span());
-    let as_args =
-        quote_spanned!(args_span=> <#args_ty as ::erp_tools_core::__private_0_1_0::ToolArgs>);
+    let private_at = respan(&private, args_span);
+    let as_args = quote_spanned!(args_span=> <#args_ty as #private_at::DerivedToolArgs>);
     let out_ty = plan.output;
 
     let mut checks = Vec::new();
@@ -91,14 +97,14 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         max_depth - 1
     );
     checks.push(quote_spanned!(args_span=>
-        const _: () = if #as_args::__ERP_DEPTH > #max_depth { ::core::panic!(#depth_msg) };
+        const _: () = if #as_args::DEPTH > #max_depth { ::core::panic!(#depth_msg) };
     ));
     let object_msg = format!(
         "the arguments of `{fn_name}` must be a struct with named fields deriving ToolArgs (the model sends a JSON \
          object); wrap the value in a struct"
     );
     checks.push(quote_spanned!(args_span=>
-        const _: () = if !#as_args::__ERP_IS_OBJECT { ::core::panic!(#object_msg) };
+        const _: () = if !#as_args::IS_OBJECT { ::core::panic!(#object_msg) };
     ));
     if plan.tier == Tier::Draft {
         let args_name = valid::type_string(args_ty);
@@ -107,7 +113,7 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
              retry so the draft is created once; add `client_ref: String` to `{args_name}`"
         );
         checks.push(quote_spanned!(args_span=>
-            const _: () = if !#as_args::__ERP_HAS_CLIENT_REF { ::core::panic!(#msg) };
+            const _: () = if !#as_args::HAS_CLIENT_REF { ::core::panic!(#msg) };
         ));
         // The draft-only field rules (see the derive's `draft_check`): `Self` is a type
         // parameter here, which none of the per-field rule traits holds, so every
@@ -115,7 +121,7 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         // Only the path is spanned on the arguments type: the trait around it stays
         // macro-generated, so the compiler does not suggest editing it.
         let required = quote_spanned!(args_span=>
-            <#args_ty as ::erp_tools_core::__private_0_1_0::DraftCheck<Self>>::FIELDS_ALLOWED
+            <#args_ty as #private_at::DraftCheck<Self>>::FIELDS_ALLOWED
         );
         checks.push(quote! {
             #[allow(dead_code)]
@@ -127,10 +133,10 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         });
     }
 
-    let serde_json = quote!(::erp_tools_core::__private_0_1_0::serde_json);
+    let serde_json = quote!(#private::serde_json);
     let tier = match plan.tier {
-        Tier::Read => quote!(::erp_tools_core::__private_0_1_0::Tier::Read),
-        Tier::Draft => quote!(::erp_tools_core::__private_0_1_0::Tier::Draft),
+        Tier::Read => quote!(#private::Tier::Read),
+        Tier::Draft => quote!(#private::Tier::Draft),
     };
     let binding = if plan.args.is_some() {
         quote!(__erp_tool_args)
@@ -142,7 +148,7 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
             ::core::result::Result::Ok(__erp_tool_args) => __erp_tool_args,
             ::core::result::Result::Err(__erp_tool_error) => {
                 return ::core::result::Result::Err(
-                    ::erp_tools_core::__private_0_1_0::undecodable_arguments(__erp_tool_error, #tier),
+                    #private::undecodable_arguments(__erp_tool_error, #tier),
                 );
             }
         };
@@ -151,12 +157,12 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
     // handler's kind, so a definition cannot claim one tier and run another.
     let (db_param, handler_variant) = match plan.tier {
         Tier::Read => (
-            quote!(__erp_tool_db: &'__erp_tool ::erp_tools_core::__private_0_1_0::ReadDb),
-            quote!(::erp_tools_core::__private_0_1_0::Handler::Read),
+            quote!(__erp_tool_db: &'__erp_tool #private::ReadDb),
+            quote!(#private::Handler::Read),
         ),
         Tier::Draft => (
-            quote!(__erp_tool_db: &'__erp_tool mut ::erp_tools_core::__private_0_1_0::DraftTx),
-            quote!(::erp_tools_core::__private_0_1_0::Handler::Draft),
+            quote!(__erp_tool_db: &'__erp_tool mut #private::DraftTx),
+            quote!(#private::Handler::Draft),
         ),
     };
     let mut call_args = vec![quote!(__erp_tool_ctx)];
@@ -175,15 +181,15 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
             match #ident(#(#call_args),*).await {
                 ::core::result::Result::Ok(__erp_tool_output) => {
                     #[allow(unused_imports)]
-                    use ::erp_tools_core::__private_0_1_0::{Rendered as _, Unrendered as _};
+                    use #private::{Rendered as _, Unrendered as _};
                     #[allow(clippy::needless_borrow)]
-                    let __erp_tool_text = (&::erp_tools_core::__private_0_1_0::TextOf(&__erp_tool_output)).__erp_model_text();
+                    let __erp_tool_text = (&#private::TextOf(&__erp_tool_output)).__erp_model_text();
                     match #serde_json::to_value(&__erp_tool_output) {
                         ::core::result::Result::Ok(__erp_tool_value) => ::core::result::Result::Ok(
-                            ::erp_tools_core::__private_0_1_0::HandlerOutput { value: __erp_tool_value, text: __erp_tool_text },
+                            #private::HandlerOutput { value: __erp_tool_value, text: __erp_tool_text },
                         ),
                         ::core::result::Result::Err(__erp_tool_error) => ::core::result::Result::Err(
-                            ::erp_tools_core::__private_0_1_0::ToolError::internal(__erp_tool_error),
+                            #private::ToolError::internal(__erp_tool_error),
                         ),
                     }
                 }
@@ -202,16 +208,17 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let destructive = plan.destructive;
-    let limits = plan.limits.iter().map(
-        |(path, max)| quote!(::erp_tools_core::__private_0_1_0::Limit { path: #path, max: #max }),
-    );
+    let limits = plan
+        .limits
+        .iter()
+        .map(|(path, max)| quote!(#private::Limit { path: #path, max: #max }));
     let args_type = match plan.args {
         Some(t) => valid::type_string(t),
         None => "NoArgs".to_string(),
     };
     let out_span = out_ty.span();
-    let output_schema =
-        quote_spanned!(out_span=> ::erp_tools_core::__private_0_1_0::output_schema_for::<#out_ty>);
+    let private_out = respan(&private, out_span);
+    let output_schema = quote_spanned!(out_span=> #private_out::output_schema_for::<#out_ty>);
 
     quote! {
         #func
@@ -227,14 +234,14 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
             #(#checks)*
 
             fn __erp_tool_handler<'__erp_tool>(
-                __erp_tool_ctx: &'__erp_tool ::erp_tools_core::__private_0_1_0::ToolContext,
+                __erp_tool_ctx: &'__erp_tool #private::ToolContext,
                 #db_param,
                 __erp_tool_args: #serde_json::Value,
-            ) -> ::erp_tools_core::__private_0_1_0::HandlerFuture<'__erp_tool> {
+            ) -> #private::HandlerFuture<'__erp_tool> {
                 #boxed
             }
 
-            static __ERP_TOOL_DEF: ::erp_tools_core::__private_0_1_0::ToolDef = ::erp_tools_core::__private_0_1_0::ToolDef::__from_parts(::erp_tools_core::__private_0_1_0::ToolDefParts {
+            static __ERP_TOOL_DEF: #private::ToolDef = #private::tool_def(#private::ToolDefParts {
                 name: #name,
                 fn_name: #fn_name,
                 module: #module,
@@ -245,14 +252,14 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
                 destructive: #destructive,
                 limits: &[#(#limits),*],
                 args_type: #args_type,
-                input_schema: #as_args::tool_schema,
+                input_schema: #as_args::schema,
                 output_schema: #output_schema,
                 handler: #handler_variant(__erp_tool_handler),
             });
 
             #[automatically_derived]
-            impl ::erp_tools_core::__private_0_1_0::ErpTool for #ident {
-                fn definition() -> &'static ::erp_tools_core::__private_0_1_0::ToolDef {
+            impl #private::ErpTool for #ident {
+                fn definition() -> &'static #private::ToolDef {
                     &__ERP_TOOL_DEF
                 }
             }

@@ -210,7 +210,8 @@ fn is_plain_string(ty: &Type) -> bool {
     last_ident(ty).as_deref() == Some("String") && type_args(ty).is_empty()
 }
 
-/// `String`, `&str`, `str`, `Box<str>`, `Cow<str>`, or an `Option`/`Vec` of one.
+/// `String`, `&str`, `str`, `Box<str>`, `Arc<str>`, `Rc<str>`, `Cow<str>`, or an
+/// `Option`/`Vec` of one.
 fn is_text(ty: &Type) -> bool {
     match ty {
         Type::Reference(r) => is_text(&r.elem),
@@ -218,7 +219,7 @@ fn is_text(ty: &Type) -> bool {
         Type::Paren(p) => is_text(&p.elem),
         _ => match last_ident(ty).as_deref() {
             Some("String" | "str") => true,
-            Some("Option" | "Vec" | "Box" | "Cow") => {
+            Some("Option" | "Vec" | "Box" | "Arc" | "Rc" | "Cow") => {
                 type_args(ty).first().is_some_and(|t| is_text(t))
             }
             _ => false,

@@ -47,6 +47,8 @@ pub struct ToolPlan<'a> {
     pub args: Option<&'a Type>,
     /// The `T` of `Result<T, ToolError>`.
     pub output: &'a Type,
+    /// `crate = ".."`: the path to erp-tools-core, when not `::erp_tools_core`.
+    pub krate: Option<syn::Path>,
 }
 
 const WRITE_VERBS: &[&str] = &[
@@ -317,6 +319,7 @@ pub fn check_tool<'a>(
         takes_db,
         args,
         output: output?,
+        krate: attr.krate.clone(),
     })
 }
 

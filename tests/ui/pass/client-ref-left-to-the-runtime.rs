@@ -46,7 +46,7 @@ fn main() {
     let args: FlatDraftArgs =
         serde_json::from_str(r#"{"text": "x", "client_ref": "r-1"}"#).unwrap();
     assert_eq!(
-        erp_tools_core::ToolArgs::__erp_client_ref(&args),
+        erp_tools_core::__private_0_1_0::DerivedToolArgs::client_ref(&args),
         Some("r-1")
     );
     let _ = (

@@ -1,6 +1,6 @@
 // Indirect recursion (`Bom` -> `Part` -> `Bom`) cannot be seen by one derive, which only
 // sees its own type. It is caught by the compiler as a cycle in the nesting depth
-// (`__ERP_DEPTH`) that every derived type computes: the error names both derives.
+// (`DerivedToolArgs::DEPTH`) that every derived type computes: the error names both derives.
 use erp_tools_core::prelude::*;
 
 #[derive(Deserialize, ToolArgs)]

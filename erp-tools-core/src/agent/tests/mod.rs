@@ -48,7 +48,7 @@ fn no_output() -> Value {
     json!({"type": "object"})
 }
 
-static PAYMENT: ToolDef = ToolDef::__from_parts(ToolDefParts {
+static PAYMENT: ToolDef = crate::__private_0_1_0::tool_def(ToolDefParts {
     name: "finance_create_payment_request_draft",
     fn_name: "create_payment_request_draft",
     module: "finance",
@@ -67,7 +67,7 @@ static PAYMENT: ToolDef = ToolDef::__from_parts(ToolDefParts {
     handler: Handler::Draft(draft_stub),
 });
 
-static VENDOR: ToolDef = ToolDef::__from_parts(ToolDefParts {
+static VENDOR: ToolDef = crate::__private_0_1_0::tool_def(ToolDefParts {
     name: "purchasing_get_vendor_summary",
     fn_name: "get_vendor_summary",
     module: "purchasing",

@@ -1,0 +1,221 @@
+//! The classifier that decides whether a wire name may be a tool argument, and the
+//! compile errors it words.
+
+use super::segments;
+
+/// Whether a tool name or property key is safe on every provider: `^[a-zA-Z0-9_-]{1,64}$`.
+pub fn valid_key(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Why a wire name may not be an argument of any tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Forbidden {
+    /// Names a branch, tenant or company (the word is given).
+    Scope(&'static str),
+    /// Names the person acting (`user_id`, `on_behalf_of`, `created_by`, ...).
+    Identity,
+    /// Names the agent run or the tool call (`agent_run_id`, `tool_call_id`, ...).
+    RunIds,
+    /// Names the caller's authority (`scopes`, `roles`, ...).
+    Authority,
+}
+
+/// Why a wire name may not be an argument of a draft tool (read tools may take it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DraftForbidden {
+    /// `status`, `state`, `*_status`.
+    Status,
+    /// Any word `price` (`unit_price`, `price_per_unit`), `unit_cost`.
+    Price,
+    /// `total`, `amount_total`, `grand_total`, `subtotal`, ...
+    Total,
+    /// `posting_date`, `posted_at`, `approved_at`, ...
+    PostingDate,
+}
+
+const SCOPE_WORDS: &[(&str, &str)] = &[
+    ("branch", "branch"),
+    ("branches", "branch"),
+    ("tenant", "tenant"),
+    ("tenants", "tenant"),
+    ("company", "company"),
+    ("companies", "company"),
+];
+
+/// Words that, after a branch/tenant/company word, make the name an identifier of it.
+const ID_SUFFIXES: &[&str] = &[
+    "id", "ids", "code", "codes", "no", "nr", "number", "key", "uuid",
+];
+
+/// Words that, after a user word, make the name an identifier of the person.
+const USER_SUFFIXES: &[&str] = &[
+    "id", "ids", "code", "codes", "no", "nr", "number", "key", "uuid", "name", "email", "login",
+];
+
+const USER_WORDS: &[&str] = &["user", "users", "username", "usernames"];
+
+/// Past participles that, followed by `by`, name who did something.
+const ACTED: &[&str] = &[
+    "created",
+    "approved",
+    "requested",
+    "submitted",
+    "posted",
+    "updated",
+    "modified",
+    "reviewed",
+    "drafted",
+    "prepared",
+    "entered",
+    "deleted",
+    "cancelled",
+    "canceled",
+    "authorized",
+    "authorised",
+    "initiated",
+    "signed",
+    "edited",
+    "changed",
+];
+
+const AUTHORITY_NAMES: &[&str] = &[
+    "scope",
+    "scopes",
+    "role",
+    "roles",
+    "permission",
+    "permissions",
+    "granted_scopes",
+    "user_roles",
+];
+
+/// Words that, followed by `id`, name the run or call.
+const RUN_WORDS: &[&str] = &["run", "call", "agent", "session"];
+
+/// Classifies a wire name against the rules for every tier.
+pub fn classify(wire: &str) -> Option<Forbidden> {
+    let seg = segments(wire);
+    if seg.is_empty() {
+        return None;
+    }
+    let joined = seg.join("_");
+    let followed_by = |i: usize, suffixes: &[&str]| {
+        i + 1 == seg.len()
+            || seg
+                .get(i + 1)
+                .is_some_and(|n| suffixes.contains(&n.as_str()))
+    };
+    for (i, s) in seg.iter().enumerate() {
+        if let Some((_, word)) = SCOPE_WORDS.iter().find(|(w, _)| w == s)
+            && followed_by(i, ID_SUFFIXES)
+        {
+            return Some(Forbidden::Scope(word));
+        }
+    }
+    if AUTHORITY_NAMES.contains(&joined.as_str()) {
+        return Some(Forbidden::Authority);
+    }
+    for (i, s) in seg.iter().enumerate() {
+        if USER_WORDS.contains(&s.as_str()) && followed_by(i, USER_SUFFIXES) {
+            return Some(Forbidden::Identity);
+        }
+        if s == "behalf" || s == "impersonate" || s == "impersonating" {
+            return Some(Forbidden::Identity);
+        }
+        if s == "by" && i > 0 && ACTED.contains(&seg[i - 1].as_str()) {
+            return Some(Forbidden::Identity);
+        }
+        if RUN_WORDS.contains(&s.as_str())
+            && seg.get(i + 1).is_some_and(|n| n == "id" || n == "ids")
+        {
+            return Some(Forbidden::RunIds);
+        }
+    }
+    None
+}
+
+/// Classifies a wire name against the extra rules for draft tools.
+pub fn classify_draft(wire: &str) -> Option<DraftForbidden> {
+    let seg = segments(wire);
+    let last = seg.last()?;
+    if last == "status"
+        || last == "statuses"
+        || (seg.len() == 1 && (last == "state" || last == "states"))
+    {
+        return Some(DraftForbidden::Status);
+    }
+    if seg.iter().any(|s| s == "price" || s == "prices") || seg.join("_") == "unit_cost" {
+        return Some(DraftForbidden::Price);
+    }
+    if seg
+        .iter()
+        .any(|s| s == "total" || s == "totals" || s == "subtotal" || s == "subtotals")
+    {
+        return Some(DraftForbidden::Total);
+    }
+    const POSTED: &[&str] = &[
+        "post", "posted", "posting", "approved", "approval", "approve",
+    ];
+    const WHEN: &[&str] = &[
+        "date",
+        "at",
+        "on",
+        "time",
+        "datetime",
+        "timestamp",
+        "period",
+    ];
+    for pair in seg.windows(2) {
+        if POSTED.contains(&pair[0].as_str()) && WHEN.contains(&pair[1].as_str()) {
+            return Some(DraftForbidden::PostingDate);
+        }
+    }
+    None
+}
+
+/// The compile error for a name forbidden in every tier.
+pub fn forbidden_message(wire: &str, why: Forbidden) -> String {
+    let source = match why {
+        Forbidden::Scope(word) => format!(
+            "the {word} comes from the caller's token (ToolContext::branch_id, ToolContext::branch_code)"
+        ),
+        Forbidden::Identity => {
+            "the person on whose behalf the agent acts comes from the caller's token (ToolContext::user_id)"
+                .to_string()
+        }
+        Forbidden::RunIds => "run and call ids come from the authenticated request \
+                              (ToolContext::agent_run_id, ToolContext::tool_call_id)"
+            .to_string(),
+        Forbidden::Authority => {
+            "scopes and roles come from the caller's token (ToolContext::scopes, ToolContext::roles)".to_string()
+        }
+    };
+    format!("`{wire}` cannot be a tool argument; {source}, remove the field")
+}
+
+/// The compile error for a name forbidden in draft tools, worded for any domain (a
+/// purchase order, a sales quote, a payment request).
+pub fn draft_message(wire: &str, why: DraftForbidden) -> String {
+    let reason = match why {
+        DraftForbidden::Status => {
+            "a draft is always created in status draft and only a person moves it on"
+        }
+        DraftForbidden::Price => {
+            return format!(
+                "`{wire}` cannot be an argument of a draft tool: prices come from the ERP's price list on the \
+                 server; remove the field and take what the price is looked up by (an item code and a unit), the \
+                 server prices the line"
+            );
+        }
+        DraftForbidden::Total => "prices and totals are computed by the server from its own data",
+        DraftForbidden::PostingDate => {
+            "posting and approval dates are set when a person posts or approves the document"
+        }
+    };
+    format!("`{wire}` cannot be an argument of a draft tool: {reason}; remove the field")
+}

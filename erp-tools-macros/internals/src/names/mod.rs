@@ -1,0 +1,21 @@
+//! Wire names: serde's renaming rules, the split of a name into words, and the classifier
+//! that decides whether a name may be a tool argument.
+//!
+//! Everything here is a pure function on strings so it can be unit-tested without a
+//! compiler in the loop.
+
+mod forbidden;
+mod rename;
+mod text;
+mod units;
+
+pub use forbidden::{
+    DraftForbidden, Forbidden, classify, classify_draft, draft_message, forbidden_message,
+    valid_key,
+};
+pub use rename::{RenameRule, segments};
+pub use text::{closest, edit_distance, humanise, join_doc};
+pub use units::{UnitKind, UnitWord, is_unit_like, unit_word};
+
+#[cfg(test)]
+mod tests;

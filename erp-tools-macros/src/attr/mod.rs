@@ -1,0 +1,75 @@
+//! Attribute grammars, one a file: the `#[erp_tool(..)]` key list (`tool.rs`), the parts
+//! of `#[serde(..)]` that decide a field's wire name (`serde.rs`), and the `#[erp(..)]`
+//! field bounds (`bounds.rs`), and the `crate = ".."` override all of them share
+//! (`krate.rs`).
+//!
+//! These files only read syntax. They report malformed attributes (unknown or repeated
+//! keys, a value of the wrong kind) and leave what the values mean to `valid/`.
+
+mod bounds;
+mod krate;
+mod serde;
+mod tool;
+
+use proc_macro2::Span;
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream};
+use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitStr, Token};
+
+pub use bounds::{FieldBounds, field_bounds};
+pub use krate::{container_crate, crate_path, derive_attr_crate};
+pub use serde::{SerdeContainer, SerdeField, SerdeItem};
+pub use tool::{ToolAttr, parse_tool_attr};
+
+struct Entry {
+    key: Ident,
+    value: Option<Expr>,
+}
+
+impl Parse for Entry {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let key = Ident::parse_any(input)?;
+        let value = if input.peek(Token![=]) {
+            input.parse::<Token![=]>()?;
+            Some(input.parse()?)
+        } else {
+            None
+        };
+        Ok(Entry { key, value })
+    }
+}
+
+fn lit_str(value: &Expr) -> Option<LitStr> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+trait SpanOf {
+    fn span_of(&self) -> Span;
+}
+
+impl SpanOf for syn::Path {
+    fn span_of(&self) -> Span {
+        self.segments
+            .first()
+            .map(|s| s.ident.span())
+            .unwrap_or_else(Span::call_site)
+    }
+}
+
+/// The doc comment on an item, one entry per `///` line.
+pub fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
+    let mut out = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
+        if let syn::Meta::NameValue(nv) = &attr.meta
+            && let Some(s) = lit_str(&nv.value)
+        {
+            out.push(s.value());
+        }
+    }
+    out
+}
