@@ -12,7 +12,9 @@ use erp_tools_core::mcp::{HttpConfig, router, serve_http};
 use erp_tools_tests::app::App;
 use erp_tools_tests::app::tools::{FOR_BUYER, GET_STOCK};
 use erp_tools_tests::db::TestDb;
-use erp_tools_tests::http::{HttpServer, SESSIONS, challenge, initialize_body, post};
+use erp_tools_tests::http::{
+    HttpServer, SCOPES_SUPPORTED, SESSIONS, challenge, initialize_body, post,
+};
 use erp_tools_tests::identity::{Key, Metadata, Provider, sign_as};
 use erp_tools_tests::mcp::assert_list_matches;
 use erp_tools_tests::principals::{BUYER, WAREHOUSE};
@@ -170,15 +172,7 @@ async fn the_metadata_names_the_provider_and_the_registry_scopes(t: &TestDb) {
     .unwrap();
     assert_eq!(doc["resource"], json!(server.url));
     assert_eq!(doc["authorization_servers"], json!([provider.issuer]));
-    assert_eq!(
-        doc["scopes_supported"],
-        json!([
-            "finance:draft",
-            "inventory:read",
-            "purchasing:draft",
-            "purchasing:read"
-        ])
-    );
+    assert_eq!(doc["scopes_supported"], json!(SCOPES_SUPPORTED));
     let response = post(&server.url, &initialize_body()).send().await.unwrap();
     assert_eq!(response.status(), 401);
     assert_eq!(
