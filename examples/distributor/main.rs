@@ -160,6 +160,14 @@ async fn authenticator(
     }
 }
 
+/// The id of the branch `code`, or what to write instead.
+async fn branch_id(db: &erp_tools_core::Database, code: &str) -> Result<i64, String> {
+    data::branch_id(db, code)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("unknown branch `{code}`; the example has SBY-01 and JKT-01"))
+}
+
 /// The per-caller limit on tool calls: the framework's default (120 a minute, 30 at
 /// once), or `ERP_TOOLS_RATE_LIMIT=<per minute>,<burst>`, or `off` (benchmarks, load tests).
 fn rate_limit_from_env() -> Result<Option<erp_tools_core::mcp::RateLimit>, String> {
@@ -288,12 +296,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                     identity.issuer()
                 ));
             };
-            let branch_id = data::branch_id(&db, &branch)
-                .await
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| {
-                    format!("unknown branch `{branch}`; the example has SBY-01 and JKT-01")
-                })?;
+            let branch_id = branch_id(&db, &branch).await?;
             let known: Vec<&str> = registry
                 .tools()
                 .iter()
@@ -322,12 +325,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Agent { user, branch } => {
             let db = app::open_db(&cli.db).await?;
-            let branch_id = data::branch_id(&db, &branch)
-                .await
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| {
-                    format!("unknown branch `{branch}`; the example has SBY-01 and JKT-01")
-                })?;
+            let branch_id = branch_id(&db, &branch).await?;
             let agent = review::agent(registry, db)?;
             let principal = review::agent_principal(&user, branch_id, &branch);
             print_out(&review::run_agent(&agent, &principal).await?);
