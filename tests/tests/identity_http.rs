@@ -62,48 +62,40 @@ async fn server_with_provider(t: &TestDb, provider: &Provider) -> HttpServer {
     .await
 }
 
+/// Asserts that a session opened with `token` lists exactly `expected`.
+async fn assert_token_lists(server: &HttpServer, token: &str, expected: &[&str]) {
+    let client = server.client(token, &SESSIONS, None).await;
+    assert_list_matches(
+        &client.list_tools(None).await.unwrap(),
+        server.runtime.registry(),
+        expected,
+    );
+    client.cancel().await.unwrap();
+}
+
 async fn roles_bound_the_token_scopes_and_unknown_subjects_are_refused(t: &TestDb) {
     let provider = Provider::start(&[Key::Rsa1, Key::Ec1], Metadata::OpenId).await;
     let server = server_with_provider(t, &provider).await;
-    let registry = server.runtime.registry().clone();
 
     let buyer = sign_as(
         Key::Rsa1,
         &provider.claims("u-buyer", &server.url, EVERY_SCOPE),
     );
-    let client = server.client(&buyer, &SESSIONS, None).await;
-    assert_list_matches(
-        &client.list_tools(None).await.unwrap(),
-        &registry,
-        &FOR_BUYER,
-    );
-    client.cancel().await.unwrap();
+    assert_token_lists(&server, &buyer, &FOR_BUYER).await;
 
     // The clerk's token carries every scope; the warehouse role grants inventory:read only.
     let clerk = sign_as(
         Key::Ec1,
         &provider.claims("u-warehouse", &server.url, EVERY_SCOPE),
     );
-    let client = server.client(&clerk, &SESSIONS, None).await;
-    assert_list_matches(
-        &client.list_tools(None).await.unwrap(),
-        &registry,
-        &[GET_STOCK],
-    );
-    client.cancel().await.unwrap();
+    assert_token_lists(&server, &clerk, &[GET_STOCK]).await;
 
     // A buyer whose token lacks the draft scope cannot draft, whatever the role allows.
     let narrow = sign_as(
         Key::Rsa1,
         &provider.claims("u-buyer", &server.url, "inventory:read"),
     );
-    let client = server.client(&narrow, &SESSIONS, None).await;
-    assert_list_matches(
-        &client.list_tools(None).await.unwrap(),
-        &registry,
-        &[GET_STOCK],
-    );
-    client.cancel().await.unwrap();
+    assert_token_lists(&server, &narrow, &[GET_STOCK]).await;
 
     let stranger = sign_as(
         Key::Rsa1,
