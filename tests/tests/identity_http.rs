@@ -73,6 +73,17 @@ async fn assert_token_lists(server: &HttpServer, token: &str, expected: &[&str])
     client.cancel().await.unwrap();
 }
 
+/// The `WWW-Authenticate` challenge of the `401` an initialize with `token` gets.
+async fn refused(server: &HttpServer, token: &str) -> String {
+    let response = post(&server.url, &initialize_body())
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    challenge(&response)
+}
+
 async fn roles_bound_the_token_scopes_and_unknown_subjects_are_refused(t: &TestDb) {
     let provider = Provider::start(&[Key::Rsa1, Key::Ec1], Metadata::OpenId).await;
     let server = server_with_provider(t, &provider).await;
@@ -101,44 +112,23 @@ async fn roles_bound_the_token_scopes_and_unknown_subjects_are_refused(t: &TestD
         Key::Rsa1,
         &provider.claims("u-nobody", &server.url, EVERY_SCOPE),
     );
-    let response = post(&server.url, &initialize_body())
-        .bearer_auth(&stranger)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 401);
+    let header = refused(&server, &stranger).await;
     assert!(
-        challenge(&response).contains("The token's subject is not a user here"),
-        "{}",
-        challenge(&response)
+        header.contains("The token's subject is not a user here"),
+        "{header}"
     );
 
     // A development token, valid for this URL, is refused once a provider is configured.
     let dev = server.token(&BUYER.principal());
-    let response = post(&server.url, &initialize_body())
-        .bearer_auth(&dev)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 401);
-    assert!(
-        challenge(&response).contains("signed with HS256"),
-        "{}",
-        challenge(&response)
-    );
+    let header = refused(&server, &dev).await;
+    assert!(header.contains("signed with HS256"), "{header}");
 
     // A provider token for another resource is refused with both URLs named.
     let elsewhere = sign_as(
         Key::Rsa1,
         &provider.claims("u-buyer", "https://other.example/mcp", EVERY_SCOPE),
     );
-    let response = post(&server.url, &initialize_body())
-        .bearer_auth(&elsewhere)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 401);
-    let header = challenge(&response);
+    let header = refused(&server, &elsewhere).await;
     assert!(
         header.contains(&format!(
             "expected {}, the token names https://other.example/mcp",
