@@ -160,6 +160,14 @@ async fn authenticator(
     }
 }
 
+/// The id of the branch `code`, or what to write instead.
+async fn branch_id(db: &erp_tools_core::Database, code: &str) -> Result<i64, String> {
+    data::branch_id(db, code)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("unknown branch `{code}`; the example has SBY-01 and JKT-01"))
+}
+
 /// The per-caller limit on tool calls: the framework's default (120 a minute, 30 at
 /// once), or `ERP_TOOLS_RATE_LIMIT=<per minute>,<burst>`, or `off` (benchmarks, load tests).
 fn rate_limit_from_env() -> Result<Option<erp_tools_core::mcp::RateLimit>, String> {
@@ -183,6 +191,10 @@ fn rate_limit_from_env() -> Result<Option<erp_tools_core::mcp::RateLimit>, Strin
     })
 }
 
+/// The log filter unless `RUST_LOG` is set: `info`, with rmcp at `warn` (at `info` it
+/// logs the client's whole `peer_info` for every session).
+const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
+
 #[tokio::main]
 async fn main() -> ExitCode {
     // Logs go to stderr: stdout carries the MCP stdio transport and command output.
@@ -190,7 +202,8 @@ async fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| DEFAULT_LOG_FILTER.into()),
         )
         .init();
     let cli = Cli::parse();
@@ -205,7 +218,6 @@ async fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> Result<(), String> {
     let registry = Arc::new(app::registry().map_err(|e| e.to_string())?);
-    let identity = identity_config(&cli.resource)?;
     match cli.command.unwrap_or(Command::Serve {
         stdio: false,
         addr: DEFAULT_ADDR.parse().expect("valid address"),
@@ -216,6 +228,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                  distributor -- token --user 7 --branch SBY-01 --scopes purchasing:read`"
                     .to_string()
             })?;
+            let identity = identity_config(&cli.resource)?;
             let db = app::open_db(&cli.db).await?;
             let caller = authenticator(identity, &db)
                 .await?
@@ -229,6 +242,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .map_err(|e| e.to_string())
         }
         Command::Serve { stdio: false, addr } => {
+            let identity = identity_config(&cli.resource)?;
             let db = app::open_db(&cli.db).await?;
             let authenticator = authenticator(identity, &db).await?;
             let runtime = ToolRuntime::new(registry.clone(), db.clone());
@@ -269,6 +283,11 @@ async fn run(cli: Cli) -> Result<(), String> {
             run,
             ttl_minutes,
         } => {
+            // Minting a token is not serving: the development key's warning is for `serve`.
+            let identity = tracing::subscriber::with_default(
+                tracing::subscriber::NoSubscriber::default(),
+                || identity_config(&cli.resource),
+            )?;
             let db = app::open_db(&cli.db).await?;
             let Some(tokens) = shared_tokens(&identity, &db).await? else {
                 return Err(format!(
@@ -277,12 +296,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                     identity.issuer()
                 ));
             };
-            let branch_id = data::branch_id(&db, &branch)
-                .await
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| {
-                    format!("unknown branch `{branch}`; the example has SBY-01 and JKT-01")
-                })?;
+            let branch_id = branch_id(&db, &branch).await?;
             let known: Vec<&str> = registry
                 .tools()
                 .iter()
@@ -311,12 +325,7 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Agent { user, branch } => {
             let db = app::open_db(&cli.db).await?;
-            let branch_id = data::branch_id(&db, &branch)
-                .await
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| {
-                    format!("unknown branch `{branch}`; the example has SBY-01 and JKT-01")
-                })?;
+            let branch_id = branch_id(&db, &branch).await?;
             let agent = review::agent(registry, db)?;
             let principal = review::agent_principal(&user, branch_id, &branch);
             print_out(&review::run_agent(&agent, &principal).await?);

@@ -30,6 +30,15 @@ pub const STATELESS: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 /// Both revisions.
 pub const REVISIONS: [ProtocolVersion; 2] = [SESSIONS, STATELESS];
 
+/// The fixture application's scopes, sorted, as the protected-resource metadata lists
+/// them (`scopes_supported`).
+pub const SCOPES_SUPPORTED: [&str; 4] = [
+    "finance:draft",
+    "inventory:read",
+    "purchasing:draft",
+    "purchasing:read",
+];
+
 /// The browser origin every server allows.
 pub const ALLOWED_ORIGIN: &str = "http://localhost:5173";
 
@@ -88,30 +97,12 @@ impl HttpServer {
         addr: SocketAddr,
         audience: Option<&str>,
     ) -> HttpServer {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .expect("bind 127.0.0.1");
-        let addr = listener.local_addr().unwrap();
-        let base = format!("http://{addr}");
-        let url = format!("{base}/mcp");
-        let tokens = TokenConfig::development().for_resource(audience.unwrap_or(&url));
-        let config = HttpConfig::new(tokens.clone()).with_allowed_origins([ALLOWED_ORIGIN]);
-        let options = config.serve_options();
-        let stop = options.cancellation().clone();
-        let task = tokio::spawn(serve_listener(
-            listener,
-            router(runtime.clone(), config),
-            options,
-        ));
-        HttpServer {
-            addr,
-            base,
-            url,
-            tokens,
-            runtime,
-            stop,
-            task: Some(task),
-        }
+        Self::serve(runtime, addr, |url| {
+            let tokens = TokenConfig::development().for_resource(audience.unwrap_or(url));
+            let config = HttpConfig::new(tokens.clone()).with_allowed_origins([ALLOWED_ORIGIN]);
+            (tokens, config)
+        })
+        .await
     }
 
     /// Serves `runtime` on a free port with the configuration `configure` makes for the
@@ -121,14 +112,26 @@ impl HttpServer {
         runtime: ToolRuntime,
         configure: impl FnOnce(&str) -> HttpConfig,
     ) -> HttpServer {
-        let listener = tokio::net::TcpListener::bind(free_port())
+        Self::serve(runtime, free_port(), |url| {
+            (TokenConfig::development().for_resource(url), configure(url))
+        })
+        .await
+    }
+
+    /// Binds `addr` and serves `runtime` with the development tokens and the
+    /// configuration `setup` makes for the server's MCP URL.
+    async fn serve(
+        runtime: ToolRuntime,
+        addr: SocketAddr,
+        setup: impl FnOnce(&str) -> (TokenConfig, HttpConfig),
+    ) -> HttpServer {
+        let listener = tokio::net::TcpListener::bind(addr)
             .await
             .expect("bind 127.0.0.1");
         let addr = listener.local_addr().unwrap();
         let base = format!("http://{addr}");
         let url = format!("{base}/mcp");
-        let tokens = TokenConfig::development().for_resource(&url);
-        let config = configure(&url);
+        let (tokens, config) = setup(&url);
         let options = config.serve_options();
         let stop = options.cancellation().clone();
         let task = tokio::spawn(serve_listener(

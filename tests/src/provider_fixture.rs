@@ -1,9 +1,12 @@
 //! A local HTTP server standing in for a model provider: it answers each request with the
 //! next scripted reply (status, headers, JSON body) and records what it received (path,
 //! headers, JSON body), so a test can check what an adapter sends. Binds 127.0.0.1 only.
+//! With it, what both provider suites use: fast retries, the buyer, and the check that
+//! the tools offered are the caller's.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -11,7 +14,40 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use erp_tools_core::Principal;
+use erp_tools_core::agent::Agent;
+use erp_tools_core::agent::providers::HttpSettings;
 use serde_json::{Value, json};
+
+use crate::principals::BUYER;
+
+/// Retries fast enough for a test: 5 ms first backoff, 200 ms at most, a 10 s request
+/// timeout.
+pub fn fast_retries() -> HttpSettings {
+    HttpSettings::default()
+        .initial_backoff(Duration::from_millis(5))
+        .max_wait(Duration::from_millis(200))
+        .request_timeout(Duration::from_secs(10))
+}
+
+/// The buyer, holding every scope it may hold.
+pub fn buyer() -> Arc<Principal> {
+    Arc::new(BUYER.holding(BUYER.scopes))
+}
+
+/// Asserts that `names`, the tools a request offered, are the tools `agent` offers
+/// `caller`, in any order.
+pub fn assert_offered_to(agent: &Agent, caller: &Principal, names: &[String]) {
+    let mut names = names.to_vec();
+    let mut expected: Vec<String> = agent
+        .tools_for(caller)
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    names.sort();
+    expected.sort();
+    assert_eq!(names, expected);
+}
 
 /// One scripted answer.
 #[derive(Clone, Debug)]

@@ -2,17 +2,9 @@
 //! (when `ERP_TOOLS_PG_URL` is set) on PostgreSQL: seeded data, the seeds' unit error,
 //! drafts with replay and provenance, branch isolation, scopes, and the safety report.
 
-// `open_db` and `branch_id` serve the binary only.
-#[allow(dead_code)]
-#[path = "../../examples/distributor/app.rs"]
-mod app;
-#[allow(dead_code)]
-#[path = "../../examples/distributor/data.rs"]
-mod data;
-#[path = "../../examples/distributor/inventory.rs"]
-mod inventory;
-#[path = "../../examples/distributor/purchasing.rs"]
-mod purchasing;
+mod example;
+
+use example::{app, data, inventory, purchasing};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -3,18 +3,11 @@
 //! role bounds the token's scopes (a warehouse role never grants `purchasing:draft`), an
 //! unknown subject is refused, and development tokens must pair branch id and code.
 
-#[allow(dead_code)]
-#[path = "../../examples/distributor/app.rs"]
-mod app;
-#[allow(dead_code)]
-#[path = "../../examples/distributor/data.rs"]
-mod data;
+mod example;
 #[path = "../../examples/distributor/identity.rs"]
 mod identity;
-#[path = "../../examples/distributor/inventory.rs"]
-mod inventory;
-#[path = "../../examples/distributor/purchasing.rs"]
-mod purchasing;
+
+use example::{app, data, inventory, purchasing};
 
 use std::time::Duration;
 

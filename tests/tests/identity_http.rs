@@ -12,7 +12,9 @@ use erp_tools_core::mcp::{HttpConfig, router, serve_http};
 use erp_tools_tests::app::App;
 use erp_tools_tests::app::tools::{FOR_BUYER, GET_STOCK};
 use erp_tools_tests::db::TestDb;
-use erp_tools_tests::http::{HttpServer, SESSIONS, challenge, initialize_body, post};
+use erp_tools_tests::http::{
+    HttpServer, SCOPES_SUPPORTED, SESSIONS, challenge, initialize_body, post,
+};
 use erp_tools_tests::identity::{Key, Metadata, Provider, sign_as};
 use erp_tools_tests::mcp::assert_list_matches;
 use erp_tools_tests::principals::{BUYER, WAREHOUSE};
@@ -60,91 +62,73 @@ async fn server_with_provider(t: &TestDb, provider: &Provider) -> HttpServer {
     .await
 }
 
+/// Asserts that a session opened with `token` lists exactly `expected`.
+async fn assert_token_lists(server: &HttpServer, token: &str, expected: &[&str]) {
+    let client = server.client(token, &SESSIONS, None).await;
+    assert_list_matches(
+        &client.list_tools(None).await.unwrap(),
+        server.runtime.registry(),
+        expected,
+    );
+    client.cancel().await.unwrap();
+}
+
+/// The `WWW-Authenticate` challenge of the `401` an initialize with `token` gets.
+async fn refused(server: &HttpServer, token: &str) -> String {
+    let response = post(&server.url, &initialize_body())
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    challenge(&response)
+}
+
 async fn roles_bound_the_token_scopes_and_unknown_subjects_are_refused(t: &TestDb) {
     let provider = Provider::start(&[Key::Rsa1, Key::Ec1], Metadata::OpenId).await;
     let server = server_with_provider(t, &provider).await;
-    let registry = server.runtime.registry().clone();
 
     let buyer = sign_as(
         Key::Rsa1,
         &provider.claims("u-buyer", &server.url, EVERY_SCOPE),
     );
-    let client = server.client(&buyer, &SESSIONS, None).await;
-    assert_list_matches(
-        &client.list_tools(None).await.unwrap(),
-        &registry,
-        &FOR_BUYER,
-    );
-    client.cancel().await.unwrap();
+    assert_token_lists(&server, &buyer, &FOR_BUYER).await;
 
     // The clerk's token carries every scope; the warehouse role grants inventory:read only.
     let clerk = sign_as(
         Key::Ec1,
         &provider.claims("u-warehouse", &server.url, EVERY_SCOPE),
     );
-    let client = server.client(&clerk, &SESSIONS, None).await;
-    assert_list_matches(
-        &client.list_tools(None).await.unwrap(),
-        &registry,
-        &[GET_STOCK],
-    );
-    client.cancel().await.unwrap();
+    assert_token_lists(&server, &clerk, &[GET_STOCK]).await;
 
     // A buyer whose token lacks the draft scope cannot draft, whatever the role allows.
     let narrow = sign_as(
         Key::Rsa1,
         &provider.claims("u-buyer", &server.url, "inventory:read"),
     );
-    let client = server.client(&narrow, &SESSIONS, None).await;
-    assert_list_matches(
-        &client.list_tools(None).await.unwrap(),
-        &registry,
-        &[GET_STOCK],
-    );
-    client.cancel().await.unwrap();
+    assert_token_lists(&server, &narrow, &[GET_STOCK]).await;
 
     let stranger = sign_as(
         Key::Rsa1,
         &provider.claims("u-nobody", &server.url, EVERY_SCOPE),
     );
-    let response = post(&server.url, &initialize_body())
-        .bearer_auth(&stranger)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 401);
+    let header = refused(&server, &stranger).await;
     assert!(
-        challenge(&response).contains("The token's subject is not a user here"),
-        "{}",
-        challenge(&response)
+        header.contains("The token's subject is not a user here"),
+        "{header}"
     );
 
     // A development token, valid for this URL, is refused once a provider is configured.
     let dev = server.token(&BUYER.principal());
-    let response = post(&server.url, &initialize_body())
-        .bearer_auth(&dev)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 401);
-    assert!(
-        challenge(&response).contains("signed with HS256"),
-        "{}",
-        challenge(&response)
-    );
+    let header = refused(&server, &dev).await;
+    assert!(header.contains("signed with HS256"), "{header}");
 
     // A provider token for another resource is refused with both URLs named.
     let elsewhere = sign_as(
         Key::Rsa1,
         &provider.claims("u-buyer", "https://other.example/mcp", EVERY_SCOPE),
     );
-    let response = post(&server.url, &initialize_body())
-        .bearer_auth(&elsewhere)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 401);
-    let header = challenge(&response);
+    let header = refused(&server, &elsewhere).await;
     assert!(
         header.contains(&format!(
             "expected {}, the token names https://other.example/mcp",
@@ -170,15 +154,7 @@ async fn the_metadata_names_the_provider_and_the_registry_scopes(t: &TestDb) {
     .unwrap();
     assert_eq!(doc["resource"], json!(server.url));
     assert_eq!(doc["authorization_servers"], json!([provider.issuer]));
-    assert_eq!(
-        doc["scopes_supported"],
-        json!([
-            "finance:draft",
-            "inventory:read",
-            "purchasing:draft",
-            "purchasing:read"
-        ])
-    );
+    assert_eq!(doc["scopes_supported"], json!(SCOPES_SUPPORTED));
     let response = post(&server.url, &initialize_body()).send().await.unwrap();
     assert_eq!(response.status(), 401);
     assert_eq!(

@@ -3,16 +3,9 @@
 //! `awaiting_input`; nothing is drafted until the person answers. On SQLite and (when
 //! `ERP_TOOLS_PG_URL` is set) on PostgreSQL.
 
-#[allow(dead_code)]
-#[path = "../../examples/distributor/app.rs"]
-mod app;
-#[allow(dead_code)]
-#[path = "../../examples/distributor/data.rs"]
-mod data;
-#[path = "../../examples/distributor/inventory.rs"]
-mod inventory;
-#[path = "../../examples/distributor/purchasing.rs"]
-mod purchasing;
+mod example;
+
+use example::{app, data, inventory, purchasing};
 
 use std::sync::Arc;
 

@@ -7,16 +7,9 @@
 //!
 //! The figures (how many payloads) are printed and recorded in RELIABILITY.md.
 
-#[allow(dead_code)]
-#[path = "../../examples/distributor/app.rs"]
-mod app;
-#[allow(dead_code)]
-#[path = "../../examples/distributor/data.rs"]
-mod data;
-#[path = "../../examples/distributor/inventory.rs"]
-mod inventory;
-#[path = "../../examples/distributor/purchasing.rs"]
-mod purchasing;
+mod example;
+
+use example::{app, data, inventory, purchasing};
 
 use std::sync::Arc;
 
@@ -81,10 +74,56 @@ fn many_unknown(n: usize, len: usize) -> Value {
     v
 }
 
+/// The payloads collected so far: (what, tool, arguments).
+#[derive(Default)]
+struct Payloads(Vec<(String, &'static str, Value)>);
+
+impl Payloads {
+    fn add(&mut self, what: &str, tool: &'static str, arguments: Value) {
+        self.0.push((what.into(), tool, arguments));
+    }
+
+    /// One payload for `tool` per case.
+    fn each<const N: usize>(&mut self, tool: &'static str, cases: [(&str, Value); N]) {
+        for (what, v) in cases {
+            self.add(what, tool, v);
+        }
+    }
+
+    /// `valid_draft()` with `field` set to each case's value.
+    fn draft_fields<const N: usize>(&mut self, field: &str, cases: [(&str, Value); N]) {
+        for (what, v) in cases {
+            self.add(what, DRAFT, draft(|d| d[field] = v));
+        }
+    }
+
+    /// `valid_draft()` with its line's `field` set to each case's value.
+    fn line_fields<const N: usize>(&mut self, field: &str, cases: [(&str, Value); N]) {
+        for (what, v) in cases {
+            self.add(what, DRAFT, line(|l| l[field] = v));
+        }
+    }
+
+    /// `valid_draft()` without `field`.
+    fn draft_without(&mut self, what: &str, field: &str) {
+        let args = draft(|d| {
+            d.as_object_mut().unwrap().remove(field);
+        });
+        self.add(what, DRAFT, args);
+    }
+
+    /// `valid_draft()` with a line without `field`.
+    fn line_without(&mut self, what: &str, field: &str) {
+        let args = line(|l| {
+            l.as_object_mut().unwrap().remove(field);
+        });
+        self.add(what, DRAFT, args);
+    }
+}
+
 /// Every malformed payload: (what, tool, arguments).
 fn payloads() -> Vec<(String, &'static str, Value)> {
-    let mut out: Vec<(String, &'static str, Value)> = Vec::new();
-    let mut add = |what: &str, tool: &'static str, args: Value| out.push((what.into(), tool, args));
+    let mut p = Payloads::default();
 
     // The arguments themselves.
     for (what, v) in [
@@ -95,149 +134,145 @@ fn payloads() -> Vec<(String, &'static str, Value)> {
         ("true", json!(true)),
         ("an empty object", json!({})),
     ] {
-        add(what, DRAFT, v.clone());
-        add(what, GET_PO, v);
+        p.add(what, DRAFT, v.clone());
+        p.add(what, GET_PO, v);
     }
 
     // vendor_code
-    for (what, v) in [
-        ("vendor_code number", json!(231)),
-        ("vendor_code bool", json!(true)),
-        ("vendor_code null", Value::Null),
-        ("vendor_code list", json!(["V-00231"])),
-        ("vendor_code object", json!({"code": "V-00231"})),
-        ("vendor_code 4001 chars", json!("V".repeat(4001))),
-        ("vendor_code 1 MB", json!("V".repeat(1 << 20))),
-    ] {
-        add(what, DRAFT, draft(|d| d["vendor_code"] = v));
-    }
-    add(
-        "vendor_code missing",
-        DRAFT,
-        draft(|d| {
-            d.as_object_mut().unwrap().remove("vendor_code");
-        }),
+    p.draft_fields(
+        "vendor_code",
+        [
+            ("vendor_code number", json!(231)),
+            ("vendor_code bool", json!(true)),
+            ("vendor_code null", Value::Null),
+            ("vendor_code list", json!(["V-00231"])),
+            ("vendor_code object", json!({"code": "V-00231"})),
+            ("vendor_code 4001 chars", json!("V".repeat(4001))),
+            ("vendor_code 1 MB", json!("V".repeat(1 << 20))),
+        ],
     );
-    for (what, v) in [
-        ("needed_by month 13", json!("2030-13-01")),
-        ("needed_by day first", json!("15-01-2030")),
-        ("needed_by number", json!(20300115)),
-        ("needed_by date-time", json!("2030-01-15T00:00:00Z")),
-        ("needed_by null", Value::Null),
-        ("needed_by empty", json!("")),
-        ("needed_by February 30", json!("2030-02-30")),
-        ("needed_by in the past", json!("2001-01-01")),
-        ("needed_by with NUL", json!("2030-01-15\u{0}")),
-        ("needed_by year 99999", json!("99999-01-01")),
-    ] {
-        add(what, DRAFT, draft(|d| d["needed_by"] = v));
-    }
-    for (what, v) in [
-        ("client_ref number", json!(1)),
-        ("client_ref null", Value::Null),
-        ("client_ref empty", json!("")),
-        ("client_ref blank", json!("   ")),
-        ("client_ref 10 000 chars", json!("r".repeat(10_000))),
-        ("client_ref list", json!(["r"])),
-    ] {
-        add(what, DRAFT, draft(|d| d["client_ref"] = v));
-    }
-    add(
-        "client_ref missing",
-        DRAFT,
-        draft(|d| {
-            d.as_object_mut().unwrap().remove("client_ref");
-        }),
+    p.draft_without("vendor_code missing", "vendor_code");
+    p.draft_fields(
+        "needed_by",
+        [
+            ("needed_by month 13", json!("2030-13-01")),
+            ("needed_by day first", json!("15-01-2030")),
+            ("needed_by number", json!(20300115)),
+            ("needed_by date-time", json!("2030-01-15T00:00:00Z")),
+            ("needed_by null", Value::Null),
+            ("needed_by empty", json!("")),
+            ("needed_by February 30", json!("2030-02-30")),
+            ("needed_by in the past", json!("2001-01-01")),
+            ("needed_by with NUL", json!("2030-01-15\u{0}")),
+            ("needed_by year 99999", json!("99999-01-01")),
+        ],
     );
-    for (what, v) in [
-        ("note number", json!(5)),
-        ("note 4001 chars", json!("n".repeat(4001))),
-        ("note object", json!({"text": "x"})),
-        ("note nested 120 deep", nested(120)),
-    ] {
-        add(what, DRAFT, draft(|d| d["note"] = v));
-    }
-    for (what, v) in [
-        ("lines null", Value::Null),
-        ("lines object", json!({"item_code": "BRG-0042"})),
-        ("lines string", json!("[]")),
-        ("lines empty", json!([])),
-        ("lines of numbers", json!([1, 2])),
-        ("lines of null", json!([null])),
-        ("lines of empty objects", json!([{}])),
-        (
-            "lines nested lists",
-            json!([[{"item_code": "BRG-0042", "qty": "1", "uom": "BOX"}]]),
-        ),
-        (
-            "501 lines",
-            Value::Array(vec![
-                json!({"item_code": "BRG-0042", "qty": "1", "uom": "BOX"});
-                501
-            ]),
-        ),
-        ("lines nested 127 deep", nested(127)),
-    ] {
-        add(what, DRAFT, draft(|d| d["lines"] = v));
-    }
-    for (what, v) in [
-        ("qty text", json!("twenty")),
-        ("qty NaN", json!("NaN")),
-        ("qty Infinity", json!("Infinity")),
-        ("qty -Infinity", json!("-Infinity")),
-        ("qty exponent string", json!("2e1")),
-        ("qty zero", json!("0")),
-        ("qty zero number", json!(0)),
-        ("qty negative", json!("-5")),
-        ("qty negative number", json!(-5)),
-        ("qty tiny", json!(1e-30)),
-        ("qty inexact float", json!(0.30000000000000004)),
-        ("qty huge float", json!(1e300)),
-        ("qty 32 digits", json!("12345678901234567890123456789012")),
-        ("qty empty", json!("")),
-        ("qty leading space", json!(" 5")),
-        ("qty trailing space", json!("5 ")),
-        ("qty plus sign", json!("+5")),
-        ("qty hex", json!("0x10")),
-        ("qty comma", json!("1,5")),
-        ("qty bool", json!(true)),
-        ("qty list", json!(["5"])),
-        ("qty object", json!({"value": "5"})),
-        ("qty null", Value::Null),
-        ("qty over its declared maximum", json!("10000.01")),
-        ("qty arabic-indic digits", json!("٥")),
-        ("qty fullwidth digits", json!("２０")),
-    ] {
-        add(what, DRAFT, line(|l| l["qty"] = v));
-    }
-    for (what, v) in [
-        ("uom lower case", json!("box")),
-        ("uom unknown", json!("CRATE")),
-        ("uom empty", json!("")),
-        ("uom number", json!(1)),
-        ("uom null", Value::Null),
-        ("uom with NUL", json!("BOX\u{0}")),
-        ("uom fullwidth", json!("ＢＯＸ")),
-        ("uom trailing space", json!("BOX ")),
-        ("uom zero-width joiner", json!("B\u{200d}OX")),
-    ] {
-        add(what, DRAFT, line(|l| l["uom"] = v));
-    }
-    for (what, v) in [
-        ("item_code number", json!(42)),
-        (
-            "item_code right-to-left override",
-            json!("\u{202e}2400-GRB"),
-        ),
-        ("item_code emoji", json!("📦📦📦")),
-        ("item_code control characters", json!("BRG\u{1b}[31m-0042")),
-        ("item_code unknown", json!("NOPE-0000")),
-        ("item_code 5000 chars", json!("I".repeat(5000))),
-        ("item_code lone surrogate escape", json!("\u{fffd}")),
-    ] {
-        add(what, DRAFT, line(|l| l["item_code"] = v));
-    }
-    add(
+    p.draft_fields(
+        "client_ref",
+        [
+            ("client_ref number", json!(1)),
+            ("client_ref null", Value::Null),
+            ("client_ref empty", json!("")),
+            ("client_ref blank", json!("   ")),
+            ("client_ref 10 000 chars", json!("r".repeat(10_000))),
+            ("client_ref list", json!(["r"])),
+        ],
+    );
+    p.draft_without("client_ref missing", "client_ref");
+    p.draft_fields(
+        "note",
+        [
+            ("note number", json!(5)),
+            ("note 4001 chars", json!("n".repeat(4001))),
+            ("note object", json!({"text": "x"})),
+            ("note nested 120 deep", nested(120)),
+        ],
+    );
+    p.draft_fields(
+        "lines",
+        [
+            ("lines null", Value::Null),
+            ("lines object", json!({"item_code": "BRG-0042"})),
+            ("lines string", json!("[]")),
+            ("lines empty", json!([])),
+            ("lines of numbers", json!([1, 2])),
+            ("lines of null", json!([null])),
+            ("lines of empty objects", json!([{}])),
+            (
+                "lines nested lists",
+                json!([[{"item_code": "BRG-0042", "qty": "1", "uom": "BOX"}]]),
+            ),
+            (
+                "501 lines",
+                Value::Array(vec![
+                    json!({"item_code": "BRG-0042", "qty": "1", "uom": "BOX"});
+                    501
+                ]),
+            ),
+            ("lines nested 127 deep", nested(127)),
+        ],
+    );
+    p.line_fields(
+        "qty",
+        [
+            ("qty text", json!("twenty")),
+            ("qty NaN", json!("NaN")),
+            ("qty Infinity", json!("Infinity")),
+            ("qty -Infinity", json!("-Infinity")),
+            ("qty exponent string", json!("2e1")),
+            ("qty zero", json!("0")),
+            ("qty zero number", json!(0)),
+            ("qty negative", json!("-5")),
+            ("qty negative number", json!(-5)),
+            ("qty tiny", json!(1e-30)),
+            ("qty inexact float", json!(0.30000000000000004)),
+            ("qty huge float", json!(1e300)),
+            ("qty 32 digits", json!("12345678901234567890123456789012")),
+            ("qty empty", json!("")),
+            ("qty leading space", json!(" 5")),
+            ("qty trailing space", json!("5 ")),
+            ("qty plus sign", json!("+5")),
+            ("qty hex", json!("0x10")),
+            ("qty comma", json!("1,5")),
+            ("qty bool", json!(true)),
+            ("qty list", json!(["5"])),
+            ("qty object", json!({"value": "5"})),
+            ("qty null", Value::Null),
+            ("qty over its declared maximum", json!("10000.01")),
+            ("qty arabic-indic digits", json!("٥")),
+            ("qty fullwidth digits", json!("２０")),
+        ],
+    );
+    p.line_fields(
+        "uom",
+        [
+            ("uom lower case", json!("box")),
+            ("uom unknown", json!("CRATE")),
+            ("uom empty", json!("")),
+            ("uom number", json!(1)),
+            ("uom null", Value::Null),
+            ("uom with NUL", json!("BOX\u{0}")),
+            ("uom fullwidth", json!("ＢＯＸ")),
+            ("uom trailing space", json!("BOX ")),
+            ("uom zero-width joiner", json!("B\u{200d}OX")),
+        ],
+    );
+    p.line_fields(
+        "item_code",
+        [
+            ("item_code number", json!(42)),
+            (
+                "item_code right-to-left override",
+                json!("\u{202e}2400-GRB"),
+            ),
+            ("item_code emoji", json!("📦📦📦")),
+            ("item_code control characters", json!("BRG\u{1b}[31m-0042")),
+            ("item_code unknown", json!("NOPE-0000")),
+            ("item_code 5000 chars", json!("I".repeat(5000))),
+            ("item_code lone surrogate escape", json!("\u{fffd}")),
+        ],
+    );
+    p.add(
         "two lines over the limit, one negative",
         DRAFT,
         draft(|d| {
@@ -247,13 +282,7 @@ fn payloads() -> Vec<(String, &'static str, Value)> {
             ]);
         }),
     );
-    add(
-        "line missing qty",
-        DRAFT,
-        line(|l| {
-            l.as_object_mut().unwrap().remove("qty");
-        }),
-    );
+    p.line_without("line missing qty", "qty");
     for (what, key) in [
         ("unknown field", "colour"),
         ("branch_id smuggled", "branch_id"),
@@ -265,20 +294,20 @@ fn payloads() -> Vec<(String, &'static str, Value)> {
         ("NUL key", "\u{0}"),
         ("450 KB key", &"k".repeat(450_000)),
     ] {
-        add(what, DRAFT, draft(|d| d[key] = json!("x")));
+        p.add(what, DRAFT, draft(|d| d[key] = json!("x")));
     }
-    add(
+    p.add(
         "unknown field in a line",
         DRAFT,
         line(|l| l["discount"] = json!("10")),
     );
-    add(
+    p.add(
         "unit_price in a line",
         DRAFT,
         line(|l| l["unit_price"] = json!("1")),
     );
-    add("8 unknown keys of 450 KB", DRAFT, many_unknown(8, 450_000));
-    add("1000 unknown keys", DRAFT, many_unknown(1000, 8));
+    p.add("8 unknown keys of 450 KB", DRAFT, many_unknown(8, 450_000));
+    p.add("1000 unknown keys", DRAFT, many_unknown(1000, 8));
 
     // Read tools.
     for (what, v) in [
@@ -287,71 +316,75 @@ fn payloads() -> Vec<(String, &'static str, Value)> {
         ("number 1 MB", json!("P".repeat(1 << 20))),
         ("number list", json!(["PO-2026-0001"])),
     ] {
-        add(what, GET_PO, json!({ "number": v }));
+        p.add(what, GET_PO, json!({ "number": v }));
     }
-    add(
+    p.add(
         "get_po unknown field",
         GET_PO,
         json!({"number": "PO-1", "branch_code": "JKT-01"}),
     );
-    for (what, v) in [
-        (
-            "search query number",
-            json!({"query": 5, "item_code": null}),
-        ),
-        (
-            "search query object",
-            json!({"query": {"$ne": null}, "item_code": null}),
-        ),
-        (
-            "search extra field",
-            json!({"query": null, "item_code": null, "limit": 5}),
-        ),
-        (
-            "search query nested",
-            json!({"query": nested(100), "item_code": null}),
-        ),
-    ] {
-        add(what, SEARCH_VENDORS, v);
-    }
-    for (what, v) in [
-        ("summary missing code", json!({})),
-        ("summary code null", json!({"vendor_code": null})),
-        ("summary code bool", json!({"vendor_code": false})),
-    ] {
-        add(what, VENDOR_SUMMARY, v);
-    }
-    for (what, v) in [
-        (
-            "search_pos bad status",
-            json!({"status": "POSTED", "vendor_code": null, "needed_before": null}),
-        ),
-        (
-            "search_pos status number",
-            json!({"status": 1, "vendor_code": null, "needed_before": null}),
-        ),
-        (
-            "search_pos bad date",
-            json!({"status": null, "vendor_code": null, "needed_before": "yesterday"}),
-        ),
-        (
-            "search_pos date number",
-            json!({"status": null, "vendor_code": null, "needed_before": 1}),
-        ),
-    ] {
-        add(what, SEARCH_POS, v);
-    }
-    for (what, v) in [
-        ("stock item null", json!({"item_code": null})),
-        ("stock item number", json!({"item_code": 42})),
-        (
-            "stock extra warehouse",
-            json!({"item_code": "BRG-0042", "warehouse": "JKT-WH1"}),
-        ),
-    ] {
-        add(what, GET_STOCK, v);
-    }
-    out
+    p.each(
+        SEARCH_VENDORS,
+        [
+            (
+                "search query number",
+                json!({"query": 5, "item_code": null}),
+            ),
+            (
+                "search query object",
+                json!({"query": {"$ne": null}, "item_code": null}),
+            ),
+            (
+                "search extra field",
+                json!({"query": null, "item_code": null, "limit": 5}),
+            ),
+            (
+                "search query nested",
+                json!({"query": nested(100), "item_code": null}),
+            ),
+        ],
+    );
+    p.each(
+        VENDOR_SUMMARY,
+        [
+            ("summary missing code", json!({})),
+            ("summary code null", json!({"vendor_code": null})),
+            ("summary code bool", json!({"vendor_code": false})),
+        ],
+    );
+    p.each(
+        SEARCH_POS,
+        [
+            (
+                "search_pos bad status",
+                json!({"status": "POSTED", "vendor_code": null, "needed_before": null}),
+            ),
+            (
+                "search_pos status number",
+                json!({"status": 1, "vendor_code": null, "needed_before": null}),
+            ),
+            (
+                "search_pos bad date",
+                json!({"status": null, "vendor_code": null, "needed_before": "yesterday"}),
+            ),
+            (
+                "search_pos date number",
+                json!({"status": null, "vendor_code": null, "needed_before": 1}),
+            ),
+        ],
+    );
+    p.each(
+        GET_STOCK,
+        [
+            ("stock item null", json!({"item_code": null})),
+            ("stock item number", json!({"item_code": 42})),
+            (
+                "stock extra warehouse",
+                json!({"item_code": "BRG-0042", "warehouse": "JKT-WH1"}),
+            ),
+        ],
+    );
+    p.0
 }
 
 async fn count(t: &TestDb, sql: &'static str, run: &str) -> i64 {

@@ -11,8 +11,8 @@ use erp_tools_tests::app::tools::{CREATE_PO_DRAFT, FOR_BUYER, GET_STOCK};
 use erp_tools_tests::app::{Table, audit_outcomes, count};
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::http::{
-    ALLOWED_ORIGIN, HttpServer, REVISIONS, SESSIONS, STATELESS, challenge, in_session,
-    initialize_body, open_session, post,
+    ALLOWED_ORIGIN, HttpServer, REVISIONS, SCOPES_SUPPORTED, SESSIONS, STATELESS, challenge,
+    in_session, initialize_body, open_session, post,
 };
 use erp_tools_tests::ids::new_run;
 use erp_tools_tests::mcp::{assert_error_text, assert_list_matches, call_ok, call_tool};
@@ -235,15 +235,7 @@ async fn protected_resource_metadata_is_served(t: &TestDb) {
         assert_eq!(response.status(), 200, "{path}");
         let doc: Value = response.json().await.unwrap();
         assert_eq!(doc["resource"], json!(server.url), "{path}");
-        assert_eq!(
-            doc["scopes_supported"],
-            json!([
-                "finance:draft",
-                "inventory:read",
-                "purchasing:draft",
-                "purchasing:read"
-            ])
-        );
+        assert_eq!(doc["scopes_supported"], json!(SCOPES_SUPPORTED));
         assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
         assert!(doc["authorization_servers"].is_array());
     }

@@ -3,32 +3,21 @@
 //! the policy in `system`, `tool_use` / `tool_result` blocks, usage with cache tokens,
 //! retries, and the audit rows.
 
-use std::time::Duration;
-
-use erp_tools_core::agent::providers::{AnthropicModel, ApiKey, HttpSettings};
+use erp_tools_core::Target;
+use erp_tools_core::agent::providers::{AnthropicModel, ApiKey};
 use erp_tools_core::agent::{Policy, RunStatus};
-use erp_tools_core::{Principal, Target};
 use erp_tools_tests::agent::Deployment;
 use erp_tools_tests::app::seed::{ITEM, VENDOR};
 use erp_tools_tests::app::tools::{
     CREATE_PAYMENT_REQUEST_DRAFT, CREATE_PO_DRAFT, GET_STOCK, GET_VENDOR_SUMMARY,
 };
 use erp_tools_tests::db::TestDb;
-use erp_tools_tests::principals::BUYER;
-use erp_tools_tests::provider_fixture::{ProviderFixture, Reply};
+use erp_tools_tests::provider_fixture::{
+    ProviderFixture, Reply, assert_offered_to, buyer, fast_retries,
+};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-ant-test-0123456789";
-
-fn fast() -> HttpSettings {
-    HttpSettings::default()
-        .initial_backoff(Duration::from_millis(5))
-        .max_wait(Duration::from_millis(200))
-}
-
-fn buyer() -> std::sync::Arc<Principal> {
-    std::sync::Arc::new(BUYER.holding(BUYER.scopes))
-}
 
 fn two_tool_uses() -> Value {
     json!({
@@ -70,7 +59,7 @@ async fn anthropic_requests_carry_headers_strict_caller_tools_policy_and_tool_re
     let registry = d.app.runtime.registry().clone();
     let mut model = AnthropicModel::new(registry.clone(), "claude-test", ApiKey::new(KEY))
         .base_url(&fixture.base_url)
-        .http(fast())
+        .http(fast_retries())
         .max_tokens(1024);
     let policy = Policy::new().limit(CREATE_PO_DRAFT, "lines[].qty", "750");
     let agent = d.agent_with(policy).prompt_version("pv-anthropic");
@@ -135,14 +124,7 @@ async fn anthropic_requests_carry_headers_strict_caller_tools_policy_and_tool_re
         assert!(tool["description"].as_str().is_some_and(|d| !d.is_empty()));
         names.push(name.into());
     }
-    let mut expected: Vec<String> = agent
-        .tools_for(&caller)
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
-    names.sort();
-    expected.sort();
-    assert_eq!(names, expected);
+    assert_offered_to(&agent, &caller, &names);
 
     // The second request: each call as a tool_use block answered by a tool_result block.
     let messages = received[2].body["messages"].as_array().unwrap().clone();
@@ -198,7 +180,7 @@ async fn anthropic_denied_calls_go_back_as_error_tool_results() {
         ApiKey::new(KEY),
     )
     .base_url(&fixture.base_url)
-    .http(fast());
+    .http(fast_retries());
     let out = d.agent().run(&buyer(), &mut model, "Pay V-00001").await;
     assert_eq!(out.answer(), Some("I cannot pay."));
     let second = &fixture.received()[1].body;

@@ -3,33 +3,21 @@
 //! `instructions`, `function_call` / `function_call_output` items, the bearer key), how it
 //! reads answers (several calls in one answer, usage), retries, and the audit rows.
 
-use std::time::Duration;
-
-use erp_tools_core::agent::providers::{ApiKey, HttpSettings, OpenAiModel};
+use erp_tools_core::Target;
+use erp_tools_core::agent::providers::{ApiKey, OpenAiModel};
 use erp_tools_core::agent::{Policy, RunStatus};
-use erp_tools_core::{Principal, Target};
 use erp_tools_tests::agent::Deployment;
 use erp_tools_tests::app::seed::{ITEM, VENDOR};
 use erp_tools_tests::app::tools::{
     CREATE_PAYMENT_REQUEST_DRAFT, CREATE_PO_DRAFT, GET_STOCK, GET_VENDOR_SUMMARY,
 };
 use erp_tools_tests::db::TestDb;
-use erp_tools_tests::principals::BUYER;
-use erp_tools_tests::provider_fixture::{ProviderFixture, Reply};
+use erp_tools_tests::provider_fixture::{
+    ProviderFixture, Reply, assert_offered_to, buyer, fast_retries,
+};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-openai-0123456789";
-
-fn fast() -> HttpSettings {
-    HttpSettings::default()
-        .initial_backoff(Duration::from_millis(5))
-        .max_wait(Duration::from_millis(200))
-        .request_timeout(Duration::from_secs(10))
-}
-
-fn buyer() -> std::sync::Arc<Principal> {
-    std::sync::Arc::new(BUYER.holding(BUYER.scopes))
-}
 
 /// An answer with two function calls, after a tool search (as the API returns them).
 fn two_calls() -> Value {
@@ -78,7 +66,7 @@ async fn openai_requests_carry_strict_caller_tools_policy_and_results_in_respons
     let registry = d.app.runtime.registry().clone();
     let mut model = OpenAiModel::new(registry.clone(), "gpt-test", ApiKey::new(KEY))
         .base_url(&fixture.base_url)
-        .http(fast())
+        .http(fast_retries())
         .max_output_tokens(900);
     let policy = Policy::new().require_approval_above(CREATE_PO_DRAFT, "lines[].qty", "100");
     let agent = d.agent_with(policy).prompt_version("pv-7");
@@ -148,14 +136,7 @@ async fn openai_requests_carry_strict_caller_tools_policy_and_results_in_respons
             names.push(name.to_string());
         }
     }
-    let mut expected: Vec<String> = agent
-        .tools_for(&caller)
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
-    names.sort();
-    expected.sort();
-    assert_eq!(names, expected);
+    assert_offered_to(&agent, &caller, &names);
     assert!(!names.iter().any(|n| n == CREATE_PAYMENT_REQUEST_DRAFT));
     assert!(
         !tools.iter().any(|t| t["name"] == "finance"),
@@ -226,7 +207,7 @@ async fn openai_errors_other_than_429_and_5xx_are_not_retried_and_never_show_the
         ApiKey::new(KEY),
     )
     .base_url(&fixture.base_url)
-    .http(fast());
+    .http(fast_retries());
     assert!(!format!("{model:?}").contains(KEY));
     let out = d.agent().run(&buyer(), &mut model, "Anything").await;
     let RunStatus::Aborted { reason } = &out.status else {
@@ -252,7 +233,7 @@ async fn openai_retries_are_bounded() {
         ApiKey::new(KEY),
     )
     .base_url(&fixture.base_url)
-    .http(fast().max_retries(2));
+    .http(fast_retries().max_retries(2));
     let out = d.agent().run(&buyer(), &mut model, "Anything").await;
     assert_eq!(out.status.as_str(), "aborted");
     assert_eq!(fixture.received().len(), 3, "one attempt and two retries");

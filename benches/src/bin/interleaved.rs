@@ -24,7 +24,7 @@ use erp_tools_benches::{
     DRAFT_VARIANTS, READ_FLOOR, READ_VARIANTS, bench_registry, connect_in_process, erp_server,
     mcp_call, pipeline_call, principal,
 };
-use erp_tools_core::{AuditEntry, Backend, Outcome, ToolContext, ToolRuntime};
+use erp_tools_core::{AuditEntry, Backend, Outcome, ReadDb, ToolContext, ToolRuntime};
 use serde_json::{Value, json};
 
 #[derive(Parser, Debug)]
@@ -141,6 +141,31 @@ fn selected(all: &[&'static str], wanted: &[String]) -> Vec<&'static str> {
         .collect()
 }
 
+/// The read tool's bodies (in memory, SQLite) with its name for each, less the one
+/// `only_body` leaves out.
+fn read_bodies(only_body: Option<&str>) -> impl Iterator<Item = (&'static str, &'static str)> {
+    [
+        ("memory", "catalog_describe_item"),
+        ("sqlite", "catalog_get_item"),
+    ]
+    .into_iter()
+    .filter(move |(body, _)| only_body.is_none_or(|b| b == *body))
+}
+
+/// The read tool's function called directly, without the pipeline: its in-memory body
+/// or its SQLite body.
+async fn direct_read(ctx: &ToolContext, read: &ReadDb, memory: bool) {
+    let a = ItemArgs {
+        item_code: "BRG-0042".into(),
+    };
+    let r = if memory {
+        tools::describe_item(ctx, a).await
+    } else {
+        tools::get_item(ctx, read, a).await
+    };
+    r.expect("direct call");
+}
+
 async fn read_rounds(rounds: usize, variants: &[String], only_body: Option<&str>) -> Value {
     let db = BenchDb::sqlite().await;
     let runtime = ToolRuntime::new(bench_registry(), db.db.clone());
@@ -153,13 +178,7 @@ async fn read_rounds(rounds: usize, variants: &[String], only_body: Option<&str>
     let args = json!({"item_code": "BRG-0042"});
     let obj = args.as_object().cloned().expect("object");
     let mut out = serde_json::Map::new();
-    for (body, tool) in [
-        ("memory", "catalog_describe_item"),
-        ("sqlite", "catalog_get_item"),
-    ] {
-        if only_body.is_some_and(|b| b != body) {
-            continue;
-        }
+    for (body, tool) in read_bodies(only_body) {
         let mut all = READ_VARIANTS.to_vec();
         all.push(READ_FLOOR);
         let names = selected(&all, variants);
@@ -174,26 +193,10 @@ async fn read_rounds(rounds: usize, variants: &[String], only_body: Option<&str>
                 let started = Instant::now();
                 match names[v] {
                     "a_direct" => {
-                        let a = ItemArgs {
-                            item_code: "BRG-0042".into(),
-                        };
-                        let r = if body == "memory" {
-                            tools::describe_item(&ctx, a).await
-                        } else {
-                            tools::get_item(&ctx, &read, a).await
-                        };
-                        r.expect("direct call");
+                        direct_read(&ctx, &read, body == "memory").await;
                     }
                     READ_FLOOR => {
-                        let a = ItemArgs {
-                            item_code: "BRG-0042".into(),
-                        };
-                        let r = if body == "memory" {
-                            tools::describe_item(&ctx, a).await
-                        } else {
-                            tools::get_item(&ctx, &read, a).await
-                        };
-                        r.expect("direct call");
+                        direct_read(&ctx, &read, body == "memory").await;
                         let entry = AuditEntry::new(&who, "bench-run", "ok")
                             .tool(tool, "call-1")
                             .arguments(&args);
@@ -374,13 +377,7 @@ async fn read_concurrency(
         .cloned()
         .expect("object");
     let mut out = serde_json::Map::new();
-    for (body, tool) in [
-        ("memory", "catalog_describe_item"),
-        ("sqlite", "catalog_get_item"),
-    ] {
-        if only_body.is_some_and(|b| b != body) {
-            continue;
-        }
+    for (body, tool) in read_bodies(only_body) {
         let mut s = Series::new(&names);
         for round in 0..rounds {
             for k in 0..names.len() {

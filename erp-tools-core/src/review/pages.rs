@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use axum::Form;
-use axum::extract::{Path, Query, State};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use minijinja::Environment;
@@ -16,6 +17,21 @@ use super::session::{Session, Sessions, same_secret};
 use crate::agent::{ApprovalStatus, DecisionError, StoredApproval};
 use crate::audit::{AuditRecord, time_text};
 use crate::store::review::{self as sql, RunFilter};
+
+/// The session of a request's reviewer; a request without a live session is sent to the
+/// sign-in page.
+pub(super) struct Reviewer(Session);
+
+impl FromRequestParts<Arc<Console>> for Reviewer {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, c: &Arc<Console>) -> Result<Self, Response> {
+        c.sessions
+            .current(&parts.headers)
+            .map(Reviewer)
+            .ok_or_else(|| c.to_sign_in())
+    }
+}
 
 /// The console's state: settings, templates, sessions.
 pub(super) struct Console {
@@ -126,12 +142,9 @@ fn page_number(raw: &Option<String>) -> i64 {
 /// `GET /runs?outcome=&page=`.
 pub(super) async fn runs(
     State(c): State<Arc<Console>>,
-    headers: HeaderMap,
     Query(q): Query<ListQuery>,
+    Reviewer(session): Reviewer,
 ) -> Response {
-    let Some(session) = c.sessions.current(&headers) else {
-        return c.to_sign_in();
-    };
     let Some(filter) = RunFilter::parse(q.outcome.trim()) else {
         let known: Vec<&str> = RunFilter::ALL.iter().map(|(_, v, _)| *v).collect();
         return c.message(
@@ -239,12 +252,9 @@ fn trail_row(r: AuditRecord) -> TrailRow {
 /// `GET /runs/{run_id}`: the run's audit trail, in order.
 pub(super) async fn run(
     State(c): State<Arc<Console>>,
-    headers: HeaderMap,
     Path(run_id): Path<String>,
+    Reviewer(session): Reviewer,
 ) -> Response {
-    let Some(session) = c.sessions.current(&headers) else {
-        return c.to_sign_in();
-    };
     let branch = session.principal.branch_id();
     let records = match c.config.database().audit_log(Some(&run_id)).await {
         Ok(r) => r,
@@ -282,12 +292,9 @@ pub(super) async fn run(
 /// `GET /drafts?page=`.
 pub(super) async fn drafts(
     State(c): State<Arc<Console>>,
-    headers: HeaderMap,
     Query(q): Query<ListQuery>,
+    Reviewer(session): Reviewer,
 ) -> Response {
-    let Some(session) = c.sessions.current(&headers) else {
-        return c.to_sign_in();
-    };
     let page = page_number(&q.page);
     let size = c.config.page_size;
     let pool = audit_read_pool(&c).await;
@@ -337,10 +344,10 @@ fn approval_view(c: &Console, a: &StoredApproval) -> Value {
 }
 
 /// `GET /approvals`: pending actions with their forms, then the latest decisions.
-pub(super) async fn approvals(State(c): State<Arc<Console>>, headers: HeaderMap) -> Response {
-    let Some(session) = c.sessions.current(&headers) else {
-        return c.to_sign_in();
-    };
+pub(super) async fn approvals(
+    State(c): State<Arc<Console>>,
+    Reviewer(session): Reviewer,
+) -> Response {
     let branch = session.principal.branch_id();
     let (pending, decided) = match (
         c.config.queue.pending(branch).await,

@@ -14,6 +14,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("run.html", include_str!("templates/run.html")),
     ("drafts.html", include_str!("templates/drafts.html")),
     ("approvals.html", include_str!("templates/approvals.html")),
+    ("pager.html", include_str!("templates/pager.html")),
 ];
 
 const STYLESHEET: &str = include_str!("templates/style.css");

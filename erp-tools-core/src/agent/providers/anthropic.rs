@@ -3,21 +3,27 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::http::{ApiKey, Endpoint, HttpSettings};
-use super::{CallQueue, offered, system_text};
+use super::client::{Api, Client, provider_model};
+use super::http::{ApiKey, HttpSettings};
+use super::{offered, system_text};
 use crate::agent::budget::TokenUsage;
-use crate::agent::model::{Message, Model, ModelAction, ModelError, ResultStatus, ToolSpec};
+use crate::agent::model::{Message, ModelAction, ModelError, ResultStatus, ToolSpec};
 use crate::registry::ToolRegistry;
 
-/// The default API address.
-const DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
 /// The API version every request names (`anthropic-version`).
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-/// A [`Model`] over the Anthropic Messages API.
+static API: Api = Api {
+    provider: "Anthropic",
+    base_url: "https://api.anthropic.com/v1",
+    path: "/messages",
+    headers: &[("anthropic-version", ANTHROPIC_VERSION)],
+    key_header: |key| ("x-api-key", key.expose().to_string()),
+};
+
+/// A [`Model`](crate::agent::Model) over the Anthropic Messages API.
 ///
 /// Each turn sends the whole conversation: the system message as `system`, the user's
 /// request, every earlier call as a `tool_use` block of an assistant message and its
@@ -42,32 +48,16 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// # Ok(()) }
 /// ```
 pub struct AnthropicModel {
-    registry: Arc<ToolRegistry>,
-    model: String,
-    key: ApiKey,
-    base_url: String,
-    settings: HttpSettings,
+    client: Client,
     max_tokens: u32,
-    beta: Option<String>,
-    endpoint: Option<Endpoint>,
-    queue: CallQueue,
-    usage: TokenUsage,
 }
 
 impl AnthropicModel {
     /// `model` (e.g. `claude-sonnet-4-5`) with `key`, offering the tools of `registry`.
     pub fn new(registry: Arc<ToolRegistry>, model: impl Into<String>, key: ApiKey) -> Self {
         AnthropicModel {
-            registry,
-            model: model.into(),
-            key,
-            base_url: DEFAULT_BASE_URL.to_string(),
-            settings: HttpSettings::default(),
+            client: Client::new(&API, registry, model.into(), key),
             max_tokens: 4096,
-            beta: None,
-            endpoint: None,
-            queue: CallQueue::default(),
-            usage: TokenUsage::default(),
         }
     }
 
@@ -87,15 +77,13 @@ impl AnthropicModel {
     /// Another API address (a proxy, a test server), up to and including `/v1`. Default:
     /// `https://api.anthropic.com/v1`.
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
-        self.base_url = url.into().trim_end_matches('/').to_string();
-        self.endpoint = None;
+        self.client.set_base_url(url.into());
         self
     }
 
     /// Timeout and retries.
     pub fn http(mut self, settings: HttpSettings) -> Self {
-        self.settings = settings;
-        self.endpoint = None;
+        self.client.set_settings(settings);
         self
     }
 
@@ -108,28 +96,8 @@ impl AnthropicModel {
     /// Sends `anthropic-beta: <features>` (e.g. an account that needs the structured
     /// outputs beta for strict tools).
     pub fn beta(mut self, features: impl Into<String>) -> Self {
-        self.beta = Some(features.into());
-        self.endpoint = None;
+        self.client.set_header("anthropic-beta", features.into());
         self
-    }
-
-    fn endpoint(&mut self) -> Result<&Endpoint, ModelError> {
-        if self.endpoint.is_none() {
-            let mut headers = vec![
-                ("x-api-key", self.key.expose().to_string()),
-                ("anthropic-version", ANTHROPIC_VERSION.to_string()),
-            ];
-            if let Some(beta) = &self.beta {
-                headers.push(("anthropic-beta", beta.clone()));
-            }
-            self.endpoint = Some(Endpoint::new(
-                "Anthropic",
-                format!("{}/messages", self.base_url),
-                headers,
-                self.settings.clone(),
-            )?);
-        }
-        Ok(self.endpoint.as_ref().unwrap_or_else(|| unreachable!()))
     }
 
     /// The request body for `history` with `tools`.
@@ -177,10 +145,10 @@ impl AnthropicModel {
             .map(|(role, content)| json!({"role": role, "content": content}))
             .collect();
         let mut body = json!({
-            "model": self.model,
+            "model": self.client.model,
             "max_tokens": self.max_tokens,
             "messages": messages,
-            "tools": tools_json(&self.registry, tools),
+            "tools": tools_json(&self.client.registry, tools),
         });
         let system = system_text(history);
         if !system.is_empty() {
@@ -200,12 +168,12 @@ impl AnthropicModel {
         }
         let usage = &response["usage"];
         let read = |k: &str| usage[k].as_u64().unwrap_or(0);
-        self.usage += TokenUsage::new(
+        self.client.record(TokenUsage::new(
             read("input_tokens")
                 + read("cache_creation_input_tokens")
                 + read("cache_read_input_tokens"),
             read("output_tokens"),
-        );
+        ));
         let mut calls = VecDeque::new();
         let mut text = String::new();
         for block in response["content"].as_array().into_iter().flatten() {
@@ -254,41 +222,4 @@ fn tools_json(registry: &ToolRegistry, tools: &[ToolSpec]) -> Value {
     export
 }
 
-impl std::fmt::Debug for AnthropicModel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicModel")
-            .field("model", &self.model)
-            .field("key", &self.key)
-            .field("base_url", &self.base_url)
-            .field("settings", &self.settings)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Model for AnthropicModel {
-    fn next<'a>(
-        &'a mut self,
-        history: &'a [Message],
-        tools: &'a [ToolSpec],
-    ) -> BoxFuture<'a, Result<ModelAction, ModelError>> {
-        Box::pin(async move {
-            if let Some(action) = self.queue.next(history) {
-                return Ok(action);
-            }
-            let body = self.request(history, tools);
-            let response = self.endpoint()?.post(&body).await?;
-            let actions = self.read_response(&response)?;
-            self.queue
-                .start(actions)
-                .ok_or_else(|| ModelError::new("Anthropic: the response holds no action"))
-        })
-    }
-
-    fn take_usage(&mut self) -> TokenUsage {
-        std::mem::take(&mut self.usage)
-    }
-
-    fn model_name(&self) -> Option<&str> {
-        Some(&self.model)
-    }
-}
+provider_model!(AnthropicModel);

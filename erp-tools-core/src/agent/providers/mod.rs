@@ -22,6 +22,7 @@
 //!   ([`ApiKey`], never shown by `Debug`).
 
 mod anthropic;
+mod client;
 mod http;
 mod openai;
 

@@ -3,19 +3,24 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::http::{ApiKey, Endpoint, HttpSettings};
-use super::{CallQueue, offered, parse_arguments, system_text};
+use super::client::{Api, Client, provider_model};
+use super::http::{ApiKey, HttpSettings};
+use super::{offered, parse_arguments, system_text};
 use crate::agent::budget::TokenUsage;
-use crate::agent::model::{Message, Model, ModelAction, ModelError, ToolSpec};
+use crate::agent::model::{Message, ModelAction, ModelError, ToolSpec};
 use crate::registry::ToolRegistry;
 
-/// The default API address.
-const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+static API: Api = Api {
+    provider: "OpenAI",
+    base_url: "https://api.openai.com/v1",
+    path: "/responses",
+    headers: &[],
+    key_header: |key| ("authorization", format!("Bearer {}", key.expose())),
+};
 
-/// A [`Model`] over the OpenAI Responses API.
+/// A [`Model`](crate::agent::Model) over the OpenAI Responses API.
 ///
 /// Each turn sends the whole conversation (`store: false`, nothing kept at OpenAI): the
 /// system message as `instructions`, the user's request, every earlier call as a
@@ -42,15 +47,8 @@ const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// # Ok(()) }
 /// ```
 pub struct OpenAiModel {
-    registry: Arc<ToolRegistry>,
-    model: String,
-    key: ApiKey,
-    base_url: String,
-    settings: HttpSettings,
+    client: Client,
     max_output_tokens: Option<u32>,
-    endpoint: Option<Endpoint>,
-    queue: CallQueue,
-    usage: TokenUsage,
     /// Items of an answer other than its calls and text (tool search), sent again before
     /// the answer's first call, keyed by that call's id.
     carried: HashMap<String, Vec<Value>>,
@@ -60,15 +58,8 @@ impl OpenAiModel {
     /// `model` (e.g. `gpt-5.4`) with `key`, offering the tools of `registry`.
     pub fn new(registry: Arc<ToolRegistry>, model: impl Into<String>, key: ApiKey) -> Self {
         OpenAiModel {
-            registry,
-            model: model.into(),
-            key,
-            base_url: DEFAULT_BASE_URL.to_string(),
-            settings: HttpSettings::default(),
+            client: Client::new(&API, registry, model.into(), key),
             max_output_tokens: None,
-            endpoint: None,
-            queue: CallQueue::default(),
-            usage: TokenUsage::default(),
             carried: HashMap::new(),
         }
     }
@@ -89,15 +80,13 @@ impl OpenAiModel {
     /// Another API address (a proxy, a compatible gateway, a test server), up to and
     /// including `/v1`. Default: `https://api.openai.com/v1`.
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
-        self.base_url = url.into().trim_end_matches('/').to_string();
-        self.endpoint = None;
+        self.client.set_base_url(url.into());
         self
     }
 
     /// Timeout and retries.
     pub fn http(mut self, settings: HttpSettings) -> Self {
-        self.settings = settings;
-        self.endpoint = None;
+        self.client.set_settings(settings);
         self
     }
 
@@ -105,18 +94,6 @@ impl OpenAiModel {
     pub fn max_output_tokens(mut self, tokens: u32) -> Self {
         self.max_output_tokens = Some(tokens);
         self
-    }
-
-    fn endpoint(&mut self) -> Result<&Endpoint, ModelError> {
-        if self.endpoint.is_none() {
-            self.endpoint = Some(Endpoint::new(
-                "OpenAI",
-                format!("{}/responses", self.base_url),
-                vec![("authorization", format!("Bearer {}", self.key.expose()))],
-                self.settings.clone(),
-            )?);
-        }
-        Ok(self.endpoint.as_ref().unwrap_or_else(|| unreachable!()))
     }
 
     /// The request body for `history` with `tools`.
@@ -156,10 +133,10 @@ impl OpenAiModel {
             }
         }
         let mut body = json!({
-            "model": self.model,
+            "model": self.client.model,
             "instructions": system_text(history),
             "input": input,
-            "tools": tools_json(&self.registry, tools),
+            "tools": tools_json(&self.client.registry, tools),
             "tool_choice": "auto",
             "parallel_tool_calls": true,
             "store": false,
@@ -177,10 +154,10 @@ impl OpenAiModel {
             return Err(ModelError::new(format!("OpenAI: {message}")));
         }
         let usage = &response["usage"];
-        self.usage += TokenUsage::new(
+        self.client.record(TokenUsage::new(
             usage["input_tokens"].as_u64().unwrap_or(0),
             usage["output_tokens"].as_u64().unwrap_or(0),
-        );
+        ));
         let output = response["output"].as_array().cloned().unwrap_or_default();
         let mut calls = VecDeque::new();
         let mut carried = Vec::new();
@@ -256,41 +233,4 @@ fn tools_json(registry: &ToolRegistry, tools: &[ToolSpec]) -> Value {
     export
 }
 
-impl std::fmt::Debug for OpenAiModel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiModel")
-            .field("model", &self.model)
-            .field("key", &self.key)
-            .field("base_url", &self.base_url)
-            .field("settings", &self.settings)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Model for OpenAiModel {
-    fn next<'a>(
-        &'a mut self,
-        history: &'a [Message],
-        tools: &'a [ToolSpec],
-    ) -> BoxFuture<'a, Result<ModelAction, ModelError>> {
-        Box::pin(async move {
-            if let Some(action) = self.queue.next(history) {
-                return Ok(action);
-            }
-            let body = self.request(history, tools);
-            let response = self.endpoint()?.post(&body).await?;
-            let actions = self.read_response(&response)?;
-            self.queue
-                .start(actions)
-                .ok_or_else(|| ModelError::new("OpenAI: the response holds no action"))
-        })
-    }
-
-    fn take_usage(&mut self) -> TokenUsage {
-        std::mem::take(&mut self.usage)
-    }
-
-    fn model_name(&self) -> Option<&str> {
-        Some(&self.model)
-    }
-}
+provider_model!(OpenAiModel);

@@ -1,0 +1,188 @@
+//! [`HttpConfig`]: how the endpoint authenticates, which hosts and browser origins it
+//! accepts, its edge limits and its rate limit.
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::METADATA_PATH;
+use crate::auth::{Authenticator, TokenConfig};
+use crate::mcp::edge::{EdgeLimits, ServeOptions};
+use crate::mcp::origin::{authority_of, normalise, origin_of};
+use crate::mcp::rate::RateLimit;
+
+/// How the HTTP endpoint authenticates, which hosts and browser origins it accepts, and
+/// its edge limits.
+#[derive(Clone, Debug)]
+pub struct HttpConfig {
+    pub(super) authenticator: Authenticator,
+    pub(super) allowed_hosts: Vec<String>,
+    pub(super) allowed_origins: Vec<String>,
+    pub(super) authorization_servers: Vec<String>,
+    pub(super) legacy_sessions: bool,
+    pub(super) list_ttl: Duration,
+    pub(super) cancellation: CancellationToken,
+    pub(super) limits: EdgeLimits,
+    pub(super) rate_limit: Option<RateLimit>,
+}
+impl HttpConfig {
+    /// Accepts HS256 tokens checked by `tokens` (see [`from_authenticator`](Self::from_authenticator)
+    /// for an identity provider).
+    pub fn new(tokens: TokenConfig) -> Self {
+        Self::from_authenticator(Authenticator::shared_secret(tokens))
+    }
+
+    /// Accepts the tokens `authenticator` accepts. Allowed hosts: `localhost`,
+    /// `127.0.0.1`, `::1` and the host of the resource URL. Allowed cross-origin pages:
+    /// none (same-origin requests and requests without `Origin` are accepted). Edge
+    /// limits and the rate limit: their defaults.
+    pub fn from_authenticator(authenticator: Authenticator) -> Self {
+        let mut allowed_hosts: Vec<String> =
+            vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+        if let Some(authority) = authority_of(authenticator.resource_url()) {
+            allowed_hosts.push(authority);
+        }
+        HttpConfig {
+            authenticator,
+            allowed_hosts,
+            allowed_origins: Vec::new(),
+            authorization_servers: Vec::new(),
+            legacy_sessions: true,
+            list_ttl: Duration::ZERO,
+            cancellation: CancellationToken::new(),
+            limits: EdgeLimits::default(),
+            rate_limit: Some(RateLimit::default()),
+        }
+    }
+
+    /// Replaces the accepted `Host` values (hostnames, or `host:port`), which protect a
+    /// locally running server against DNS rebinding. A public deployment lists its own
+    /// hostnames here.
+    pub fn with_allowed_hosts<I, S>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_hosts = strings(hosts);
+        self
+    }
+
+    /// Browser origins allowed to call the endpoint cross-origin, exactly as browsers
+    /// send them (`https://app.example.com`, `http://localhost:5173`).
+    pub fn with_allowed_origins<I, S>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_origins = strings(origins).iter().map(|o| normalise(o)).collect();
+        self
+    }
+
+    /// Authorization servers announced in the protected-resource metadata, in addition
+    /// to the authenticator's issuer.
+    pub fn with_authorization_servers<I, S>(mut self, servers: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.authorization_servers = strings(servers);
+        self
+    }
+
+    /// Whether clients on protocol revisions up to 2025-11-25 get a session
+    /// (`Mcp-Session-Id`); default true. Revision 2026-07-28 is always stateless.
+    pub fn with_legacy_sessions(mut self, enabled: bool) -> Self {
+        self.legacy_sessions = enabled;
+        self
+    }
+
+    /// `ttlMs` of `tools/list` results (see
+    /// [`ErpMcpServer::with_list_ttl`](crate::mcp::ErpMcpServer::with_list_ttl)).
+    pub fn with_list_ttl(mut self, ttl: Duration) -> Self {
+        self.list_ttl = ttl;
+        self
+    }
+
+    /// Cancelling this token closes every MCP session and stream
+    /// ([`serve_http`](super::serve_http) does so on shutdown).
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = token;
+        self
+    }
+
+    /// Replaces the edge limits (timeouts, body size, connection cap).
+    pub fn with_edge_limits(mut self, limits: EdgeLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Replaces the per-principal rate limit on `tools/call`; `None` turns it off.
+    pub fn with_rate_limit(mut self, limit: Option<RateLimit>) -> Self {
+        self.rate_limit = limit;
+        self
+    }
+
+    /// The authenticator that checks every request's token.
+    pub fn authenticator(&self) -> &Authenticator {
+        &self.authenticator
+    }
+
+    /// The cancellation token of the MCP sessions.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancellation
+    }
+
+    /// What [`serve_http`](super::serve_http) and [`serve_listener`](super::serve_listener)
+    /// need from this configuration: the edge limits, the cancellation, and whether the
+    /// development key is in use.
+    pub fn serve_options(&self) -> ServeOptions {
+        ServeOptions {
+            limits: self.limits,
+            cancellation: self.cancellation.clone(),
+            development: self.authenticator.is_development(),
+        }
+    }
+
+    /// The URL of the protected-resource metadata, for `WWW-Authenticate` challenges.
+    pub fn metadata_url(&self) -> String {
+        match origin_of(self.authenticator.resource_url()) {
+            Some(origin) => format!("{origin}{METADATA_PATH}"),
+            None => METADATA_PATH.to_string(),
+        }
+    }
+}
+
+impl From<&HttpConfig> for ServeOptions {
+    fn from(config: &HttpConfig) -> Self {
+        config.serve_options()
+    }
+}
+
+fn strings<I, S>(items: I) -> Vec<String>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    items.into_iter().map(Into::into).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derives_metadata_url_and_hosts_from_the_resource() {
+        let tokens = TokenConfig::development().for_resource("https://erp.example.com:8443/mcp");
+        let config = HttpConfig::new(tokens);
+        assert!(config.serve_options().development);
+        assert_eq!(
+            config.metadata_url(),
+            "https://erp.example.com:8443/.well-known/oauth-protected-resource"
+        );
+        assert!(
+            config
+                .allowed_hosts
+                .contains(&"erp.example.com:8443".to_string())
+        );
+    }
+}

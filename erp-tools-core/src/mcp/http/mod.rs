@@ -1,0 +1,191 @@
+//! Streamable HTTP: the MCP endpoint behind bearer-token authentication.
+//!
+//! [`router`] serves
+//!
+//! - `/mcp`: MCP over streamable HTTP (`rmcp`'s `StreamableHttpService`). Every request
+//!   must carry `Authorization: Bearer <token>`, verified on each request (not once per
+//!   session) by the configuration's [`Authenticator`]: development HS256 tokens, or the
+//!   identity provider's JWTs against its JWKS. A missing or bad token gets `401` with a
+//!   `WWW-Authenticate: Bearer resource_metadata=".." scope=".."` challenge (plus
+//!   `error="invalid_token"` when a token was sent); a server that cannot fetch its
+//!   provider's keys answers `503`. Browser origins follow `mcp/origin.rs`: requests
+//!   without `Origin` as any client, same-origin and configured origins accepted (the
+//!   latter with CORS headers, their preflight answered without a token), others `403`.
+//!   `tools/call` is rate-limited per principal (`429` with `Retry-After`, `mcp/rate.rs`).
+//! - `/.well-known/oauth-protected-resource` (and `/.well-known/oauth-protected-resource/mcp`):
+//!   the RFC 9728 protected-resource metadata, naming the authorization server(s) and the
+//!   registry's scopes.
+//!
+//! The verified caller is put into the request as [`Authenticated`](super::Authenticated); the
+//! `Authorization` header is removed before the request reaches the MCP layer, so the
+//! token is never passed on. An MCP session (`Mcp-Session-Id`, protocol revisions up to
+//! 2025-11-25) belongs to the principal (user and branch) that opened it: anyone else's
+//! request on it gets `404`, as for an unknown session, and cannot end it
+//! (`mcp/sessions.rs`). [`serve_http`] applies the edge limits of `mcp/edge.rs`.
+
+mod auth;
+mod config;
+mod cors;
+mod errors;
+mod rate;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderValue, header};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::tower::StreamableHttpService;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+pub use self::config::HttpConfig;
+use super::edge::{self, EdgeLimits, ServeOptions};
+use super::handler::ErpMcpServer;
+use super::origin::OriginPolicy;
+use super::rate::CallLimiter;
+use super::sessions::{self, SessionOwners};
+use crate::auth::Authenticator;
+use crate::runtime::ToolRuntime;
+
+/// Path of the MCP endpoint.
+pub const MCP_PATH: &str = "/mcp";
+
+/// Path of the RFC 9728 protected-resource metadata.
+pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// What the middleware in front of `/mcp` needs, built once by [`router`].
+struct GuardState {
+    authenticator: Authenticator,
+    origins: OriginPolicy,
+    metadata_url: String,
+    scopes: String,
+    limits: EdgeLimits,
+    calls: Option<CallLimiter>,
+}
+
+/// The axum router serving MCP at [`MCP_PATH`] and the protected-resource metadata at
+/// [`METADATA_PATH`]. Mount it as is, or merge it into a larger application.
+pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
+    let scopes = scopes_supported(&runtime);
+    let server = ErpMcpServer::new(runtime).with_list_ttl(config.list_ttl);
+    let mut rmcp_config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(config.allowed_hosts.clone())
+        .with_legacy_session_mode(config.legacy_sessions)
+        .with_cancellation_token(config.cancellation.clone());
+    if config.allowed_hosts.is_empty() {
+        rmcp_config = rmcp_config.disable_allowed_hosts();
+    }
+    let sessions = Arc::new(LocalSessionManager::default());
+    let owners = Arc::new(SessionOwners::new(sessions.clone()));
+    let mcp =
+        StreamableHttpService::new(move || Ok(server.new_connection()), sessions, rmcp_config);
+
+    let mut authorization_servers = config.authenticator.authorization_servers();
+    for extra in &config.authorization_servers {
+        if !authorization_servers.contains(extra) {
+            authorization_servers.push(extra.clone());
+        }
+    }
+    let metadata = Arc::new(json!({
+        "resource": config.authenticator.resource_url(),
+        "authorization_servers": authorization_servers,
+        "scopes_supported": scopes,
+        "bearer_methods_supported": ["header"],
+        "resource_name": "ERP tools (MCP)",
+    }));
+    let guard = Arc::new(GuardState {
+        metadata_url: config.metadata_url(),
+        scopes: scopes.join(" "),
+        origins: OriginPolicy::new(
+            &config.allowed_origins,
+            config.authenticator.resource_url(),
+            &config.allowed_hosts,
+        ),
+        authenticator: config.authenticator,
+        limits: config.limits,
+        calls: config.rate_limit.map(CallLimiter::new),
+    });
+
+    let mut mcp_routes = Router::new().route_service(MCP_PATH, mcp);
+    if config.legacy_sessions {
+        // Runs after `authenticate`: sessions belong to the principal that opened them.
+        mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(owners, sessions::bind));
+    }
+    let mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(guard, cors::guard));
+    let metadata_routes = Router::new()
+        .route(METADATA_PATH, get(protected_resource_metadata))
+        .route(
+            &format!("{METADATA_PATH}{MCP_PATH}"),
+            get(protected_resource_metadata),
+        )
+        .with_state(metadata);
+    mcp_routes.merge(metadata_routes)
+}
+
+/// Binds `addr` and serves `router` with the edge limits of `options` (from
+/// [`HttpConfig::serve_options`]) until Ctrl-C or its cancellation, then cancels the MCP
+/// sessions and shuts down gracefully. Refuses a non-loopback `addr` when the
+/// configuration uses the published development key.
+pub async fn serve_http(
+    addr: SocketAddr,
+    router: Router,
+    options: impl Into<ServeOptions>,
+) -> std::io::Result<()> {
+    let options = options.into();
+    edge::check_address(addr, &options)?;
+    let listener = TcpListener::bind(addr).await?;
+    tracing::info!(addr = %listener.local_addr()?, "serving MCP over streamable HTTP at {MCP_PATH}");
+    serve_listener(listener, router, options).await
+}
+
+/// Serves `router` on an already bound listener until the cancellation of `options` is
+/// cancelled (or Ctrl-C is pressed, which cancels it). Refuses a listener on a
+/// non-loopback address when the configuration uses the published development key.
+pub async fn serve_listener(
+    listener: TcpListener,
+    router: Router,
+    options: impl Into<ServeOptions>,
+) -> std::io::Result<()> {
+    let options = options.into();
+    edge::check_address(listener.local_addr()?, &options)?;
+    let stop = options.cancellation.clone();
+    tokio::spawn({
+        let stop = stop.clone();
+        async move {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => stop.cancel(),
+                _ = stop.cancelled() => {}
+            }
+        }
+    });
+    edge::serve(listener, router, options).await
+}
+
+fn scopes_supported(runtime: &ToolRuntime) -> Vec<String> {
+    let mut scopes: Vec<String> = runtime
+        .registry()
+        .tools()
+        .iter()
+        .flat_map(|t| t.def.scopes().iter().map(|s| s.to_string()))
+        .collect();
+    scopes.sort();
+    scopes.dedup();
+    scopes
+}
+
+async fn protected_resource_metadata(State(doc): State<Arc<Value>>) -> Response {
+    (
+        [(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("max-age=300"),
+        )],
+        axum::Json(doc.as_ref().clone()),
+    )
+        .into_response()
+}
