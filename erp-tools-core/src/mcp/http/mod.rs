@@ -16,12 +16,16 @@
 //!   the RFC 9728 protected-resource metadata, naming the authorization server(s) and the
 //!   registry's scopes.
 //!
-//! The verified caller is put into the request as [`Authenticated`](super::Authenticated); the
-//! `Authorization` header is removed before the request reaches the MCP layer, so the
+//! The verified caller is put into the request as [`Authenticated`](super::Authenticated);
+//! the `Authorization` header is removed before the request reaches the MCP layer, so the
 //! token is never passed on. An MCP session (`Mcp-Session-Id`, protocol revisions up to
 //! 2025-11-25) belongs to the principal (user and branch) that opened it: anyone else's
 //! request on it gets `404`, as for an unknown session, and cannot end it
 //! (`mcp/sessions.rs`). [`serve_http`] applies the edge limits of `mcp/edge.rs`.
+//!
+//! This file builds the router and serves it; [`HttpConfig`] is `config.rs`, the origin
+//! check and CORS `cors.rs`, the token and the run header `auth.rs`, the POST body and
+//! the rate limit `rate.rs`, the JSON refusals `errors.rs`.
 
 mod auth;
 mod config;
