@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::client::{Api, Client, provider_model};
 use super::http::{ApiKey, HttpSettings};
-use super::{offered, system_text};
+use super::turns::{offered, system_text};
 use crate::agent::budget::TokenUsage;
 use crate::agent::model::{Message, ModelAction, ModelError, ResultStatus, ToolSpec};
 use crate::registry::ToolRegistry;

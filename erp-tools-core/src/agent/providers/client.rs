@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::CallQueue;
 use super::http::{ApiKey, Endpoint, HttpSettings};
+use super::turns::CallQueue;
 use crate::agent::budget::TokenUsage;
 use crate::agent::model::{Message, ModelAction, ModelError};
 use crate::registry::ToolRegistry;

@@ -9,9 +9,9 @@ use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use super::GuardState;
 use super::errors::{bad_request, cannot_check_tokens, unauthorized};
 use super::rate::gate_post;
+use super::state::GuardState;
 use crate::auth::AuthError;
 use crate::mcp::handler::{AGENT_RUN_HEADER, Authenticated};
 use crate::runtime::run_id::{MAX_RUN_ID_LEN, valid_run_id};

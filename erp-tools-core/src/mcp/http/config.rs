@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::METADATA_PATH;
+use super::paths::METADATA_PATH;
 use crate::auth::{Authenticator, TokenConfig};
 use crate::mcp::edge::{EdgeLimits, ServeOptions};
 use crate::mcp::origin::{authority_of, normalise, origin_of};

@@ -9,9 +9,9 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::GuardState;
 use super::auth::authenticated;
 use super::errors::forbidden_origin;
+use super::state::GuardState;
 use crate::mcp::origin::OriginCheck;
 
 /// Request headers a browser client may send (CORS preflight answer).

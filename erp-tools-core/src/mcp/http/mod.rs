@@ -31,7 +31,9 @@ mod auth;
 mod config;
 mod cors;
 mod errors;
+mod paths;
 mod rate;
+mod state;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -49,29 +51,14 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
 pub use self::config::HttpConfig;
-use super::edge::{self, EdgeLimits, ServeOptions};
+pub use self::paths::{MCP_PATH, METADATA_PATH};
+use self::state::GuardState;
+use super::edge::{self, ServeOptions};
 use super::handler::ErpMcpServer;
 use super::origin::OriginPolicy;
 use super::rate::CallLimiter;
 use super::sessions::{self, SessionOwners};
-use crate::auth::Authenticator;
 use crate::runtime::ToolRuntime;
-
-/// Path of the MCP endpoint.
-pub const MCP_PATH: &str = "/mcp";
-
-/// Path of the RFC 9728 protected-resource metadata.
-pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
-
-/// What the middleware in front of `/mcp` needs, built once by [`router`].
-struct GuardState {
-    authenticator: Authenticator,
-    origins: OriginPolicy,
-    metadata_url: String,
-    scopes: String,
-    limits: EdgeLimits,
-    calls: Option<CallLimiter>,
-}
 
 /// The axum router serving MCP at [`MCP_PATH`] and the protected-resource metadata at
 /// [`METADATA_PATH`]. Mount it as is, or merge it into a larger application.

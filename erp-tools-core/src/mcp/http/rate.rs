@@ -5,8 +5,8 @@ use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::response::Response;
 
-use super::GuardState;
 use super::errors::{body_too_large, body_too_slow, too_many_calls};
+use super::state::GuardState;
 use crate::mcp::edge::EdgeLimits;
 use crate::mcp::rate::is_tool_call;
 use crate::tool::context::Principal;

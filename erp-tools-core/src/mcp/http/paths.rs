@@ -1,0 +1,7 @@
+//! The paths the HTTP router serves.
+
+/// Path of the MCP endpoint.
+pub const MCP_PATH: &str = "/mcp";
+
+/// Path of the RFC 9728 protected-resource metadata.
+pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
