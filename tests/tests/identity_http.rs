@@ -192,3 +192,35 @@ async fn the_development_key_is_refused_beyond_loopback(t: &TestDb) {
     assert!(!HttpConfig::new(own).authenticator().is_development());
 }
 erp_tools_tests::on_both_backends!(the_development_key_is_refused_beyond_loopback);
+
+/// `TokenConfig::development()` names the default development URL as its audience: a
+/// server on another port would accept tokens minted for that URL and refuse its own, so
+/// it does not start, and says what to write instead. Naming the URL serves.
+async fn the_default_development_audience_is_served_only_on_its_port(t: &TestDb) {
+    let runtime = App::new(&t.db).await.runtime;
+    let config = HttpConfig::new(TokenConfig::development());
+    let options = config.serve_options();
+    let app = router(runtime.clone(), config);
+    let err = serve_http("127.0.0.1:9".parse().unwrap(), app, options)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    let text = err.to_string();
+    assert!(
+        text.starts_with("refusing to serve on 127.0.0.1:9: the development token configuration expects this server at http://127.0.0.1:8765/mcp"),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"TokenConfig::development().for_resource("http://127.0.0.1:9/mcp")"#),
+        "{text}"
+    );
+    // With the URL named, the same address is served (stopped at once by its token).
+    let config = HttpConfig::new(TokenConfig::development().for_resource("http://127.0.0.1:0/mcp"));
+    let options = config.serve_options();
+    options.cancellation().cancel();
+    let app = router(runtime, config);
+    serve_http("127.0.0.1:0".parse().unwrap(), app, options)
+        .await
+        .expect("a named development URL is served on loopback");
+}
+erp_tools_tests::on_both_backends!(the_default_development_audience_is_served_only_on_its_port);

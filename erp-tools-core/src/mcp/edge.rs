@@ -73,6 +73,9 @@ pub struct ServeOptions {
     pub(crate) limits: EdgeLimits,
     pub(crate) cancellation: CancellationToken,
     pub(crate) development: bool,
+    /// The development key with its default audience, [`DEV_AUDIENCE`](crate::auth::DEV_AUDIENCE):
+    /// only [`DEV_ADDR`](crate::auth::DEV_ADDR)'s port may be served.
+    pub(crate) default_audience: bool,
 }
 
 impl ServeOptions {
@@ -86,7 +89,8 @@ impl ServeOptions {
     }
 }
 
-/// Refuses to serve the development key anywhere but on loopback.
+/// Refuses to serve the development key anywhere but on loopback, and the development
+/// key's default audience anywhere but on its port.
 pub(crate) fn check_address(
     addr: std::net::SocketAddr,
     options: &ServeOptions,
@@ -99,6 +103,25 @@ pub(crate) fn check_address(
                  could mint tokens this server accepts. Configure your identity provider \
                  (ERP_TOOLS_ISSUER) or a secret key (ERP_TOOLS_SIGNING_KEY), or listen on \
                  127.0.0.1"
+            ),
+        ));
+    }
+    let dev_port = crate::auth::DEV_ADDR
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse::<u16>().ok());
+    if options.default_audience && Some(addr.port()) != dev_port {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "refusing to serve on {addr}: the development token configuration expects \
+                 this server at {audience} (the audience of TokenConfig::development()), so \
+                 tokens minted for that address would be accepted here and tokens for this one \
+                 refused. Name this server's URL: \
+                 TokenConfig::development().for_resource(\"http://{addr}/mcp\") (the example: \
+                 --resource http://{addr}/mcp), or listen on {dev}",
+                audience = crate::auth::DEV_AUDIENCE,
+                dev = crate::auth::DEV_ADDR,
             ),
         ));
     }

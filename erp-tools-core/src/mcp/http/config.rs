@@ -140,6 +140,8 @@ impl HttpConfig {
             limits: self.limits,
             cancellation: self.cancellation.clone(),
             development: self.authenticator.is_development(),
+            default_audience: self.authenticator.is_development()
+                && self.authenticator.resource_url() == crate::auth::DEV_AUDIENCE,
         }
     }
 
