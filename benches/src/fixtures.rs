@@ -77,6 +77,17 @@ impl BenchDb {
         Self::prepare(TestDb::sqlite().await).await
     }
 
+    /// A new SQLite file committing with `synchronous = NORMAL`
+    /// (`DatabaseOptions::sqlite_synchronous_normal_risks_last_commits`), to measure what
+    /// the default `FULL` costs.
+    pub async fn sqlite_synchronous_normal() -> BenchDb {
+        Self::prepare(
+            TestDb::sqlite_with(|options| options.sqlite_synchronous_normal_risks_last_commits())
+                .await,
+        )
+        .await
+    }
+
     /// A new schema in the PostgreSQL database named by `ERP_TOOLS_PG_URL`, with a write
     /// pool of `max_connections` (the framework's default when `None`); `None` (after
     /// printing why) when the variable is not set.

@@ -40,9 +40,17 @@ pub fn ddl(backend: Backend, template: &str) -> String {
 impl TestDb {
     /// A new SQLite file in a temporary directory.
     pub async fn sqlite() -> TestDb {
+        Self::sqlite_with(|options| options).await
+    }
+
+    /// A new SQLite file in a temporary directory, opened with the options `configure`
+    /// makes of the defaults.
+    pub async fn sqlite_with(configure: impl FnOnce(DatabaseOptions) -> DatabaseOptions) -> TestDb {
         let dir = tempfile::tempdir().expect("temporary directory");
         let url = format!("sqlite://{}", dir.path().join("erp.db").display());
-        let db = Database::open(&url).await.expect("open sqlite");
+        let db = Database::connect(configure(DatabaseOptions::new(url.clone())))
+            .await
+            .expect("open sqlite");
         TestDb {
             db,
             url,

@@ -254,14 +254,25 @@ async fn read_rounds(rounds: usize, variants: &[String], only_body: Option<&str>
     Value::Object(out)
 }
 
-async fn draft_rounds(db: &BenchDb, rounds: usize) -> Value {
+/// `normal`: on SQLite, a second database committing with `synchronous = NORMAL`; its
+/// `erp_tools_sync_normal` variant runs in the same rotation, so the cost of the default
+/// `FULL` is a ratio measured in the same run.
+async fn draft_rounds(db: &BenchDb, normal: Option<&BenchDb>, rounds: usize) -> Value {
     let runtime = ToolRuntime::new(bench_registry(), db.db.clone());
+    let normal_runtime = normal.map(|n| ToolRuntime::new(bench_registry(), n.db.clone()));
     let who = principal(&["orders:draft"]);
     let who_arc = Arc::new(who.clone());
     let run = format!("interleaved-{}", unique_suffix());
     let pg = db.backend() == Backend::Postgres;
     let names: &[&'static str] = if pg {
         &DRAFT_VARIANTS
+    } else if normal.is_some() {
+        &[
+            "floor",
+            "floor_pipeline_shape",
+            "erp_tools",
+            "erp_tools_sync_normal",
+        ]
     } else {
         &["floor", "floor_pipeline_shape", "erp_tools"]
     };
@@ -277,6 +288,12 @@ async fn draft_rounds(db: &BenchDb, rounds: usize) -> Value {
                 "erp_tools" => {
                     let draft = "orders_create_order_draft";
                     let r = pipeline_call(&runtime, &who_arc, &run, "call-1", draft, args).await;
+                    assert_eq!(r.outcome, Outcome::Ok, "{}", r.text);
+                }
+                "erp_tools_sync_normal" => {
+                    let runtime = normal_runtime.as_ref().expect("the NORMAL database");
+                    let draft = "orders_create_order_draft";
+                    let r = pipeline_call(runtime, &who_arc, &run, "call-1", draft, args).await;
                     assert_eq!(r.outcome, Outcome::Ok, "{}", r.text);
                 }
                 other => {
@@ -314,6 +331,11 @@ async fn draft_rounds(db: &BenchDb, rounds: usize) -> Value {
         "shape_over_floor": shape / floor,
         "erp_over_shape": erp / shape,
     });
+    if normal.is_some() {
+        let relaxed = s.median("erp_tools_sync_normal");
+        eprintln!("draft/sqlite: synchronous FULL {erp:.0} µs, NORMAL {relaxed:.0} µs; FULL/NORMAL {:.2}", erp / relaxed);
+        out["full_over_normal"] = json!(erp / relaxed);
+    }
     if pg {
         out["async_attempt_over_floor"] =
             json!(s.median("floor_pipeline_shape_async_attempt") / floor);
@@ -685,9 +707,15 @@ async fn main() {
         skipped()
     };
     let (sqlite, postgres) = if runs(Part::Draft) {
-        let sqlite = draft_rounds(&BenchDb::sqlite().await, args.sqlite_draft_rounds).await;
+        let normal = BenchDb::sqlite_synchronous_normal().await;
+        let sqlite = draft_rounds(
+            &BenchDb::sqlite().await,
+            Some(&normal),
+            args.sqlite_draft_rounds,
+        )
+        .await;
         let postgres = match BenchDb::postgres(None).await {
-            Some(db) => draft_rounds(&db, args.pg_draft_rounds).await,
+            Some(db) => draft_rounds(&db, None, args.pg_draft_rounds).await,
             None => json!({"skipped": "ERP_TOOLS_PG_URL not set"}),
         };
         (sqlite, postgres)

@@ -12,6 +12,7 @@ pub struct DatabaseOptions {
     pub(crate) busy_timeout: Duration,
     pub(crate) acquire_timeout: Duration,
     pub(crate) recovery_grace: Option<Duration>,
+    pub(crate) sqlite_synchronous_normal: bool,
 }
 
 impl DatabaseOptions {
@@ -28,6 +29,7 @@ impl DatabaseOptions {
             busy_timeout: Duration::from_secs(10),
             acquire_timeout: Duration::from_secs(30),
             recovery_grace: None,
+            sqlite_synchronous_normal: false,
         }
     }
 
@@ -67,6 +69,32 @@ impl DatabaseOptions {
     pub fn recovery_grace(mut self, grace: Duration) -> Self {
         self.recovery_grace = Some(grace);
         self
+    }
+
+    /// SQLite only: commit with `PRAGMA synchronous = NORMAL` instead of the default
+    /// `FULL`, on the database file and on its audit file.
+    ///
+    /// By default (`FULL`, in WAL mode) every commit is flushed to the disk (`fsync`)
+    /// before the call answers, so a draft the model was told is "created", and its audit
+    /// row, survive a process crash, an operating-system crash and a power loss. With
+    /// `NORMAL` the write-ahead log is flushed only at checkpoints: a process crash still
+    /// loses nothing, but an operating-system crash or a power loss can lose the last
+    /// commits (documents whose "created" answer was already given, and their audit
+    /// rows); the database stays consistent, never half-written. It makes a SQLite draft
+    /// somewhat cheaper (measured in BENCHMARKS.md). Has no effect on PostgreSQL, whose
+    /// durability is the server's `synchronous_commit` and `fsync` settings.
+    pub fn sqlite_synchronous_normal_risks_last_commits(mut self) -> Self {
+        self.sqlite_synchronous_normal = true;
+        self
+    }
+
+    /// The `PRAGMA synchronous` value of SQLite's writer connections.
+    pub(crate) fn sqlite_synchronous(&self) -> &'static str {
+        if self.sqlite_synchronous_normal {
+            "NORMAL"
+        } else {
+            "FULL"
+        }
     }
 
     /// The grace period of the recovery pass on `backend`.

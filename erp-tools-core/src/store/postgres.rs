@@ -47,6 +47,7 @@ pub(super) async fn open(options: &DatabaseOptions) -> Result<Pools, StoreError>
         })
         .connect(&options.url)
         .await?;
+    warn_if_not_durable(&write).await;
     Ok(Pools {
         audit_read: write.clone(),
         write,
@@ -54,4 +55,29 @@ pub(super) async fn open(options: &DatabaseOptions) -> Result<Pools, StoreError>
         audit,
         audit_file: None,
     })
+}
+
+/// The server settings a commit's durability rests on: `fsync` and `synchronous_commit`
+/// must be `on` (the PostgreSQL defaults), or a committed draft and its answer can vanish
+/// in an operating-system crash or a power loss. Warns at start-up when the server
+/// reports either off; a setting that cannot be read is not reported.
+async fn warn_if_not_durable(pool: &sqlx::AnyPool) {
+    for setting in ["fsync", "synchronous_commit"] {
+        let value: Result<String, _> =
+            sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SHOW {setting}")))
+                .fetch_one(pool)
+                .await;
+        if let Ok(value) = value
+            && value != "on"
+            && !(setting == "synchronous_commit" && value == "remote_apply")
+            && !(setting == "synchronous_commit" && value == "remote_write")
+        {
+            tracing::warn!(
+                setting,
+                value,
+                "PostgreSQL reports {setting} = {value}: commits erp-tools answered for can \
+                 be lost in an operating-system crash or a power loss; set it to on"
+            );
+        }
+    }
 }

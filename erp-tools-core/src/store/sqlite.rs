@@ -1,4 +1,5 @@
-//! Opening SQLite: one write connection, a read-only pool on the same file, WAL; the
+//! Opening SQLite: one write connection, a read-only pool on the same file, WAL with
+//! `synchronous = FULL` unless relaxed; the
 //! audit log in a file of its own (`<file>-audit`) with its own writer connection, attached
 //! read-only to the other pools.
 
@@ -56,6 +57,8 @@ const AUDIT_SCHEMA: &str = "erp_audit";
 pub(super) async fn open(options: &DatabaseOptions) -> Result<Pools, StoreError> {
     let path = sqlite_path(&options.url)?;
     let busy_ms = options.busy_timeout.as_millis().min(u128::from(u32::MAX)) as u64;
+    // FULL unless relaxed: see `DatabaseOptions::sqlite_synchronous_normal_risks_last_commits`.
+    let sync = options.sqlite_synchronous();
     let common = format!("PRAGMA busy_timeout = {busy_ms}; PRAGMA foreign_keys = ON;");
     // The audit file first, with its own single writer connection: the pools below
     // attach it.
@@ -63,7 +66,7 @@ pub(super) async fn open(options: &DatabaseOptions) -> Result<Pools, StoreError>
     let audit = pool(
         options,
         1,
-        format!("PRAGMA busy_timeout = {busy_ms}; PRAGMA synchronous = NORMAL;"),
+        format!("PRAGMA busy_timeout = {busy_ms}; PRAGMA synchronous = {sync};"),
         &format!("sqlite://{audit_file}?mode=rwc"),
     )
     .await?;
@@ -83,7 +86,7 @@ pub(super) async fn open(options: &DatabaseOptions) -> Result<Pools, StoreError>
     let write = pool(
         options,
         options.max_connections.unwrap_or(1),
-        format!("{common} PRAGMA synchronous = NORMAL; {attach}"),
+        format!("{common} PRAGMA synchronous = {sync}; {attach}"),
         &format!("sqlite://{path}?mode=rwc"),
     )
     .await?;
