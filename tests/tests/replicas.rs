@@ -18,3 +18,210 @@ async fn sqlite_commits_with_synchronous_full_by_default() {
         assert_eq!(main, expected, "main file");
     }
 }
+
+use std::time::Duration;
+
+use erp_tools_core::sqlx;
+use erp_tools_core::{Backend, Database, DatabaseOptions};
+use erp_tools_tests::app::Session;
+use erp_tools_tests::app::arguments::{po_draft, valid_arguments};
+use erp_tools_tests::app::tools::GET_STOCK;
+use erp_tools_tests::on_both_backends;
+use erp_tools_tests::principals::BUYER;
+
+/// A pool that may write `erp_audit_log` (the test plays a crashed process): on SQLite
+/// the audit file itself, on PostgreSQL the database.
+async fn raw_audit_pool(db: &Database) -> sqlx::AnyPool {
+    match db.backend() {
+        Backend::Sqlite => {
+            let file = db.audit_file().unwrap();
+            sqlx::AnyPool::connect(&format!("sqlite://{}", file.display()))
+                .await
+                .unwrap()
+        }
+        Backend::Postgres => db.pool().clone(),
+    }
+}
+
+/// `now` shifted by `secs`, as the framework writes times.
+fn time(secs: i64) -> String {
+    (chrono::Utc::now() + chrono::Duration::seconds(secs))
+        .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+        .to_string()
+}
+
+async fn lease_row(db: &Database, id: &str, heartbeat: &str, lease_ms: i64) {
+    sqlx::query(
+        "INSERT INTO erp_replicas (id, started_at, heartbeat_at, lease_ms) VALUES ($1, $2, $2, $3)",
+    )
+    .bind(id.to_string())
+    .bind(heartbeat.to_string())
+    .bind(lease_ms)
+    .execute(db.pool())
+    .await
+    .unwrap();
+}
+
+async fn lease_ids(db: &Database) -> Vec<String> {
+    sqlx::query_scalar("SELECT id FROM erp_replicas ORDER BY id")
+        .fetch_all(db.pool())
+        .await
+        .unwrap()
+}
+
+/// (id, outcome, replica) of the run's rows, oldest first.
+async fn rows(db: &Database, run: &str) -> Vec<(i64, String, Option<String>)> {
+    db.flush_audit().await.unwrap();
+    let rows = sqlx::query_as::<_, (i64, String, Option<String>)>(
+        "SELECT id, outcome, replica_id FROM erp_audit_log WHERE agent_run_id = $1 ORDER BY id",
+    )
+    .bind(run.to_string())
+    .fetch_all(db.audit_pool())
+    .await
+    .unwrap();
+    rows
+}
+
+/// Replica A runs a draft (it commits) and two reads, then dies with all three rows at
+/// `attempt` (its lease row left behind, expired). Its second read is re-labelled as the
+/// call of a live replica. The lease pass of replica B closes A's two rows, linking the
+/// draft's to its document, leaves the live replica's row alone, and removes A's lease.
+async fn a_dead_replicas_calls_are_closed_and_a_live_ones_are_not(t: &TestDb) {
+    let s = Session::new(&t.db, BUYER).await;
+    let created = s.create_po(po_draft("R-1")).await;
+    s.call(GET_STOCK, valid_arguments(GET_STOCK, "x")).await;
+    s.call(GET_STOCK, valid_arguments(GET_STOCK, "y")).await;
+    let a = t.db.replica_id().to_string();
+    let written = rows(&t.db, &s.run).await;
+    assert_eq!(written.len(), 3);
+    assert!(
+        written
+            .iter()
+            .all(|(_, _, r)| r.as_deref() == Some(a.as_str())),
+        "every attempt row names its replica: {written:?}"
+    );
+    assert!(lease_ids(&t.db).await.contains(&a), "A holds a lease");
+    t.db.close().await;
+
+    let b = t.open_again().await;
+    assert!(
+        !lease_ids(&b).await.contains(&a),
+        "A released its lease on close"
+    );
+    // A died instead: its lease expired a minute ago, its rows are left at `attempt`.
+    lease_row(&b, &a, &time(-60), 15_000).await;
+    lease_row(&b, "live-replica", &time(0), 3_600_000).await;
+    let raw = raw_audit_pool(&b).await;
+    sqlx::query(
+        "UPDATE erp_audit_log SET outcome = 'attempt', finished_at = NULL, \
+         document_type = NULL, document_id = NULL, document_number = NULL \
+         WHERE agent_run_id = $1",
+    )
+    .bind(s.run.clone())
+    .execute(&raw)
+    .await
+    .unwrap();
+    sqlx::query("UPDATE erp_audit_log SET replica_id = 'live-replica' WHERE id = $1")
+        .bind(written[2].0)
+        .execute(&raw)
+        .await
+        .unwrap();
+
+    let done = b.recover_dead_replicas().await.unwrap();
+    assert_eq!((done.linked, done.interrupted), (1, 1), "{done:?}");
+    let log = b.audit_log(Some(&s.run)).await.unwrap();
+    assert_eq!(log[0].outcome, "interrupted");
+    assert_eq!(
+        log[0].document, created.document,
+        "the draft is linked to its document"
+    );
+    assert_eq!(log[1].outcome, "interrupted");
+    assert_eq!(log[1].document, None);
+    assert_eq!(
+        log[2].outcome, "attempt",
+        "a live replica's call is never touched"
+    );
+    let leases = lease_ids(&b).await;
+    assert!(
+        !leases.contains(&a),
+        "the dead replica's lease is removed: {leases:?}"
+    );
+    assert!(leases.contains(&"live-replica".to_string()));
+    assert!(leases.contains(&b.replica_id().to_string()));
+    // Again: nothing more to close; the live replica's row still open.
+    assert_eq!(b.recover_dead_replicas().await.unwrap(), Default::default());
+    if t.backend() == Backend::Sqlite {
+        raw.close().await;
+    }
+    b.close().await;
+}
+on_both_backends!(a_dead_replicas_calls_are_closed_and_a_live_ones_are_not);
+
+/// Without being asked: a replica with a short lease closes the open call of a replica
+/// whose lease expired within a few of its heartbeats, and that of a replica whose lease
+/// expires while it watches once that lease has run out.
+async fn the_background_pass_closes_a_dead_replicas_calls(t: &TestDb) {
+    let s = Session::new(&t.db, BUYER).await;
+    s.call(GET_STOCK, valid_arguments(GET_STOCK, "x")).await;
+    s.call(GET_STOCK, valid_arguments(GET_STOCK, "y")).await;
+    let written = rows(&t.db, &s.run).await;
+    let watcher =
+        Database::connect(DatabaseOptions::new(t.url()).replica_lease(Duration::from_millis(300)))
+            .await
+            .unwrap();
+    lease_row(&watcher, "dead-replica", &time(-60), 15_000).await;
+    // Renewed a moment ago, lease 2 s, never renewed again: it dies while we watch.
+    lease_row(&watcher, "dying-replica", &time(0), 2_000).await;
+    let raw = raw_audit_pool(&watcher).await;
+    for ((id, _, _), replica) in written.iter().zip(["dead-replica", "dying-replica"]) {
+        sqlx::query(
+            "UPDATE erp_audit_log SET outcome = 'attempt', finished_at = NULL, replica_id = $1 \
+             WHERE id = $2",
+        )
+        .bind(replica.to_string())
+        .bind(*id)
+        .execute(&raw)
+        .await
+        .unwrap();
+    }
+    let outcomes = || async {
+        rows(&watcher, &s.run)
+            .await
+            .into_iter()
+            .map(|(_, o, _)| o)
+            .collect::<Vec<_>>()
+    };
+    let started = std::time::Instant::now();
+    let mut seen = Vec::new();
+    // Bounded: 10 s at most, polled every 50 ms.
+    while started.elapsed() < Duration::from_secs(10) {
+        let now = outcomes().await;
+        if seen.is_empty() && now[0] == "interrupted" {
+            assert_eq!(
+                now[1], "attempt",
+                "the dying replica's lease had not run out yet"
+            );
+            seen.push(started.elapsed());
+        }
+        if now.iter().all(|o| o == "interrupted") {
+            seen.push(started.elapsed());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        seen.len(),
+        2,
+        "both rows closed within the bound: {:?}",
+        outcomes().await
+    );
+    assert!(
+        seen[1] >= Duration::from_millis(1_500),
+        "the dying replica's row waited for its lease: {seen:?}"
+    );
+    if t.backend() == Backend::Sqlite {
+        raw.close().await;
+    }
+    watcher.close().await;
+}
+on_both_backends!(the_background_pass_closes_a_dead_replicas_calls);

@@ -26,6 +26,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0004_key_response_text",
             "erp_tools/0005_approvals",
             "erp_tools/0007_audit_writer",
+            "erp_tools/0008_replicas",
         ]
     );
 
@@ -43,6 +44,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0004_key_response_text",
             "erp_tools/0005_approvals",
             "erp_tools/0007_audit_writer",
+            "erp_tools/0008_replicas",
             "0001_fixture_tables",
             "0002_fixture_seed"
         ]

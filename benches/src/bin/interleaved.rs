@@ -333,7 +333,10 @@ async fn draft_rounds(db: &BenchDb, normal: Option<&BenchDb>, rounds: usize) -> 
     });
     if normal.is_some() {
         let relaxed = s.median("erp_tools_sync_normal");
-        eprintln!("draft/sqlite: synchronous FULL {erp:.0} µs, NORMAL {relaxed:.0} µs; FULL/NORMAL {:.2}", erp / relaxed);
+        eprintln!(
+            "draft/sqlite: synchronous FULL {erp:.0} µs, NORMAL {relaxed:.0} µs; FULL/NORMAL {:.2}",
+            erp / relaxed
+        );
         out["full_over_normal"] = json!(erp / relaxed);
     }
     if pg {

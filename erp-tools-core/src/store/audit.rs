@@ -11,10 +11,10 @@ use crate::tool::handles::{Backend, DocumentRef};
 /// The columns of a new row, in the order [`insert_many`] binds them.
 const COLUMNS: &str = "at, finished_at, source, agent_run_id, tool_call_id, tool_name, \
      user_id, branch_id, branch_code, arguments, outcome, message, document_type, document_id, \
-     document_number, model, prompt_version, step, action_signature";
+     document_number, model, prompt_version, step, action_signature, replica_id";
 /// How many columns [`COLUMNS`] names.
-const COLUMN_COUNT: usize = 19;
-/// Rows (or outcome updates) per multi-row statement on PostgreSQL (20 parameters each at
+const COLUMN_COUNT: usize = 20;
+/// Rows (or outcome updates) per multi-row statement on PostgreSQL (21 parameters each at
 /// most). On SQLite any number is one statement with one parameter ([`SQLITE_WRITE`]).
 pub(crate) const PG_ROWS_PER_STATEMENT: usize = 64;
 
@@ -25,17 +25,17 @@ pub(crate) const PG_ROWS_PER_STATEMENT: usize = 64;
 /// An update whose row is not there is skipped (as an `UPDATE` would), never inserted.
 ///
 /// One text for every batch keeps it prepared once in the connection's statement cache;
-/// a `VALUES` list of `n` rows × 19 `$N` parameters is a new text for every `n`, parsed
+/// a `VALUES` list of `n` rows × 20 `$N` parameters is a new text for every `n`, parsed
 /// again whenever it has left the cache, and SQLite's parse and sqlx's binding of numbered
 /// parameters grow with the square of their count.
 const SQLITE_WRITE: &str = "INSERT INTO erp_audit_log (id, at, finished_at, \
      source, agent_run_id, tool_call_id, tool_name, user_id, branch_id, branch_code, \
      arguments, outcome, message, document_type, document_id, document_number, model, \
-     prompt_version, step, action_signature) \
+     prompt_version, step, action_signature, replica_id) \
      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, \
      value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, \
      value ->> 12, value ->> 13, value ->> 14, value ->> 15, value ->> 16, value ->> 17, \
-     value ->> 18, value ->> 19 \
+     value ->> 18, value ->> 19, value ->> 20 \
      FROM jsonb_each($1) \
      WHERE value ->> 0 IS NULL \
         OR EXISTS (SELECT 1 FROM erp_audit_log AS a WHERE a.id = value ->> 0) \
@@ -53,6 +53,8 @@ pub(crate) struct NewRow {
     pub finished_at: Option<String>,
     pub source: &'static str,
     pub entry: AuditEntry,
+    /// The replica running the call (its lease row in `erp_replicas`).
+    pub replica_id: Option<std::sync::Arc<str>>,
 }
 
 impl NewRow {
@@ -63,6 +65,7 @@ impl NewRow {
             finished_at: None,
             source: SOURCE_RUNTIME,
             entry: entry.clone().outcome(ATTEMPT),
+            replica_id: None,
         }
     }
 
@@ -74,6 +77,7 @@ impl NewRow {
             finished_at: Some(now),
             source,
             entry,
+            replica_id: None,
         }
     }
 
@@ -119,7 +123,7 @@ impl Final {
 
 /// Inserts `rows` with one statement and returns their ids, in order.
 ///
-/// - One row, either backend: `VALUES` (19 parameters, the same text for every call, so
+/// - One row, either backend: `VALUES` (20 parameters, the same text for every call, so
 ///   prepared once), its id from `RETURNING`.
 /// - Several rows on SQLite: [`SQLITE_WRITE`], any number of them.
 /// - Several rows on PostgreSQL (at most [`PG_ROWS_PER_STATEMENT`]): their ids drawn from
@@ -221,7 +225,8 @@ fn row_columns<T: serde::ser::SerializeTuple>(row: &NewRow, t: &mut T) -> Result
     t.serialize_element(&e.model)?;
     t.serialize_element(&e.prompt_version)?;
     t.serialize_element(&e.step)?;
-    t.serialize_element(&e.action_signature)
+    t.serialize_element(&e.action_signature)?;
+    t.serialize_element(&row.replica_id.as_deref())
 }
 
 /// SQLite: inserts `rows` and applies `fins` with one statement ([`SQLITE_WRITE`]);
@@ -289,8 +294,8 @@ impl serde::Serialize for WriteItem<'_> {
                 t.serialize_element(&doc.map(|d| &d.doc_type))?;
                 t.serialize_element(&doc.map(|d| d.id))?;
                 t.serialize_element(&doc.map(|d| &d.number))?;
-                // model, prompt_version, step, action_signature: kept.
-                for _ in 0..4 {
+                // model, prompt_version, step, action_signature, replica_id: kept.
+                for _ in 0..5 {
                     t.serialize_element(&none)?;
                 }
             }
@@ -326,6 +331,7 @@ fn bind_row<'q>(
         .bind(e.prompt_version.clone())
         .bind(e.step)
         .bind(e.action_signature.clone())
+        .bind(row.replica_id.as_deref().map(str::to_string))
 }
 
 /// Applies the final outcomes `fins` (row id, outcome) with one statement (on PostgreSQL,
@@ -457,20 +463,45 @@ pub(crate) struct OpenAttempt {
     pub arguments: Option<String>,
 }
 
-/// The tool-call rows at `attempt` written at or before `cutoff`, oldest first.
-pub(crate) async fn attempts_until(
+/// Which `attempt` rows [`open_attempts_of`] returns.
+pub(crate) enum AttemptFilter<'a> {
+    /// Rows without a replica (written before leases) at or before the cutoff.
+    Unleased { cutoff: &'a str },
+    /// Rows of any replica but `me` (or of none) at or before the cutoff.
+    NotMine { cutoff: &'a str, me: &'a str },
+    /// Every row of the replica.
+    Replica(&'a str),
+}
+
+/// The tool-call rows at `attempt` that `filter` selects, oldest first.
+pub(crate) async fn open_attempts_of(
     pool: &sqlx::AnyPool,
-    cutoff: &str,
+    filter: AttemptFilter<'_>,
 ) -> Result<Vec<OpenAttempt>, sqlx::Error> {
-    let rows = sqlx::query(
-        "SELECT id, at, agent_run_id, tool_name, arguments FROM erp_audit_log \
-         WHERE outcome = $1 AND source = $2 AND at <= $3 ORDER BY id",
-    )
-    .bind(ATTEMPT)
-    .bind(SOURCE_RUNTIME)
-    .bind(cutoff)
-    .fetch_all(pool)
-    .await?;
+    const SELECT: &str = "SELECT id, at, agent_run_id, tool_name, arguments FROM erp_audit_log \
+         WHERE outcome = $1 AND source = $2";
+    let query = match filter {
+        AttemptFilter::Unleased { cutoff } => sqlx::query(sqlx::AssertSqlSafe(format!(
+            "{SELECT} AND replica_id IS NULL AND at <= $3 ORDER BY id"
+        )))
+        .bind(ATTEMPT)
+        .bind(SOURCE_RUNTIME)
+        .bind(cutoff.to_string()),
+        AttemptFilter::NotMine { cutoff, me } => sqlx::query(sqlx::AssertSqlSafe(format!(
+            "{SELECT} AND (replica_id IS NULL OR replica_id <> $3) AND at <= $4 ORDER BY id"
+        )))
+        .bind(ATTEMPT)
+        .bind(SOURCE_RUNTIME)
+        .bind(me.to_string())
+        .bind(cutoff.to_string()),
+        AttemptFilter::Replica(replica) => sqlx::query(sqlx::AssertSqlSafe(format!(
+            "{SELECT} AND replica_id = $3 ORDER BY id"
+        )))
+        .bind(ATTEMPT)
+        .bind(SOURCE_RUNTIME)
+        .bind(replica.to_string()),
+    };
+    let rows = query.fetch_all(pool).await?;
     rows.iter()
         .map(|row| {
             Ok(OpenAttempt {
@@ -482,6 +513,20 @@ pub(crate) async fn attempts_until(
             })
         })
         .collect()
+}
+
+/// The replicas that have tool-call rows at `attempt`.
+pub(crate) async fn replicas_with_attempts(
+    pool: &sqlx::AnyPool,
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT DISTINCT replica_id FROM erp_audit_log \
+         WHERE outcome = $1 AND source = $2 AND replica_id IS NOT NULL",
+    )
+    .bind(ATTEMPT)
+    .bind(SOURCE_RUNTIME)
+    .fetch_all(pool)
+    .await
 }
 
 /// Closes the row `id` as `interrupted` with `message`, linked to the document that

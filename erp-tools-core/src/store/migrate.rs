@@ -33,6 +33,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         SQLITE_AUDIT_MOVE,
         include_str!("../../migrations/sqlite/0007_audit_writer.sql"),
     ),
+    (
+        "erp_tools/0008_replicas",
+        include_str!("../../migrations/sqlite/0008_replicas.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -59,6 +63,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0007_audit_writer",
         include_str!("../../migrations/postgres/0007_audit_writer.sql"),
     ),
+    (
+        "erp_tools/0008_replicas",
+        include_str!("../../migrations/postgres/0008_replicas.sql"),
+    ),
 ];
 
 /// The SQLite migration that drops the main file's audit table after its rows were copied
@@ -69,10 +77,16 @@ pub(crate) const SQLITE_AUDIT_MOVE: &str = "erp_tools/0007_audit_writer";
 /// Migrations of SQLite's audit file (`<database file>-audit`), recorded in that file's
 /// own `erp_schema_migrations`. A change to the audit table on SQLite goes here.
 #[cfg(feature = "sqlite")]
-pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[(
-    "erp_tools/audit/0001_audit_log",
-    include_str!("../../migrations/sqlite/audit/0001_audit_log.sql"),
-)];
+pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "erp_tools/audit/0001_audit_log",
+        include_str!("../../migrations/sqlite/audit/0001_audit_log.sql"),
+    ),
+    (
+        "erp_tools/audit/0002_replica",
+        include_str!("../../migrations/sqlite/audit/0002_replica.sql"),
+    ),
+];
 
 /// Prefix reserved for the framework's own migration versions.
 pub(crate) const FRAMEWORK_MIGRATION_PREFIX: &str = "erp_tools/";

@@ -24,6 +24,7 @@ mod pools;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod recover;
+mod replicas;
 #[cfg(feature = "review")]
 pub(crate) mod review;
 mod runs;
@@ -52,6 +53,12 @@ struct Inner {
     audit_pool: AnyPool,
     audit_file: Option<PathBuf>,
     audit: AuditWriter,
+    /// This `Database`'s lease row in `erp_replicas` (its id stamps its calls' audit rows).
+    replica: Arc<str>,
+    /// The recovery pass's grace for rows written before leases.
+    grace: Duration,
+    /// The background task renewing the lease and closing dead replicas' rows.
+    heartbeat: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// (run, user, branch) pairs already checked against `erp_agent_runs`. A run's owner
     /// never changes, so remembering a positive answer is safe; a refusal is never cached.
     known_runs: Mutex<HashSet<(String, String, i64)>>,
@@ -164,6 +171,24 @@ async fn migrate_framework(
     }
 }
 
+/// Renews the lease of the `Database` behind `inner` every third of `lease` and runs the
+/// lease pass ([`Database::recover_dead_replicas`]); stops when the `Database` is gone.
+async fn heartbeat(inner: std::sync::Weak<Inner>, lease: Duration) {
+    let period = (lease / 3).max(Duration::from_millis(50));
+    loop {
+        tokio::time::sleep(period).await;
+        let Some(inner) = inner.upgrade() else { return };
+        if let Err(e) = replicas::heartbeat(&inner.write, &inner.replica, lease).await {
+            tracing::warn!(error = %e, "could not renew this replica's lease");
+            continue;
+        }
+        let db = Database { inner };
+        if let Err(e) = db.recover_dead_replicas().await {
+            tracing::warn!(error = %e, "the lease pass failed; it runs again");
+        }
+    }
+}
+
 /// Note on a draft's audit row finished at start-up from its key row.
 const RECONCILED: &str = "finished at start-up from the idempotency key row: the draft \
      committed, the process stopped before its audit row was finished";
@@ -215,21 +240,57 @@ impl Database {
                 );
             }
         }
-        // Before the writer starts: nothing else writes the audit log yet.
-        recover::recover(&pools.audit, &pools.write, options.grace_for(backend)).await?;
+        let replica: Arc<str> = replicas::new_id().into();
+        let lease = options.lease();
+        replicas::register(&pools.write, &replica, lease).await?;
+        // Before the writer starts: nothing else of this process writes the audit log
+        // yet. On SQLite one server process owns the file, so every other replica's open
+        // row older than the grace (by default: every one) is a stopped call's.
+        let grace = options.grace_for(backend);
+        let others = match backend {
+            Backend::Sqlite => recover::Others::All(grace),
+            Backend::Postgres => recover::Others::Unleased(grace),
+        };
+        recover::recover(&pools.audit, &pools.write, &replica, others).await?;
         let audit = AuditWriter::start(pools.audit.clone(), backend);
-        Ok(Database {
-            inner: Arc::new(Inner {
-                backend,
-                write: pools.write,
-                read: ReadDb::new(pools.read, backend),
-                audit_writer_pool: pools.audit,
-                audit_pool: pools.audit_read,
-                audit_file: pools.audit_file,
-                audit,
-                known_runs: Mutex::new(HashSet::new()),
-            }),
-        })
+        let inner = Arc::new(Inner {
+            backend,
+            write: pools.write,
+            read: ReadDb::new(pools.read, backend),
+            audit_writer_pool: pools.audit,
+            audit_pool: pools.audit_read,
+            audit_file: pools.audit_file,
+            audit,
+            replica,
+            grace,
+            heartbeat: Mutex::new(None),
+            known_runs: Mutex::new(HashSet::new()),
+        });
+        let task = tokio::spawn(heartbeat(Arc::downgrade(&inner), lease));
+        *inner.heartbeat.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
+        Ok(Database { inner })
+    }
+
+    /// This `Database`'s replica id: the id of its lease row in `erp_replicas`, written on
+    /// the `attempt` audit row (`replica_id`) of every tool call it runs.
+    pub fn replica_id(&self) -> &str {
+        &self.inner.replica
+    }
+
+    /// The lease pass every live `Database` runs in the background every third of its
+    /// lease ([`DatabaseOptions::replica_lease`]): closes as `interrupted` the `attempt`
+    /// rows of replicas whose lease expired or was released (linked to the document when
+    /// a draft had committed), and the rows written before leases older than the grace
+    /// ([`DatabaseOptions::recovery_grace`]); a live replica's rows are never touched.
+    /// Returns what it closed.
+    pub async fn recover_dead_replicas(&self) -> Result<Recovered, StoreError> {
+        Ok(recover::recover(
+            &self.inner.audit_writer_pool,
+            &self.inner.write,
+            &self.inner.replica,
+            recover::Others::Unleased(self.inner.grace),
+        )
+        .await?)
     }
 
     /// The recovery pass, run by [`Database::connect`] at start-up: closes as
@@ -240,7 +301,13 @@ impl Database {
         // Every row handed to the writer so far is committed first, so none of this
         // process's finished calls is mistaken for an interrupted one.
         self.flush_audit().await?;
-        Ok(recover::recover(&self.inner.audit_writer_pool, &self.inner.write, grace).await?)
+        Ok(recover::recover(
+            &self.inner.audit_writer_pool,
+            &self.inner.write,
+            &self.inner.replica,
+            recover::Others::All(grace),
+        )
+        .await?)
     }
 
     /// Which database this is.
@@ -276,6 +343,19 @@ impl Database {
     /// fail ("the database is closed").
     pub async fn close(&self) {
         self.inner.audit.shutdown().await;
+        let task = self
+            .inner
+            .heartbeat
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(task) = task {
+            task.abort();
+            // Released: no call of this replica is open any more.
+            if let Err(e) = replicas::release(&self.inner.write, &self.inner.replica).await {
+                tracing::warn!(error = %e, "could not release this replica's lease row");
+            }
+        }
         self.inner.read.pool().close().await;
         self.inner.write.close().await;
         self.inner.audit_writer_pool.close().await;
@@ -311,7 +391,9 @@ impl Database {
     /// Hands a tool call's `attempt` row to the audit writer; the returned handle says
     /// when it is durable (see `store/writer.rs` for the guarantee).
     pub(crate) async fn queue_attempt(&self, entry: &AuditEntry) -> Result<PendingRow, StoreError> {
-        self.inner.audit.insert(audit::NewRow::attempt(entry)).await
+        let mut row = audit::NewRow::attempt(entry);
+        row.replica_id = Some(self.inner.replica.clone());
+        self.inner.audit.insert(row).await
     }
 
     /// Queues how a call whose attempt row is durable ended; committed with a later batch.
@@ -335,6 +417,7 @@ impl Database {
         fin: Final,
     ) -> Result<AuditId, StoreError> {
         let mut row = audit::NewRow::attempt(entry);
+        row.replica_id = Some(self.inner.replica.clone());
         row.apply(fin);
         self.inner.audit.insert_finished(row).await
     }

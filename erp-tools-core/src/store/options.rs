@@ -13,6 +13,7 @@ pub struct DatabaseOptions {
     pub(crate) acquire_timeout: Duration,
     pub(crate) recovery_grace: Option<Duration>,
     pub(crate) sqlite_synchronous_normal: bool,
+    pub(crate) replica_lease: Duration,
 }
 
 impl DatabaseOptions {
@@ -30,6 +31,7 @@ impl DatabaseOptions {
             acquire_timeout: Duration::from_secs(30),
             recovery_grace: None,
             sqlite_synchronous_normal: false,
+            replica_lease: super::replicas::DEFAULT_LEASE,
         }
     }
 
@@ -60,12 +62,29 @@ impl DatabaseOptions {
         self
     }
 
-    /// How old a call's `attempt` audit row must be before the start-up recovery pass
-    /// closes it as `interrupted` (its server process was stopped while the call ran).
-    /// Defaults: none for SQLite (one server process owns the file, so every open
-    /// `attempt` row at start-up is a stopped call's), 10 minutes for PostgreSQL (other
-    /// server processes sharing the database may still be running their calls). Set it
-    /// to the longest a call may take in your deployment.
+    /// The replica lease (default 15 s). Every `Database` holds a lease row in
+    /// `erp_replicas`, renews it every third of the lease and, at the same time, closes as
+    /// `interrupted` the open calls of replicas whose lease expired; so the calls of a
+    /// killed replica are closed within about a lease and a third (20 s by default), and
+    /// a live replica's calls are never touched. A replica that cannot renew its row for
+    /// a whole lease (a database outage, a stalled process) is taken for dead; the
+    /// replicas' clocks must agree to well within a lease.
+    pub fn replica_lease(mut self, lease: Duration) -> Self {
+        self.replica_lease = lease.max(Duration::from_millis(150));
+        self
+    }
+
+    pub(crate) fn lease(&self) -> Duration {
+        self.replica_lease
+    }
+
+    /// How old a call's `attempt` audit row written before replica leases (it names no
+    /// replica) must be before the recovery pass closes it as `interrupted`. Rows that
+    /// name their replica are closed when its lease expires
+    /// ([`replica_lease`](Self::replica_lease)). Defaults: none for SQLite (one server
+    /// process owns the file, so at start-up every open `attempt` row of another replica
+    /// is a stopped call's), 10 minutes for PostgreSQL. Set it to the longest a call may
+    /// take in your deployment.
     pub fn recovery_grace(mut self, grace: Duration) -> Self {
         self.recovery_grace = Some(grace);
         self

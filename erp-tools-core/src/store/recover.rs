@@ -9,16 +9,25 @@
 //! nothing was committed. A later retry of the same call replays what committed.
 //!
 //! Plain SQL on `erp_audit_log` (in `store/audit.rs`) and `erp_idempotency_keys`, so it
-//! works whichever code wrote the rows. Only rows older than a grace period are touched, so on a database
-//! shared by several server processes the calls another process is running are left
-//! alone (see [`DatabaseOptions::recovery_grace`](crate::DatabaseOptions::recovery_grace)).
+//! works whichever code wrote the rows. Which rows it closes:
+//!
+//! - the rows of a replica whose lease expired or is gone (`store/replicas.rs`): every
+//!   live replica runs this part every third of a lease, so a dead replica's calls are
+//!   closed within about a lease and a third (20 s by default); a live replica's rows are
+//!   never touched;
+//! - rows written before leases (no replica) older than a grace period (see
+//!   [`DatabaseOptions::recovery_grace`](crate::DatabaseOptions::recovery_grace));
+//! - at start-up on SQLite (one server process owns the file) and when asked with
+//!   [`Database::recover_interrupted`](crate::Database::recover_interrupted): every row
+//!   of another replica older than the grace.
 
 use std::time::Duration;
 
 use serde_json::Value;
 use sqlx::{AnyPool, Row};
 
-use super::audit;
+use super::audit::{self, AttemptFilter};
+use super::replicas;
 use crate::audit::time_text;
 
 /// What one recovery pass did.
@@ -38,18 +47,65 @@ pub(crate) const NOTHING_COMMITTED: &str = "interrupted: the server stopped whil
 pub(crate) const DOCUMENT_COMMITTED: &str = "interrupted: the server stopped after the draft \
      committed; a retry with the same client_ref replays it";
 
-/// Closes every `attempt` row of a tool call older than `grace`. `audit` writes the audit
-/// log (on SQLite its own file), `keys` reads the idempotency keys (the main database).
+/// Which rows a pass closes besides those of dead replicas (always closed).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Others {
+    /// Rows written before leases (no replica) older than the grace.
+    Unleased(Duration),
+    /// Every row of another replica (or of none) older than the grace.
+    All(Duration),
+}
+
+/// Closes the `attempt` rows of tool calls that `me` finds interrupted (see the module
+/// doc). `audit_pool` writes the audit log (on SQLite its own file), `main` reads the
+/// idempotency keys and the leases and removes the lease rows of the dead replicas whose
+/// rows it closed.
 pub(crate) async fn recover(
     audit_pool: &AnyPool,
-    keys: &AnyPool,
-    grace: Duration,
+    main: &AnyPool,
+    me: &str,
+    others: Others,
 ) -> Result<Recovered, sqlx::Error> {
-    let cutoff = chrono::Utc::now()
-        - chrono::Duration::from_std(grace).unwrap_or_else(|_| chrono::Duration::days(3650));
-    let cutoff = time_text(cutoff);
+    let now = chrono::Utc::now();
+    let cutoff_of = |grace: Duration| {
+        time_text(
+            now - chrono::Duration::from_std(grace)
+                .unwrap_or_else(|_| chrono::Duration::days(3650)),
+        )
+    };
+    // Dead: a replica with open rows that has no live lease (expired, or released).
+    let live = replicas::live(main, me, now).await?;
+    let mut rows = Vec::new();
+    for replica in audit::replicas_with_attempts(audit_pool).await? {
+        if !live.contains(&replica) {
+            rows.extend(
+                audit::open_attempts_of(audit_pool, AttemptFilter::Replica(&replica)).await?,
+            );
+        }
+    }
+    let more = match others {
+        Others::Unleased(grace) => {
+            let cutoff = cutoff_of(grace);
+            audit::open_attempts_of(audit_pool, AttemptFilter::Unleased { cutoff: &cutoff }).await?
+        }
+        Others::All(grace) => {
+            let cutoff = cutoff_of(grace);
+            audit::open_attempts_of(
+                audit_pool,
+                AttemptFilter::NotMine {
+                    cutoff: &cutoff,
+                    me,
+                },
+            )
+            .await?
+        }
+    };
+    let mut seen = std::collections::HashSet::new();
+    rows.extend(more);
+    rows.retain(|r| seen.insert(r.id));
+    let keys = main;
     let mut done = Recovered::default();
-    for row in audit::attempts_until(audit_pool, &cutoff).await? {
+    for row in rows {
         let client_ref = row
             .arguments
             .as_deref()
@@ -96,6 +152,7 @@ pub(crate) async fn recover(
             }
         }
     }
+    replicas::forget_expired(main, me, now).await?;
     if done != Recovered::default() {
         tracing::warn!(
             interrupted = done.interrupted,
