@@ -126,6 +126,16 @@ impl KeyCache {
         }
     }
 
+    /// Whether keys are loaded and not older than the maximum key age (what `/readyz`
+    /// checks).
+    pub fn has_keys(&self) -> bool {
+        let state = self.read();
+        !state.keys.is_empty()
+            && state
+                .fetched_at
+                .is_some_and(|t| t.elapsed() <= self.inner.max_key_age)
+    }
+
     /// How many times the key set was fetched (successfully or not).
     pub fn fetches(&self) -> u64 {
         self.read().fetches

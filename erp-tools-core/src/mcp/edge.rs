@@ -72,6 +72,10 @@ impl Default for EdgeLimits {
 pub struct ServeOptions {
     pub(crate) limits: EdgeLimits,
     pub(crate) cancellation: CancellationToken,
+    /// Cancelled by SIGTERM or SIGINT (or by hand): stop accepting, report not ready, let
+    /// the calls in flight finish within `grace`, then cancel `cancellation`.
+    pub(crate) drain: CancellationToken,
+    pub(crate) grace: Duration,
     pub(crate) development: bool,
     /// The development key with its default audience, [`DEV_AUDIENCE`](crate::auth::DEV_AUDIENCE):
     /// only [`DEV_ADDR`](crate::auth::DEV_ADDR)'s port may be served.
@@ -79,9 +83,21 @@ pub struct ServeOptions {
 }
 
 impl ServeOptions {
-    /// The cancellation token that stops serving (Ctrl-C cancels it).
+    /// The cancellation token that stops serving at once: the MCP sessions are closed, open
+    /// requests get up to 5 s. SIGTERM and SIGINT drain instead ([`drain`](Self::drain)).
     pub fn cancellation(&self) -> &CancellationToken {
         &self.cancellation
+    }
+    /// The token that drains the server, as SIGTERM and SIGINT do: it stops accepting
+    /// connections, `/readyz` answers `503`, the calls in flight finish (for up to the
+    /// shutdown grace, [`HttpConfig::with_shutdown_grace`](super::HttpConfig::with_shutdown_grace)),
+    /// then the MCP sessions are closed and serving returns.
+    pub fn drain(&self) -> &CancellationToken {
+        &self.drain
+    }
+    /// How long a drain waits for the calls in flight.
+    pub fn shutdown_grace(&self) -> Duration {
+        self.grace
     }
     /// The edge limits.
     pub fn limits(&self) -> &EdgeLimits {
@@ -128,8 +144,35 @@ pub(crate) fn check_address(
     Ok(())
 }
 
-/// Serves `router` on `listener` with `options.limits` until cancelled, then lets open
-/// requests finish for up to 5 s.
+/// The POST requests (calls) whose answer has not been sent whole yet.
+#[derive(Clone)]
+struct InFlight(Arc<tokio::sync::watch::Sender<usize>>);
+
+impl InFlight {
+    fn new() -> Self {
+        InFlight(Arc::new(tokio::sync::watch::channel(0).0))
+    }
+    fn enter(&self) -> InFlightGuard {
+        self.0.send_modify(|n| *n += 1);
+        InFlightGuard(self.clone())
+    }
+    async fn none(&self) {
+        let mut rx = self.0.subscribe();
+        let _ = rx.wait_for(|n| *n == 0).await;
+    }
+}
+
+struct InFlightGuard(InFlight);
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        self.0.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// Serves `router` on `listener` with `options.limits` until drained or cancelled. A
+/// drain stops accepting, lets the calls in flight finish for up to `options.grace`, then
+/// cancels the MCP sessions; a cancellation gives open requests up to 5 s.
 pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
@@ -137,6 +180,8 @@ pub(crate) async fn serve(
 ) -> std::io::Result<()> {
     let limits = options.limits;
     let stop = options.cancellation;
+    let drain = options.drain;
+    let in_flight = InFlight::new();
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -154,6 +199,7 @@ pub(crate) async fn serve(
         let slot = tokio::select! {
             slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
             _ = stop.cancelled() => break,
+            _ = drain.cancelled() => break,
         };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -166,6 +212,7 @@ pub(crate) async fn serve(
                 }
             },
             _ = stop.cancelled() => break,
+            _ = drain.cancelled() => break,
         };
         let _ = stream.set_nodelay(true);
         let activity = Arc::new(Activity::new());
@@ -176,15 +223,19 @@ pub(crate) async fn serve(
         let service = {
             let router = router.clone();
             let activity = activity.clone();
+            let in_flight = in_flight.clone();
             hyper::service::service_fn(move |request: axum::http::Request<Incoming>| {
                 let router = router.clone();
                 let busy = Busy::new(activity.clone());
+                let call =
+                    (request.method() == axum::http::Method::POST).then(|| in_flight.enter());
                 async move {
                     let response = router.oneshot(request.map(Body::new)).await?;
                     Ok::<_, std::convert::Infallible>(response.map(|body| {
                         Body::new(BusyBody {
                             inner: body,
                             _busy: busy,
+                            _call: call,
                         })
                     }))
                 }
@@ -213,8 +264,32 @@ pub(crate) async fn serve(
         });
     }
     drop(listener);
+    let shutdown = graceful.shutdown();
+    tokio::pin!(shutdown);
+    if drain.is_cancelled() && !stop.is_cancelled() {
+        // Draining: kept-alive connections close after their request; the calls in
+        // flight finish (the MCP sessions stay open for them) within the grace.
+        tracing::info!(grace = ?options.grace, "draining: no new connections, waiting for the calls in flight");
+        let mut closed = false;
+        tokio::select! {
+            _ = &mut shutdown => closed = true,
+            _ = in_flight.none() => {}
+            _ = tokio::time::sleep(options.grace) => {
+                tracing::warn!(grace = ?options.grace, "calls still in flight at the end of the shutdown grace");
+            }
+        }
+        stop.cancel();
+        if !closed {
+            tokio::select! {
+                _ = &mut shutdown => {}
+                _ = tokio::time::sleep(Duration::from_secs(5)) => {}
+            }
+        }
+        tracing::info!("drained");
+        return Ok(());
+    }
     tokio::select! {
-        _ = graceful.shutdown() => {}
+        _ = &mut shutdown => {}
         _ = tokio::time::sleep(Duration::from_secs(5)) => {}
     }
     Ok(())
@@ -297,6 +372,8 @@ impl Drop for Busy {
 struct BusyBody {
     inner: Body,
     _busy: Busy,
+    /// A POST's place among the calls in flight, given up when its answer is sent whole.
+    _call: Option<InFlightGuard>,
 }
 
 impl http_body::Body for BusyBody {

@@ -34,7 +34,10 @@ mod stdio;
 #[cfg(feature = "mcp-http")]
 pub use self::edge::{EdgeLimits, ServeOptions};
 #[cfg(feature = "mcp-http")]
-pub use self::http::{HttpConfig, MCP_PATH, METADATA_PATH, router, serve_http, serve_listener};
+pub use self::http::{
+    HEALTH_PATH, HttpConfig, MCP_PATH, METADATA_PATH, READY_PATH, router, serve_http,
+    serve_listener,
+};
 #[cfg(feature = "mcp-http")]
 pub use self::rate::RateLimit;
 pub use handler::{

@@ -166,6 +166,20 @@ pub(crate) async fn applied(pool: &sqlx::AnyPool) -> Result<Vec<String>, StoreEr
     Ok(rows.into_iter().map(|(v,)| v).collect())
 }
 
+/// The versions applied to the main database, read on any of its pools (on SQLite the
+/// audit file, attached to the read pool, has a migrations table of its own).
+pub(crate) async fn applied_on_main(
+    pool: &sqlx::AnyPool,
+    backend: Backend,
+) -> Result<Vec<String>, StoreError> {
+    let sql = match backend {
+        Backend::Sqlite => "SELECT version FROM main.erp_schema_migrations",
+        Backend::Postgres => "SELECT version FROM erp_schema_migrations",
+    };
+    let rows: Vec<(String,)> = sqlx::query_as(sql).fetch_all(pool).await?;
+    Ok(rows.into_iter().map(|(v,)| v).collect())
+}
+
 async fn run_migrations_on(
     conn: &mut sqlx::AnyConnection,
     backend: Backend,

@@ -381,6 +381,16 @@ impl Database {
         migrate::run(&self.inner.write, self.inner.backend, migrations).await
     }
 
+    /// How many framework migrations are not applied (checked on the read pool, so a
+    /// busy writer does not delay it; what `/readyz` checks).
+    pub(crate) async fn framework_migrations_pending(&self) -> Result<usize, StoreError> {
+        let applied = migrate::applied_on_main(self.inner.read.pool(), self.inner.backend).await?;
+        Ok(migrate::framework(self.inner.backend)
+            .iter()
+            .filter(|(v, _)| !applied.iter().any(|a| a == v))
+            .count())
+    }
+
     /// The migration versions applied so far, in the order they were applied.
     pub async fn applied_migrations(&self) -> Result<Vec<String>, StoreError> {
         migrate::applied(&self.inner.write).await

@@ -24,6 +24,8 @@ pub struct HttpConfig {
     pub(super) cancellation: CancellationToken,
     pub(super) limits: EdgeLimits,
     pub(super) rate_limit: Option<RateLimit>,
+    pub(super) shutdown_grace: Duration,
+    pub(super) drain: CancellationToken,
 }
 impl HttpConfig {
     /// Accepts HS256 tokens checked by `tokens` (see [`from_authenticator`](Self::from_authenticator)
@@ -52,6 +54,8 @@ impl HttpConfig {
             cancellation: CancellationToken::new(),
             limits: EdgeLimits::default(),
             rate_limit: Some(RateLimit::default()),
+            shutdown_grace: Duration::from_secs(30),
+            drain: CancellationToken::new(),
         }
     }
 
@@ -116,6 +120,13 @@ impl HttpConfig {
         self
     }
 
+    /// How long a drain (SIGTERM, SIGINT, or [`ServeOptions::drain`]) waits for the calls
+    /// in flight before the MCP sessions are closed (default 30 s).
+    pub fn with_shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
     /// Replaces the per-principal rate limit on `tools/call`; `None` turns it off.
     pub fn with_rate_limit(mut self, limit: Option<RateLimit>) -> Self {
         self.rate_limit = limit;
@@ -139,6 +150,8 @@ impl HttpConfig {
         ServeOptions {
             limits: self.limits,
             cancellation: self.cancellation.clone(),
+            drain: self.drain.clone(),
+            grace: self.shutdown_grace,
             development: self.authenticator.is_development(),
             default_audience: self.authenticator.is_development()
                 && self.authenticator.resource_url() == crate::auth::DEV_AUDIENCE,

@@ -15,6 +15,12 @@
 //! - `/.well-known/oauth-protected-resource` (and `/.well-known/oauth-protected-resource/mcp`):
 //!   the RFC 9728 protected-resource metadata, naming the authorization server(s) and the
 //!   registry's scopes.
+//! - `/healthz` and `/readyz` (`health.rs`): liveness and readiness, unauthenticated.
+//!
+//! [`serve_http`] and [`serve_listener`] drain on SIGTERM and SIGINT: they stop accepting,
+//! `/readyz` answers `503`, the calls in flight finish within the shutdown grace
+//! ([`HttpConfig::with_shutdown_grace`], 30 s by default), then the MCP sessions are
+//! closed and they return, so the caller can close its [`Database`](crate::Database).
 //!
 //! The verified caller is put into the request as [`Authenticated`](super::Authenticated);
 //! the `Authorization` header is removed before the request reaches the MCP layer, so the
@@ -25,12 +31,13 @@
 //!
 //! This file builds the router and serves it; [`HttpConfig`] is `config.rs`, the origin
 //! check and CORS `cors.rs`, the token and the run header `auth.rs`, the POST body and
-//! the rate limit `rate.rs`, the JSON refusals `errors.rs`.
+//! the rate limit `rate.rs`, the JSON refusals `errors.rs`, the health checks `health.rs`.
 
 mod auth;
 mod config;
 mod cors;
 mod errors;
+mod health;
 mod paths;
 mod rate;
 mod state;
@@ -51,6 +58,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
 pub use self::config::HttpConfig;
+pub use self::health::{HEALTH_PATH, READY_PATH};
 pub use self::paths::{MCP_PATH, METADATA_PATH};
 use self::state::GuardState;
 use super::edge::{self, ServeOptions};
@@ -60,10 +68,17 @@ use super::rate::CallLimiter;
 use super::sessions::{self, SessionOwners};
 use crate::runtime::ToolRuntime;
 
-/// The axum router serving MCP at [`MCP_PATH`] and the protected-resource metadata at
-/// [`METADATA_PATH`]. Mount it as is, or merge it into a larger application.
+/// The axum router serving MCP at [`MCP_PATH`], the protected-resource metadata at
+/// [`METADATA_PATH`], and the health checks at [`HEALTH_PATH`] and [`READY_PATH`]. Mount
+/// it as is, or merge it into a larger application.
 pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
     let scopes = scopes_supported(&runtime);
+    let ready = health::ReadyState {
+        db: runtime.database().clone(),
+        authenticator: config.authenticator.clone(),
+        drain: config.drain.clone(),
+        stop: config.cancellation.clone(),
+    };
     let server = ErpMcpServer::new(runtime).with_list_ttl(config.list_ttl);
     let mut rmcp_config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(config.allowed_hosts.clone())
@@ -116,13 +131,17 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
             get(protected_resource_metadata),
         )
         .with_state(metadata);
-    mcp_routes.merge(metadata_routes)
+    let health_routes = Router::new()
+        .route(HEALTH_PATH, get(health::healthz))
+        .route(READY_PATH, get(health::readyz))
+        .with_state(ready);
+    mcp_routes.merge(metadata_routes).merge(health_routes)
 }
 
 /// Binds `addr` and serves `router` with the edge limits of `options` (from
-/// [`HttpConfig::serve_options`]) until Ctrl-C or its cancellation, then cancels the MCP
-/// sessions and shuts down gracefully. Refuses a non-loopback `addr` when the
-/// configuration uses the published development key.
+/// [`HttpConfig::serve_options`]) until SIGTERM, SIGINT (Ctrl-C) or its drain token, which
+/// drain it (see the module doc), or its cancellation, which stops it at once. Refuses a
+/// non-loopback `addr` when the configuration uses the published development key.
 pub async fn serve_http(
     addr: SocketAddr,
     router: Router,
@@ -135,8 +154,8 @@ pub async fn serve_http(
     serve_listener(listener, router, options).await
 }
 
-/// Serves `router` on an already bound listener until the cancellation of `options` is
-/// cancelled (or Ctrl-C is pressed, which cancels it). Refuses a listener on a
+/// Serves `router` on an already bound listener until SIGTERM, SIGINT or the drain token
+/// of `options` drains it, or its cancellation stops it. Refuses a listener on a
 /// non-loopback address when the configuration uses the published development key.
 pub async fn serve_listener(
     listener: TcpListener,
@@ -145,17 +164,46 @@ pub async fn serve_listener(
 ) -> std::io::Result<()> {
     let options = options.into();
     edge::check_address(listener.local_addr()?, &options)?;
-    let stop = options.cancellation.clone();
-    tokio::spawn({
-        let stop = stop.clone();
-        async move {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => stop.cancel(),
-                _ = stop.cancelled() => {}
+    let (stop, drain) = (options.cancellation.clone(), options.drain.clone());
+    tokio::spawn(async move {
+        tokio::select! {
+            signal = shutdown_signal() => {
+                tracing::info!(signal, "shutting down: draining");
+                drain.cancel();
             }
+            _ = stop.cancelled() => {}
+            _ = drain.cancelled() => {}
         }
     });
     edge::serve(listener, router, options).await
+}
+
+/// The first of SIGTERM and SIGINT, by name.
+async fn shutdown_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        async fn recv(kind: SignalKind) {
+            match signal(kind) {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(err) => {
+                    tracing::warn!(%err, "cannot listen for a signal");
+                    std::future::pending::<()>().await
+                }
+            }
+        }
+        tokio::select! {
+            _ = recv(SignalKind::terminate()) => "SIGTERM",
+            _ = recv(SignalKind::interrupt()) => "SIGINT",
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
 }
 
 fn scopes_supported(runtime: &ToolRuntime) -> Vec<String> {
