@@ -225,3 +225,90 @@ async fn the_background_pass_closes_a_dead_replicas_calls(t: &TestDb) {
     watcher.close().await;
 }
 on_both_backends!(the_background_pass_closes_a_dead_replicas_calls);
+
+/// PostgreSQL: two servers (each its own `Database`, as two replicas) on one database
+/// share one caller's budget: of 12 calls alternating between them, exactly the burst
+/// is accepted in total; another caller has a budget of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_replicas_share_one_callers_rate_limit() {
+    use erp_tools_core::auth::TokenConfig;
+    use erp_tools_core::mcp::{HttpConfig, RateLimit};
+    use erp_tools_tests::app::App;
+    use erp_tools_tests::http::{HttpServer, stateless_call};
+    use erp_tools_tests::principals::WAREHOUSE;
+
+    let Some(t) = TestDb::postgres().await else {
+        return;
+    };
+    // One call a minute on average, 5 at once: nothing refills during the test.
+    let limit = RateLimit {
+        per_minute: 1,
+        burst: 5,
+    };
+    let mut servers = Vec::new();
+    for _ in 0..2 {
+        let runtime = App::open(t.url()).await.runtime;
+        servers.push(
+            HttpServer::start_configured(runtime, move |url| {
+                HttpConfig::new(TokenConfig::development().for_resource(url))
+                    .with_rate_limit(Some(limit))
+            })
+            .await,
+        );
+    }
+    let arguments = valid_arguments(GET_STOCK, "");
+    let mut statuses = Vec::new();
+    for i in 0..12 {
+        let server = &servers[i % 2];
+        let token = server.token(&BUYER.principal());
+        let response = stateless_call(&server.url, &token, GET_STOCK, &arguments)
+            .send()
+            .await
+            .unwrap();
+        statuses.push(response.status().as_u16());
+    }
+    let accepted = statuses.iter().filter(|s| **s == 200).count();
+    let refused = statuses.iter().filter(|s| **s == 429).count();
+    assert_eq!(
+        (accepted, refused),
+        (5, 7),
+        "rate + burst in total across both replicas: {statuses:?}"
+    );
+    assert_eq!(
+        &statuses[..5],
+        &[200; 5],
+        "the burst first, whichever replica"
+    );
+    // Calls at once on both replicas: still the budget of one caller (another one's).
+    let token_a = servers[0].token(&WAREHOUSE.principal());
+    let token_b = servers[1].token(&WAREHOUSE.principal());
+    let mut at_once = Vec::new();
+    for i in 0..10 {
+        let (url, token) = if i % 2 == 0 {
+            (servers[0].url.clone(), token_a.clone())
+        } else {
+            (servers[1].url.clone(), token_b.clone())
+        };
+        let arguments = arguments.clone();
+        at_once.push(tokio::spawn(async move {
+            stateless_call(&url, &token, GET_STOCK, &arguments)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }));
+    }
+    let mut concurrent = Vec::new();
+    for call in at_once {
+        concurrent.push(call.await.unwrap());
+    }
+    let accepted = concurrent.iter().filter(|s| **s != 429).count();
+    assert_eq!(
+        accepted, 5,
+        "concurrent calls on two replicas: {concurrent:?}"
+    );
+    for server in servers {
+        server.stop().await;
+    }
+}

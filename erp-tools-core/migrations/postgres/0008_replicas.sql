@@ -12,3 +12,10 @@ CREATE TABLE IF NOT EXISTS erp_replicas (
 -- leases, which the recovery pass closes after its grace period.
 ALTER TABLE erp_audit_log ADD COLUMN IF NOT EXISTS replica_id TEXT;
 CREATE INDEX IF NOT EXISTS erp_audit_log_open ON erp_audit_log (outcome, replica_id);
+-- The per-caller rate limit shared by every replica of this database: one GCRA bucket
+-- per principal, its theoretical arrival time (`tat`, seconds since the epoch, on the
+-- database's clock), taken and advanced by one statement per call.
+CREATE TABLE IF NOT EXISTS erp_rate_buckets (
+    key TEXT             PRIMARY KEY,
+    tat DOUBLE PRECISION NOT NULL
+);

@@ -1,5 +1,8 @@
 //! A per-caller rate limit on `tools/call`: a token bucket per principal (user and
-//! branch), `governor`'s GCRA. A call over the limit is answered `429 Too Many Requests`
+//! branch), GCRA. On SQLite (one server process) `governor`'s in-process limiter; on
+//! PostgreSQL one bucket per principal in the database, shared by every replica
+//! (`store/rate_buckets.rs`), so a caller gets the rate plus the burst in total however
+//! many replicas serve it. A call over the limit is answered `429 Too Many Requests`
 //! with `Retry-After` (whole seconds) before it reaches the tool, so nothing runs and
 //! nothing is written. Other requests (`tools/list`, `initialize`, notifications) are not
 //! counted.
@@ -61,6 +64,53 @@ impl CallLimiter {
             self.limiter.retain_recent();
         }
         verdict.map_err(|not_until| not_until.wait_time_from(self.clock.now()))
+    }
+}
+
+/// The limiter of a router: in-process, or shared through the database.
+pub(crate) enum Limiter {
+    Local(CallLimiter),
+    Shared {
+        db: crate::store::Database,
+        limit: RateLimit,
+        /// Used when the database cannot be asked.
+        fallback: CallLimiter,
+    },
+}
+
+impl Limiter {
+    /// Shared through `db` on PostgreSQL, in-process on SQLite.
+    pub(crate) fn for_database(limit: RateLimit, db: &crate::store::Database) -> Limiter {
+        match db.backend() {
+            crate::tool::handles::Backend::Postgres => Limiter::Shared {
+                db: db.clone(),
+                limit,
+                fallback: CallLimiter::new(limit),
+            },
+            crate::tool::handles::Backend::Sqlite => Limiter::Local(CallLimiter::new(limit)),
+        }
+    }
+
+    /// `Ok` when `principal` may call now, otherwise how long to wait.
+    pub(crate) async fn check(&self, principal: &Principal) -> Result<(), Duration> {
+        match self {
+            Limiter::Local(limiter) => limiter.check(principal),
+            Limiter::Shared {
+                db,
+                limit,
+                fallback,
+            } => {
+                let key = format!("{}@{}", principal.user_id(), principal.branch_id());
+                let interval = Duration::from_secs(60) / limit.per_minute.max(1);
+                match db.take_call(&key, interval, limit.burst).await {
+                    Ok(verdict) => verdict,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the shared rate limit is unavailable; this replica's own limit applies");
+                        fallback.check(principal)
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -23,6 +23,7 @@ mod options;
 mod pools;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod rate_buckets;
 mod recover;
 mod replicas;
 #[cfg(feature = "review")]
@@ -186,6 +187,11 @@ async fn heartbeat(inner: std::sync::Weak<Inner>, lease: Duration) {
         if let Err(e) = db.recover_dead_replicas().await {
             tracing::warn!(error = %e, "the lease pass failed; it runs again");
         }
+        if db.backend() == Backend::Postgres
+            && let Err(e) = rate_buckets::prune(&db.inner.write).await
+        {
+            tracing::debug!(error = %e, "could not prune the rate-limit buckets");
+        }
     }
 }
 
@@ -269,6 +275,17 @@ impl Database {
         let task = tokio::spawn(heartbeat(Arc::downgrade(&inner), lease));
         *inner.heartbeat.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
         Ok(Database { inner })
+    }
+
+    /// PostgreSQL: takes one tool call of the principal `key` from its bucket shared by
+    /// every replica (`store/rate_buckets.rs`); `Err(wait)` when over the limit.
+    pub(crate) async fn take_call(
+        &self,
+        key: &str,
+        interval: Duration,
+        burst: u32,
+    ) -> Result<Result<(), Duration>, StoreError> {
+        Ok(rate_buckets::take(&self.inner.write, key, interval, burst).await?)
     }
 
     /// This `Database`'s replica id: the id of its lease row in `erp_replicas`, written on

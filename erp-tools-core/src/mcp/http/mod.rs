@@ -64,7 +64,7 @@ use self::state::GuardState;
 use super::edge::{self, ServeOptions};
 use super::handler::ErpMcpServer;
 use super::origin::OriginPolicy;
-use super::rate::CallLimiter;
+use super::rate::Limiter;
 use super::sessions::{self, SessionOwners};
 use crate::runtime::ToolRuntime;
 
@@ -115,7 +115,9 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
         ),
         authenticator: config.authenticator,
         limits: config.limits,
-        calls: config.rate_limit.map(CallLimiter::new),
+        calls: config
+            .rate_limit
+            .map(|limit| Limiter::for_database(limit, &ready.db)),
     });
 
     let mut mcp_routes = Router::new().route_service(MCP_PATH, mcp);

@@ -22,7 +22,7 @@ pub(super) async fn gate_post(
     let bytes = read_body(body, &state.limits).await?;
     if let Some(calls) = &state.calls
         && is_tool_call(&bytes)
-        && let Err(wait) = calls.check(principal)
+        && let Err(wait) = calls.check(principal).await
     {
         return Err(too_many_calls(wait));
     }

@@ -3,7 +3,7 @@
 use crate::auth::Authenticator;
 use crate::mcp::edge::EdgeLimits;
 use crate::mcp::origin::OriginPolicy;
-use crate::mcp::rate::CallLimiter;
+use crate::mcp::rate::Limiter;
 
 /// What the middleware in front of `/mcp` needs, built once by [`router`](super::router).
 pub(super) struct GuardState {
@@ -12,5 +12,5 @@ pub(super) struct GuardState {
     pub(super) metadata_url: String,
     pub(super) scopes: String,
     pub(super) limits: EdgeLimits,
-    pub(super) calls: Option<CallLimiter>,
+    pub(super) calls: Option<Limiter>,
 }
