@@ -72,14 +72,13 @@ async fn lease_ids(db: &Database) -> Vec<String> {
 /// (id, outcome, replica) of the run's rows, oldest first.
 async fn rows(db: &Database, run: &str) -> Vec<(i64, String, Option<String>)> {
     db.flush_audit().await.unwrap();
-    let rows = sqlx::query_as::<_, (i64, String, Option<String>)>(
+    sqlx::query_as::<_, (i64, String, Option<String>)>(
         "SELECT id, outcome, replica_id FROM erp_audit_log WHERE agent_run_id = $1 ORDER BY id",
     )
     .bind(run.to_string())
     .fetch_all(db.audit_pool())
     .await
-    .unwrap();
-    rows
+    .unwrap()
 }
 
 /// Replica A runs a draft (it commits) and two reads, then dies with all three rows at
