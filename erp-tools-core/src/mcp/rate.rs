@@ -102,7 +102,8 @@ impl Limiter {
             } => {
                 let key = format!("{}@{}", principal.user_id(), principal.branch_id());
                 let interval = Duration::from_secs(60) / limit.per_minute.max(1);
-                match db.take_call(&key, interval, limit.burst).await {
+                let take = crate::store::rate_buckets::take(db.pool(), &key, interval, limit.burst);
+                match take.await {
                     Ok(verdict) => verdict,
                     Err(e) => {
                         tracing::warn!(error = %e, "the shared rate limit is unavailable; this replica's own limit applies");

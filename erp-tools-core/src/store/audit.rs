@@ -1,7 +1,8 @@
 //! The audit log's SQL, all of what writes `erp_audit_log`: rows inserted in batches by
 //! the audit writer (`store/writer.rs`), finished in batches or inside a draft's
 //! transaction (with its idempotency key, PostgreSQL), closed by the recovery pass
-//! (`store/recover.rs`), and read back for reports and the review of a run.
+//! (`store/recover.rs`, which reads the open rows itself), and read back for reports and
+//! the review of a run.
 
 use sqlx::Row;
 
@@ -452,81 +453,6 @@ pub(crate) async fn complete_and_finish(
     .execute(&mut *conn)
     .await?;
     Ok(())
-}
-
-/// A tool call's row still at `attempt`, as the recovery pass reads it.
-pub(crate) struct OpenAttempt {
-    pub id: AuditId,
-    pub at: String,
-    pub agent_run_id: String,
-    pub tool_name: Option<String>,
-    pub arguments: Option<String>,
-}
-
-/// Which `attempt` rows [`open_attempts_of`] returns.
-pub(crate) enum AttemptFilter<'a> {
-    /// Rows without a replica (written before leases) at or before the cutoff.
-    Unleased { cutoff: &'a str },
-    /// Rows of any replica but `me` (or of none) at or before the cutoff.
-    NotMine { cutoff: &'a str, me: &'a str },
-    /// Every row of the replica.
-    Replica(&'a str),
-}
-
-/// The tool-call rows at `attempt` that `filter` selects, oldest first.
-pub(crate) async fn open_attempts_of(
-    pool: &sqlx::AnyPool,
-    filter: AttemptFilter<'_>,
-) -> Result<Vec<OpenAttempt>, sqlx::Error> {
-    const SELECT: &str = "SELECT id, at, agent_run_id, tool_name, arguments FROM erp_audit_log \
-         WHERE outcome = $1 AND source = $2";
-    let query = match filter {
-        AttemptFilter::Unleased { cutoff } => sqlx::query(sqlx::AssertSqlSafe(format!(
-            "{SELECT} AND replica_id IS NULL AND at <= $3 ORDER BY id"
-        )))
-        .bind(ATTEMPT)
-        .bind(SOURCE_RUNTIME)
-        .bind(cutoff.to_string()),
-        AttemptFilter::NotMine { cutoff, me } => sqlx::query(sqlx::AssertSqlSafe(format!(
-            "{SELECT} AND (replica_id IS NULL OR replica_id <> $3) AND at <= $4 ORDER BY id"
-        )))
-        .bind(ATTEMPT)
-        .bind(SOURCE_RUNTIME)
-        .bind(me.to_string())
-        .bind(cutoff.to_string()),
-        AttemptFilter::Replica(replica) => sqlx::query(sqlx::AssertSqlSafe(format!(
-            "{SELECT} AND replica_id = $3 ORDER BY id"
-        )))
-        .bind(ATTEMPT)
-        .bind(SOURCE_RUNTIME)
-        .bind(replica.to_string()),
-    };
-    let rows = query.fetch_all(pool).await?;
-    rows.iter()
-        .map(|row| {
-            Ok(OpenAttempt {
-                id: row.try_get("id")?,
-                at: row.try_get("at")?,
-                agent_run_id: row.try_get("agent_run_id")?,
-                tool_name: row.try_get("tool_name")?,
-                arguments: row.try_get("arguments")?,
-            })
-        })
-        .collect()
-}
-
-/// The replicas that have tool-call rows at `attempt`.
-pub(crate) async fn replicas_with_attempts(
-    pool: &sqlx::AnyPool,
-) -> Result<Vec<String>, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT DISTINCT replica_id FROM erp_audit_log \
-         WHERE outcome = $1 AND source = $2 AND replica_id IS NOT NULL",
-    )
-    .bind(ATTEMPT)
-    .bind(SOURCE_RUNTIME)
-    .fetch_all(pool)
-    .await
 }
 
 /// Closes the row `id` as `interrupted` with `message`, linked to the document that

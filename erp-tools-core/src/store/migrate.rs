@@ -180,6 +180,18 @@ pub(crate) async fn applied_on_main(
     Ok(rows.into_iter().map(|(v,)| v).collect())
 }
 
+/// How many framework migrations `pool`'s database has not applied.
+pub(crate) async fn pending_framework(
+    pool: &sqlx::AnyPool,
+    backend: Backend,
+) -> Result<usize, StoreError> {
+    let applied = applied_on_main(pool, backend).await?;
+    Ok(framework(backend)
+        .iter()
+        .filter(|(v, _)| !applied.iter().any(|a| a == v))
+        .count())
+}
+
 async fn run_migrations_on(
     conn: &mut sqlx::AnyConnection,
     backend: Backend,

@@ -23,7 +23,7 @@ mod options;
 mod pools;
 #[cfg(feature = "postgres")]
 mod postgres;
-mod rate_buckets;
+pub(crate) mod rate_buckets;
 mod recover;
 mod replicas;
 #[cfg(feature = "review")]
@@ -172,29 +172,6 @@ async fn migrate_framework(
     }
 }
 
-/// Renews the lease of the `Database` behind `inner` every third of `lease` and runs the
-/// lease pass ([`Database::recover_dead_replicas`]); stops when the `Database` is gone.
-async fn heartbeat(inner: std::sync::Weak<Inner>, lease: Duration) {
-    let period = (lease / 3).max(Duration::from_millis(50));
-    loop {
-        tokio::time::sleep(period).await;
-        let Some(inner) = inner.upgrade() else { return };
-        if let Err(e) = replicas::heartbeat(&inner.write, &inner.replica, lease).await {
-            tracing::warn!(error = %e, "could not renew this replica's lease");
-            continue;
-        }
-        let db = Database { inner };
-        if let Err(e) = db.recover_dead_replicas().await {
-            tracing::warn!(error = %e, "the lease pass failed; it runs again");
-        }
-        if db.backend() == Backend::Postgres
-            && let Err(e) = rate_buckets::prune(&db.inner.write).await
-        {
-            tracing::debug!(error = %e, "could not prune the rate-limit buckets");
-        }
-    }
-}
-
 /// Note on a draft's audit row finished at start-up from its key row.
 const RECONCILED: &str = "finished at start-up from the idempotency key row: the draft \
      committed, the process stopped before its audit row was finished";
@@ -249,15 +226,18 @@ impl Database {
         let replica: Arc<str> = replicas::new_id().into();
         let lease = options.lease();
         replicas::register(&pools.write, &replica, lease).await?;
-        // Before the writer starts: nothing else of this process writes the audit log
-        // yet. On SQLite one server process owns the file, so every other replica's open
-        // row older than the grace (by default: every one) is a stopped call's.
+        // Before the writer starts: nothing else of this process writes the audit log yet.
         let grace = options.grace_for(backend);
-        let others = match backend {
-            Backend::Sqlite => recover::Others::All(grace),
-            Backend::Postgres => recover::Others::Unleased(grace),
-        };
+        let others = recover::Others::at_start_up(backend, grace);
         recover::recover(&pools.audit, &pools.write, &replica, others).await?;
+        let lease_task = recover::LeaseTask {
+            audit_pool: pools.audit.clone(),
+            main: pools.write.clone(),
+            replica: replica.clone(),
+            lease,
+            grace,
+            backend,
+        };
         let audit = AuditWriter::start(pools.audit.clone(), backend);
         let inner = Arc::new(Inner {
             backend,
@@ -272,20 +252,9 @@ impl Database {
             heartbeat: Mutex::new(None),
             known_runs: Mutex::new(HashSet::new()),
         });
-        let task = tokio::spawn(heartbeat(Arc::downgrade(&inner), lease));
+        let task = tokio::spawn(recover::heartbeat(Arc::downgrade(&inner), lease_task));
         *inner.heartbeat.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
         Ok(Database { inner })
-    }
-
-    /// PostgreSQL: takes one tool call of the principal `key` from its bucket shared by
-    /// every replica (`store/rate_buckets.rs`); `Err(wait)` when over the limit.
-    pub(crate) async fn take_call(
-        &self,
-        key: &str,
-        interval: Duration,
-        burst: u32,
-    ) -> Result<Result<(), Duration>, StoreError> {
-        Ok(rate_buckets::take(&self.inner.write, key, interval, burst).await?)
     }
 
     /// This `Database`'s replica id: the id of its lease row in `erp_replicas`, written on
@@ -299,15 +268,10 @@ impl Database {
     /// rows of replicas whose lease expired or was released (linked to the document when
     /// a draft had committed), and the rows written before leases older than the grace
     /// ([`DatabaseOptions::recovery_grace`]); a live replica's rows are never touched.
-    /// Returns what it closed.
     pub async fn recover_dead_replicas(&self) -> Result<Recovered, StoreError> {
-        Ok(recover::recover(
-            &self.inner.audit_writer_pool,
-            &self.inner.write,
-            &self.inner.replica,
-            recover::Others::Unleased(self.inner.grace),
-        )
-        .await?)
+        let (inner, others) = (&self.inner, recover::Others::Unleased(self.inner.grace));
+        let pools = (&inner.audit_writer_pool, &inner.write);
+        Ok(recover::recover(pools.0, pools.1, &inner.replica, others).await?)
     }
 
     /// The recovery pass, run by [`Database::connect`] at start-up: closes as
@@ -401,11 +365,7 @@ impl Database {
     /// How many framework migrations are not applied (checked on the read pool, so a
     /// busy writer does not delay it; what `/readyz` checks).
     pub(crate) async fn framework_migrations_pending(&self) -> Result<usize, StoreError> {
-        let applied = migrate::applied_on_main(self.inner.read.pool(), self.inner.backend).await?;
-        Ok(migrate::framework(self.inner.backend)
-            .iter()
-            .filter(|(v, _)| !applied.iter().any(|a| a == v))
-            .count())
+        migrate::pending_framework(self.inner.read.pool(), self.inner.backend).await
     }
 
     /// The migration versions applied so far, in the order they were applied.

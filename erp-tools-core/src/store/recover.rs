@@ -26,9 +26,11 @@ use std::time::Duration;
 use serde_json::Value;
 use sqlx::{AnyPool, Row};
 
-use super::audit::{self, AttemptFilter};
-use super::replicas;
+use super::audit;
+use super::{rate_buckets, replicas};
 use crate::audit::time_text;
+use crate::audit::{ATTEMPT, AuditId, SOURCE_RUNTIME};
+use crate::tool::handles::Backend;
 
 /// What one recovery pass did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -47,6 +49,42 @@ pub(crate) const NOTHING_COMMITTED: &str = "interrupted: the server stopped whil
 pub(crate) const DOCUMENT_COMMITTED: &str = "interrupted: the server stopped after the draft \
      committed; a retry with the same client_ref replays it";
 
+/// What the lease task of one `Database` works with.
+pub(super) struct LeaseTask {
+    pub audit_pool: AnyPool,
+    pub main: AnyPool,
+    pub replica: std::sync::Arc<str>,
+    pub lease: Duration,
+    pub grace: Duration,
+    pub backend: Backend,
+}
+
+/// Renews the lease of `task.replica` every third of its lease and runs the lease pass
+/// (`Database::recover_dead_replicas`; on PostgreSQL also prunes the full rate-limit
+/// buckets); stops when `alive` (the `Database`) is gone.
+pub(super) async fn heartbeat<T>(alive: std::sync::Weak<T>, task: LeaseTask) {
+    let period = (task.lease / 3).max(Duration::from_millis(50));
+    loop {
+        tokio::time::sleep(period).await;
+        let Some(_alive) = alive.upgrade() else {
+            return;
+        };
+        if let Err(e) = replicas::renew(&task.main, &task.replica, task.lease).await {
+            tracing::warn!(error = %e, "could not renew this replica's lease");
+            continue;
+        }
+        let others = Others::Unleased(task.grace);
+        if let Err(e) = recover(&task.audit_pool, &task.main, &task.replica, others).await {
+            tracing::warn!(error = %e, "the lease pass failed; it runs again");
+        }
+        if task.backend == Backend::Postgres
+            && let Err(e) = rate_buckets::prune(&task.main).await
+        {
+            tracing::debug!(error = %e, "could not prune the rate-limit buckets");
+        }
+    }
+}
+
 /// Which rows a pass closes besides those of dead replicas (always closed).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Others {
@@ -54,6 +92,17 @@ pub(crate) enum Others {
     Unleased(Duration),
     /// Every row of another replica (or of none) older than the grace.
     All(Duration),
+}
+
+impl Others {
+    /// At start-up: on SQLite one server process owns the file, so every other replica's
+    /// open row older than the grace (by default: every one) is a stopped call's.
+    pub(crate) fn at_start_up(backend: Backend, grace: Duration) -> Others {
+        match backend {
+            Backend::Sqlite => Others::All(grace),
+            Backend::Postgres => Others::Unleased(grace),
+        }
+    }
 }
 
 /// Closes the `attempt` rows of tool calls that `me` finds interrupted (see the module
@@ -76,21 +125,19 @@ pub(crate) async fn recover(
     // Dead: a replica with open rows that has no live lease (expired, or released).
     let live = replicas::live(main, me, now).await?;
     let mut rows = Vec::new();
-    for replica in audit::replicas_with_attempts(audit_pool).await? {
+    for replica in replicas_with_attempts(audit_pool).await? {
         if !live.contains(&replica) {
-            rows.extend(
-                audit::open_attempts_of(audit_pool, AttemptFilter::Replica(&replica)).await?,
-            );
+            rows.extend(open_attempts_of(audit_pool, AttemptFilter::Replica(&replica)).await?);
         }
     }
     let more = match others {
         Others::Unleased(grace) => {
             let cutoff = cutoff_of(grace);
-            audit::open_attempts_of(audit_pool, AttemptFilter::Unleased { cutoff: &cutoff }).await?
+            open_attempts_of(audit_pool, AttemptFilter::Unleased { cutoff: &cutoff }).await?
         }
         Others::All(grace) => {
             let cutoff = cutoff_of(grace);
-            audit::open_attempts_of(
+            open_attempts_of(
                 audit_pool,
                 AttemptFilter::NotMine {
                     cutoff: &cutoff,
@@ -161,4 +208,77 @@ pub(crate) async fn recover(
         );
     }
     Ok(done)
+}
+
+/// A tool call's row still at `attempt`, as the recovery pass reads it.
+struct OpenAttempt {
+    id: AuditId,
+    at: String,
+    agent_run_id: String,
+    tool_name: Option<String>,
+    arguments: Option<String>,
+}
+
+/// Which `attempt` rows [`open_attempts_of`] returns.
+enum AttemptFilter<'a> {
+    /// Rows without a replica (written before leases) at or before the cutoff.
+    Unleased { cutoff: &'a str },
+    /// Rows of any replica but `me` (or of none) at or before the cutoff.
+    NotMine { cutoff: &'a str, me: &'a str },
+    /// Every row of the replica.
+    Replica(&'a str),
+}
+
+/// The tool-call rows at `attempt` that `filter` selects, oldest first.
+async fn open_attempts_of(
+    pool: &sqlx::AnyPool,
+    filter: AttemptFilter<'_>,
+) -> Result<Vec<OpenAttempt>, sqlx::Error> {
+    const SELECT: &str = "SELECT id, at, agent_run_id, tool_name, arguments FROM erp_audit_log \
+         WHERE outcome = $1 AND source = $2";
+    let query = match filter {
+        AttemptFilter::Unleased { cutoff } => sqlx::query(sqlx::AssertSqlSafe(format!(
+            "{SELECT} AND replica_id IS NULL AND at <= $3 ORDER BY id"
+        )))
+        .bind(ATTEMPT)
+        .bind(SOURCE_RUNTIME)
+        .bind(cutoff.to_string()),
+        AttemptFilter::NotMine { cutoff, me } => sqlx::query(sqlx::AssertSqlSafe(format!(
+            "{SELECT} AND (replica_id IS NULL OR replica_id <> $3) AND at <= $4 ORDER BY id"
+        )))
+        .bind(ATTEMPT)
+        .bind(SOURCE_RUNTIME)
+        .bind(me.to_string())
+        .bind(cutoff.to_string()),
+        AttemptFilter::Replica(replica) => sqlx::query(sqlx::AssertSqlSafe(format!(
+            "{SELECT} AND replica_id = $3 ORDER BY id"
+        )))
+        .bind(ATTEMPT)
+        .bind(SOURCE_RUNTIME)
+        .bind(replica.to_string()),
+    };
+    let rows = query.fetch_all(pool).await?;
+    rows.iter()
+        .map(|row| {
+            Ok(OpenAttempt {
+                id: row.try_get("id")?,
+                at: row.try_get("at")?,
+                agent_run_id: row.try_get("agent_run_id")?,
+                tool_name: row.try_get("tool_name")?,
+                arguments: row.try_get("arguments")?,
+            })
+        })
+        .collect()
+}
+
+/// The replicas that have tool-call rows at `attempt`.
+async fn replicas_with_attempts(pool: &sqlx::AnyPool) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT DISTINCT replica_id FROM erp_audit_log \
+         WHERE outcome = $1 AND source = $2 AND replica_id IS NOT NULL",
+    )
+    .bind(ATTEMPT)
+    .bind(SOURCE_RUNTIME)
+    .fetch_all(pool)
+    .await
 }

@@ -51,11 +51,7 @@ pub(crate) async fn register(pool: &AnyPool, id: &str, lease: Duration) -> Resul
 
 /// Renews the lease row of `id`; writes it again if another replica removed it (this one
 /// stalled for longer than its lease).
-pub(crate) async fn heartbeat(
-    pool: &AnyPool,
-    id: &str,
-    lease: Duration,
-) -> Result<(), sqlx::Error> {
+pub(crate) async fn renew(pool: &AnyPool, id: &str, lease: Duration) -> Result<(), sqlx::Error> {
     let done = sqlx::query("UPDATE erp_replicas SET heartbeat_at = $1 WHERE id = $2")
         .bind(now_text())
         .bind(id.to_string())
