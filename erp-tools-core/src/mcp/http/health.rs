@@ -3,8 +3,9 @@
 //!
 //! - `/healthz`: `200 {"status":"ok"}` whenever the process answers.
 //! - `/readyz`: `200 {"status":"ready"}` when the database answers within 2 s, every
-//!   framework migration is applied, the identity provider's keys are loaded (always, for
-//!   a shared secret) and the server is not draining; otherwise `503` with
+//!   framework migration is applied, the identity provider's keys are loaded (fetched
+//!   again within 2 s when missing or stale; always, for a shared secret) and the server
+//!   is not draining; otherwise `503` with
 //!   `{"status":"not ready","reason":".."}`.
 
 use std::time::Duration;
@@ -25,7 +26,7 @@ pub const HEALTH_PATH: &str = "/healthz";
 /// The path of the readiness check.
 pub const READY_PATH: &str = "/readyz";
 
-/// How long `/readyz` waits for the database.
+/// How long `/readyz` waits for the database, and for the identity provider's keys.
 const DATABASE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// What `/readyz` checks.
@@ -58,8 +59,13 @@ async fn not_ready(state: &ReadyState) -> Option<&'static str> {
     if state.drain.is_cancelled() || state.stop.is_cancelled() {
         return Some("draining");
     }
+    // Keys missing or older than their maximum age (an idle server) are fetched again.
     if let Some(keys) = state.authenticator.key_cache()
         && !keys.has_keys()
+        && !matches!(
+            tokio::time::timeout(DATABASE_TIMEOUT, keys.prefetch()).await,
+            Ok(Ok(n)) if n > 0
+        )
     {
         return Some("identity provider keys not loaded");
     }
