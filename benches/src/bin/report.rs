@@ -437,4 +437,16 @@ fn interleaved(md: &mut String, v: &Value) {
         )
         .unwrap();
     }
+    let r = &v["draft"]["sqlite"];
+    if r.get("full_over_normal").is_some() {
+        writeln!(
+            md,
+            "
+| SQLite draft | rounds | erp-tools, synchronous = FULL (default) | erp-tools, synchronous = NORMAL | FULL / NORMAL |\n|---|---|---|---|---|"
+        )
+        .unwrap();
+        let ratios = [("full_over_normal", 2)];
+        let variants = ["erp_tools", "erp_tools_sync_normal"];
+        writeln!(md, "{}", interleaved_row("sqlite", r, &variants, &ratios)).unwrap();
+    }
 }
