@@ -228,7 +228,7 @@ impl Database {
         replicas::register(&pools.write, &replica, lease).await?;
         // Before the writer starts: nothing else of this process writes the audit log yet.
         let grace = options.grace_for(backend);
-        let others = recover::Others::at_start_up(backend, grace);
+        let others = recover::Others::at_start_up(backend, grace, options.recovery_grace.is_some());
         recover::recover(&pools.audit, &pools.write, &replica, others).await?;
         let lease_task = recover::LeaseTask {
             audit_pool: pools.audit.clone(),

@@ -81,10 +81,12 @@ impl DatabaseOptions {
     /// How old a call's `attempt` audit row written before replica leases (it names no
     /// replica) must be before the recovery pass closes it as `interrupted`. Rows that
     /// name their replica are closed when its lease expires
-    /// ([`replica_lease`](Self::replica_lease)). Defaults: none for SQLite (one server
-    /// process owns the file, so at start-up every open `attempt` row of another replica
-    /// is a stopped call's), 10 minutes for PostgreSQL. Set it to the longest a call may
-    /// take in your deployment.
+    /// ([`replica_lease`](Self::replica_lease)); set by hand, the grace also applies to
+    /// them in the start-up pass (a single-server deployment sets `Duration::ZERO` to
+    /// close a killed process's calls at once, without waiting for its lease). Defaults:
+    /// none for SQLite (one server process owns the file, so at start-up every open
+    /// `attempt` row of another replica is a stopped call's), 10 minutes for PostgreSQL.
+    /// Set it to the longest a call may take in your deployment.
     pub fn recovery_grace(mut self, grace: Duration) -> Self {
         self.recovery_grace = Some(grace);
         self

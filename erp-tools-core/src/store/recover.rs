@@ -17,7 +17,8 @@
 //!   never touched;
 //! - rows written before leases (no replica) older than a grace period (see
 //!   [`DatabaseOptions::recovery_grace`](crate::DatabaseOptions::recovery_grace));
-//! - at start-up on SQLite (one server process owns the file) and when asked with
+//! - at start-up on SQLite (one server process owns the file) or with a grace set by
+//!   hand, and when asked with
 //!   [`Database::recover_interrupted`](crate::Database::recover_interrupted): every row
 //!   of another replica older than the grace.
 
@@ -95,11 +96,14 @@ pub(crate) enum Others {
 }
 
 impl Others {
-    /// At start-up: on SQLite one server process owns the file, so every other replica's
-    /// open row older than the grace (by default: every one) is a stopped call's.
-    pub(crate) fn at_start_up(backend: Backend, grace: Duration) -> Others {
+    /// At start-up: on SQLite one server process owns the file, and a grace set by hand
+    /// (`DatabaseOptions::recovery_grace`) says how long a call may take, so every other
+    /// replica's open row older than the grace is a stopped call's; otherwise (PostgreSQL
+    /// by default) only rows written before leases are aged out.
+    pub(crate) fn at_start_up(backend: Backend, grace: Duration, set_by_hand: bool) -> Others {
         match backend {
             Backend::Sqlite => Others::All(grace),
+            Backend::Postgres if set_by_hand => Others::All(grace),
             Backend::Postgres => Others::Unleased(grace),
         }
     }
