@@ -311,3 +311,44 @@ async fn two_replicas_share_one_callers_rate_limit() {
         server.stop().await;
     }
 }
+
+/// A live replica's open call survives another replica's start (on PostgreSQL; on SQLite
+/// one server process owns the file, so a start closes it); a recovery grace set by hand
+/// closes it at start-up on both backends.
+async fn a_start_up_leaves_a_live_replicas_call_unless_told_otherwise(t: &TestDb) {
+    let s = Session::new(&t.db, BUYER).await;
+    s.call(GET_STOCK, valid_arguments(GET_STOCK, "x")).await;
+    let written = rows(&t.db, &s.run).await;
+    // A live replica (lease for an hour) with that call still open.
+    lease_row(&t.db, "busy-replica", &time(0), 3_600_000).await;
+    let raw = raw_audit_pool(&t.db).await;
+    sqlx::query(
+        "UPDATE erp_audit_log SET outcome = 'attempt', finished_at = NULL, \
+         replica_id = 'busy-replica' WHERE id = $1",
+    )
+    .bind(written[0].0)
+    .execute(&raw)
+    .await
+    .unwrap();
+    if t.backend() == Backend::Sqlite {
+        raw.close().await;
+    }
+    let outcome = |db: Database| {
+        let run = s.run.clone();
+        async move {
+            let o = rows(&db, &run).await[0].1.clone();
+            db.close().await;
+            o
+        }
+    };
+    let expected = match t.backend() {
+        Backend::Postgres => "attempt",
+        Backend::Sqlite => "interrupted",
+    };
+    assert_eq!(outcome(t.open_again().await).await, expected);
+    let by_hand = Database::connect(DatabaseOptions::new(t.url()).recovery_grace(Duration::ZERO))
+        .await
+        .unwrap();
+    assert_eq!(outcome(by_hand).await, "interrupted");
+}
+on_both_backends!(a_start_up_leaves_a_live_replicas_call_unless_told_otherwise);
