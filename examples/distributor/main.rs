@@ -300,7 +300,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             let known: Vec<&str> = registry
                 .tools()
                 .iter()
-                .flat_map(|t| t.def.scopes().iter().copied())
+                .flat_map(|t| t.def().scopes().iter().copied())
                 .chain(review::REVIEW_SCOPES)
                 .collect();
             if let Some(bad) = scopes.iter().find(|s| !known.contains(&s.as_str())) {

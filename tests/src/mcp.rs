@@ -122,25 +122,25 @@ pub fn assert_list_matches(list: &ListToolsResult, registry: &ToolRegistry, expe
         );
         assert_eq!(
             &wire["outputSchema"],
-            reg.output_schema.as_ref(),
+            reg.output_schema().as_ref(),
             "{}: output schema",
             tool.name
         );
         assert_eq!(
             wire["annotations"],
-            expected_annotations(reg.def.tier()),
+            expected_annotations(reg.def().tier()),
             "{}: annotations from the tier",
             tool.name
         );
         assert_eq!(
             wire["title"],
-            json!(reg.def.title()),
+            json!(reg.def().title()),
             "{}: title",
             tool.name
         );
         assert_eq!(
             wire["description"],
-            json!(reg.description),
+            json!(reg.description()),
             "{}: description",
             tool.name
         );

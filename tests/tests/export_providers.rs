@@ -66,7 +66,7 @@ fn openai_export_is_namespaced_strict_and_deferred() {
         assert_eq!(f["strict"], json!(true));
         assert_eq!(f["defer_loading"], json!(true));
         assert_eq!(&f["parameters"], tool.input_schema(Target::OpenAi).as_ref());
-        assert_eq!(f["description"], json!(tool.description));
+        assert_eq!(f["description"], json!(tool.description()));
     }
     // OpenAI strict: optional fields are required and nullable.
     let draft = &functions[0]["parameters"];

@@ -242,21 +242,21 @@ fn nested_optional_enum_and_object_golden_per_target() {
 #[test]
 fn output_schema_is_inlined() {
     let tool = tool("purchasing_create_po_draft");
-    let text = tool.output_schema.to_string();
+    let text = tool.output_schema().to_string();
     assert!(
         !text.contains("$ref") && !text.contains("$defs") && !text.contains("title"),
         "{text}"
     );
     assert_eq!(
-        tool.output_schema["properties"]["number"]["type"],
+        tool.output_schema()["properties"]["number"]["type"],
         json!("string")
     );
     // The handler's own output type, as `#[erp_tool]` describes it ...
-    let own = tool.def.output_schema();
+    let own = tool.def().output_schema();
     assert_eq!(own["required"], json!(["number", "total"]));
     // ... and as registered for a draft tool, with the runtime's `replayed` flag.
     assert_eq!(
-        tool.output_schema["required"],
+        tool.output_schema()["required"],
         json!(["number", "total", "replayed"])
     );
 }

@@ -259,11 +259,11 @@ fn registry_renders_every_tool() {
         json!("Unit of measure")
     );
     assert!(
-        po.description
+        po.description()
             .contains("Example arguments: {\"vendor_code\"")
     );
     assert_eq!(
-        po.output_schema["properties"]["number"]["type"],
+        po.output_schema()["properties"]["number"]["type"],
         json!("string")
     );
 }

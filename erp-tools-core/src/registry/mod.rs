@@ -79,18 +79,38 @@ pub struct Namespace {
 #[derive(Debug)]
 pub struct RegisteredTool {
     /// The definition produced by `#[erp_tool]`.
-    pub def: &'static ToolDef,
+    pub(crate) def: &'static ToolDef,
     /// The argument schema model (used for server-side validation).
-    pub schema: Schema,
+    pub(crate) schema: Schema,
     /// The argument schema rendered per target, in [`Target::ALL`] order.
     rendered: [Arc<Value>; 3],
     /// The output schema.
-    pub output_schema: Arc<Value>,
+    pub(crate) output_schema: Arc<Value>,
     /// The description shown to models (doc comment plus example).
-    pub description: String,
+    pub(crate) description: String,
 }
 
 impl RegisteredTool {
+    /// The definition produced by `#[erp_tool]`.
+    pub fn def(&self) -> &'static ToolDef {
+        self.def
+    }
+
+    /// The argument schema model (what server-side validation checks).
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// The output schema (with `replayed` for draft tools), as MCP's `outputSchema`.
+    pub fn output_schema(&self) -> &Arc<Value> {
+        &self.output_schema
+    }
+
+    /// The description shown to models: the doc comment, plus the example if declared.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
     /// The argument schema rendered for `target` (built once, shared).
     pub fn input_schema(&self, target: Target) -> &Arc<Value> {
         let i = Target::ALL.iter().position(|t| *t == target).unwrap_or(0);
