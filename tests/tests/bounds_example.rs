@@ -35,7 +35,10 @@ fn input_schemas() -> Value {
         if tool.def().name() == "inventory_list_below_reorder" {
             continue;
         }
-        out.insert(tool.def().name().to_string(), tool.schema().render(Target::Mcp));
+        out.insert(
+            tool.def().name().to_string(),
+            tool.schema().render(Target::Mcp),
+        );
     }
     Value::Object(out)
 }

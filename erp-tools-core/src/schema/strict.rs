@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{MAX_DEPTH, MAX_ENUM_VALUES, Target};
+use super::model::{MAX_DEPTH, MAX_ENUM_VALUES, Target};
 
 /// The keywords the strict subset allows.
 const ALLOWED_KEYWORDS: &[&str] = &[

@@ -8,7 +8,7 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Token};
 
-use super::{Entry, SpanOf, lit_str};
+use super::entry::{Entry, SpanOf, lit_str};
 use crate::errors::Errors;
 
 /// Every key `#[erp(..)]` accepts on an argument field.

@@ -8,7 +8,7 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{Attribute, LitStr, Token};
 
-use super::{Entry, lit_str};
+use super::entry::{Entry, lit_str};
 use crate::errors::Errors;
 
 /// How the key is written.

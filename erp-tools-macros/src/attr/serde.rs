@@ -5,7 +5,7 @@ use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::{Attribute, Expr, LitStr, Token};
 
-use super::{SpanOf, lit_str};
+use super::entry::{SpanOf, lit_str};
 
 /// One `key`, `key = "..."` or `key(a = "..", ..)` inside `#[serde(..)]`.
 pub struct SerdeItem {

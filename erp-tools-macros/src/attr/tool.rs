@@ -8,8 +8,9 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{Expr, ExprArray, ExprLit, Lit, LitBool, LitStr, Token};
 
+use super::entry::{Entry, lit_str};
 use super::krate::CRATE_EXAMPLE;
-use super::{Entry, crate_path, lit_str};
+use super::krate::crate_path;
 use crate::errors::Errors;
 
 /// Every key `#[erp_tool]` accepts besides `crate = ".."` (the rarely needed path to

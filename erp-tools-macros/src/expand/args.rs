@@ -6,7 +6,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::DeriveInput;
 use syn::spanned::Spanned;
 
-use super::{private, respan};
+use super::paths::{private, respan};
 use crate::ast::{ArgsInput, Field, Shape};
 use crate::attr::FieldBounds;
 use crate::errors::Errors;

@@ -6,7 +6,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::private;
+use super::paths::private;
 use crate::attr::{crate_path, derive_attr_crate};
 use crate::errors::Errors;
 

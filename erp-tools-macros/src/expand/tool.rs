@@ -6,7 +6,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{ItemFn, Type};
 
-use super::{private, respan};
+use super::paths::{private, respan};
 use crate::ast::ToolFn;
 use crate::attr::parse_tool_attr;
 use crate::errors::Errors;

@@ -5,7 +5,9 @@ use erp_tools_internals::names::{self, DraftForbidden};
 use proc_macro2::TokenStream;
 use syn::Type;
 
-use super::{type_string, valid_key};
+use erp_tools_internals::names::valid_key;
+
+use super::types::type_string;
 use crate::ast::{ArgsInput, Field, Shape, last_ident, type_args};
 use crate::errors::Errors;
 

@@ -10,29 +10,11 @@ mod args;
 mod bounds;
 mod serde;
 mod signature;
+mod tier;
 mod tool;
-
-use quote::ToTokens;
-use syn::Type;
+mod types;
 
 pub use args::{ArgsPlan, CLIENT_REF, check_args};
-pub use tool::{Tier, ToolPlan, check_tool};
-
-pub use erp_tools_internals::names::valid_key;
-
-/// A type as the user wrote it, for messages.
-pub fn type_string(ty: &Type) -> String {
-    let mut s = ty.to_token_stream().to_string();
-    for (from, to) in [
-        (" :: ", "::"),
-        (":: ", "::"),
-        (" < ", "<"),
-        ("< ", "<"),
-        (" >", ">"),
-        (" ,", ","),
-        ("& ", "&"),
-    ] {
-        s = s.replace(from, to);
-    }
-    s
-}
+pub use tier::Tier;
+pub use tool::{ToolPlan, check_tool};
+pub use types::type_string;

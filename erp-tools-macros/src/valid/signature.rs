@@ -4,8 +4,8 @@
 
 use syn::{ReturnType, Type};
 
-use super::Tier;
-use super::type_string;
+use super::tier::Tier;
+use super::types::type_string;
 use crate::ast::{Param, ParamKind, RuntimeType, ToolFn, last_ident, type_args};
 use crate::errors::Errors;
 

@@ -5,21 +5,14 @@ use erp_tools_internals::names;
 use proc_macro2::Span;
 use syn::Type;
 
+use erp_tools_internals::names::valid_key;
+
 use super::signature::check_signature;
-use super::valid_key;
+use super::tier::Tier;
 use crate::ast::ToolFn;
 use crate::attr::ToolAttr;
 use crate::errors::Errors;
 use crate::json;
-
-/// The tier of a tool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tier {
-    /// `tier = "read"`
-    Read,
-    /// `tier = "draft"`
-    Draft,
-}
 
 /// Everything `#[erp_tool]` needs to generate, once the rules hold.
 pub struct ToolPlan<'a> {
