@@ -1,6 +1,7 @@
 //! MCP clients for tests and benchmarks, and the checks every transport must pass.
 
-use erp_tools_core::{Target, Tier, ToolRegistry, check_export};
+use erp_tools_core::export::check_export;
+use erp_tools_core::{Target, Tier, ToolRegistry};
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, ListToolsResult, Tool};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};

@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::sync::LazyLock;
 
 use erp_tools_core::prelude::*;
-use erp_tools_core::{RegisteredTool, Target, ToolRegistry, check_strict};
+use erp_tools_core::registry::RegisteredTool;
+use erp_tools_core::schema::check_strict;
+use erp_tools_core::{Target, ToolRegistry};
 use erp_tools_tests::app::namespaces;
 use serde_json::{Value, json};
 

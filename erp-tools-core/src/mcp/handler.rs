@@ -427,7 +427,7 @@ pub fn call_tool_result(outcome: CallOutcome) -> CallToolResult {
 /// holds; a unit test checks the two agree).
 fn mcp_tool(tool: &RegisteredTool) -> Tool {
     let def = tool.def;
-    let (read_only, destructive) = crate::registry::export::hints(def);
+    let (read_only, destructive) = crate::export::hints(def);
     // Input schemas are objects by construction (`Schema::object`), output schemas when
     // the output type has one.
     let input = tool
@@ -542,7 +542,7 @@ mod tests {
         );
         assert!(instructions(&registry).contains("- purchasing: Purchase orders. Cannot approve"));
         // The served definition is the exported one.
-        assert_eq!(v, crate::registry::export::mcp_tool(&registry.tools()[0]));
+        assert_eq!(v, crate::export::mcp_tool(&registry.tools()[0]));
     }
 
     #[test]

@@ -16,8 +16,6 @@ use crate::tool::context::Principal;
 use crate::tool::{ErpTool, Tier, ToolDef};
 use crate::validate::ArgumentErrors;
 
-pub(crate) mod export;
-pub(crate) mod report;
 pub(crate) mod rules;
 
 /// Most tools one namespace may hold (exclusive): `MAX_TOOLS_PER_MODULE - 1` is allowed.
@@ -30,7 +28,7 @@ pub const WARN_TOOLS_LOADED: usize = 20;
 /// Adds the `replayed` flag the runtime puts in every draft tool's structured result
 /// (`true` when an earlier call with the same `client_ref` and arguments is returned) to
 /// an object output schema, listed in `required`.
-pub fn with_replayed_property(mut schema: Value) -> Value {
+pub(crate) fn with_replayed_property(mut schema: Value) -> Value {
     let is_object = schema.get("type").and_then(Value::as_str) == Some("object")
         || schema.get("properties").is_some();
     if !is_object {

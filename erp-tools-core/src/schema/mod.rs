@@ -12,14 +12,14 @@
 
 mod bounds;
 mod model;
-mod output;
+pub(crate) mod output;
 mod render;
 mod strict;
 
 pub use bounds::Bounds;
 pub use model::{MAX_DEPTH, MAX_ENUM_VALUES, Property, Schema, SchemaKind, StringFormat, Target};
-pub use output::output_schema_for;
-pub use strict::{StrictViolation, check_strict, valid_key};
+pub(crate) use strict::valid_key;
+pub use strict::{StrictViolation, check_strict};
 
 #[cfg(test)]
 mod tests {
@@ -105,7 +105,7 @@ mod tests {
             a: Inner,
             b: Vec<Inner>,
         }
-        let s = output_schema_for::<Outer>();
+        let s = output::output_schema_for::<Outer>();
         let text = s.to_string();
         assert!(!text.contains("$ref") && !text.contains("$defs"), "{text}");
         assert!(

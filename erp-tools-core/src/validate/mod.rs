@@ -310,7 +310,7 @@ fn quote_short(s: &str) -> String {
 }
 
 /// Longest unknown field name repeated in a message, in characters.
-pub const MAX_ECHOED_NAME_CHARS: usize = 64;
+pub(crate) const MAX_ECHOED_NAME_CHARS: usize = 64;
 
 /// An unknown field's name as a message repeats it: at most
 /// [`MAX_ECHOED_NAME_CHARS`] characters, control characters escaped.

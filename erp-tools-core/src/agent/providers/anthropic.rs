@@ -215,7 +215,7 @@ impl AnthropicModel {
 
 /// The registry's Anthropic export, kept to the offered tools.
 fn tools_json(registry: &ToolRegistry, tools: &[ToolSpec]) -> Value {
-    let mut export = crate::registry::export::anthropic_tools(registry);
+    let mut export = crate::export::anthropic_tools(registry);
     if let Value::Array(entries) = &mut export {
         entries.retain(|t| t["name"].as_str().is_some_and(|n| offered(tools, n)));
     }

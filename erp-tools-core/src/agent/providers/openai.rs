@@ -219,7 +219,7 @@ impl OpenAiModel {
 /// The registry's OpenAI export, kept to the offered tools (namespaces left empty are
 /// dropped; `tool_search` stays).
 fn tools_json(registry: &ToolRegistry, tools: &[ToolSpec]) -> Value {
-    let mut export = crate::registry::export::openai_tools(registry);
+    let mut export = crate::export::openai_tools(registry);
     if let Value::Array(entries) = &mut export {
         for entry in entries.iter_mut() {
             if let Some(Value::Array(functions)) = entry.get_mut("tools") {
