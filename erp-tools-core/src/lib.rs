@@ -1,6 +1,6 @@
 // The README is the front page: every Rust block in it is a doctest of this crate.
 #![doc = include_str!("../README.md")]
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate self as erp_tools_core;

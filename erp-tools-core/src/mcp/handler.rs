@@ -21,7 +21,7 @@ use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
 
 /// Name announced in `serverInfo`.
-pub const SERVER_NAME: &str = "erp-tools";
+pub(super) const SERVER_NAME: &str = "erp-tools";
 
 /// The HTTP header an agent host may use to name the agent run when the token has no
 /// `run` claim.

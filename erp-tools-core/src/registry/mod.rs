@@ -165,7 +165,7 @@ impl fmt::Display for RegistryError {
 impl std::error::Error for RegistryError {}
 
 /// Collects modules and tools; see [`ToolRegistry::builder`].
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct ToolRegistryBuilder {
     modules: BTreeMap<&'static str, String>,
     tools: Vec<&'static ToolDef>,

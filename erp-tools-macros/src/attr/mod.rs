@@ -16,13 +16,13 @@ use syn::Attribute;
 
 use entry::lit_str;
 
-pub use bounds::{FieldBounds, field_bounds};
-pub use krate::{container_crate, crate_path, derive_attr_crate};
-pub use serde::{SerdeContainer, SerdeField, SerdeItem};
-pub use tool::{ToolAttr, parse_tool_attr};
+pub(crate) use bounds::{FieldBounds, field_bounds};
+pub(crate) use krate::{container_crate, crate_path, derive_attr_crate};
+pub(crate) use serde::{SerdeContainer, SerdeField, SerdeItem};
+pub(crate) use tool::{ToolAttr, parse_tool_attr};
 
 /// The doc comment on an item, one entry per `///` line.
-pub fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
+pub(crate) fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
     let mut out = Vec::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
         if let syn::Meta::NameValue(nv) = &attr.meta

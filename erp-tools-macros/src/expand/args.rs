@@ -13,7 +13,7 @@ use crate::errors::Errors;
 use crate::valid::{self, ArgsPlan};
 
 /// `#[derive(ToolArgs)]`.
-pub fn derive(input: &DeriveInput) -> TokenStream {
+pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
     let model = ArgsInput::from_syn(input, &mut errors);
     let plan = valid::check_args(&model, &mut errors);

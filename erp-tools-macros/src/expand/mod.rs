@@ -10,9 +10,9 @@ mod derives;
 mod paths;
 mod tool;
 
-pub use args::derive;
-pub use derives::{tool_args, tool_output};
-pub use tool::tool;
+pub(crate) use args::derive;
+pub(crate) use derives::{tool_args, tool_output};
+pub(crate) use tool::tool;
 
 #[cfg(test)]
 mod tests {

@@ -17,7 +17,7 @@ use crate::valid::{self, Tier, ToolPlan};
 const MAX_SCHEMA_DEPTH: usize = 6;
 
 /// `#[erp_tool(..)]`.
-pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {

@@ -14,7 +14,7 @@ mod tier;
 mod tool;
 mod types;
 
-pub use args::{ArgsPlan, CLIENT_REF, check_args};
-pub use tier::Tier;
-pub use tool::{ToolPlan, check_tool};
-pub use types::type_string;
+pub(crate) use args::{ArgsPlan, CLIENT_REF, check_args};
+pub(crate) use tier::Tier;
+pub(crate) use tool::{ToolPlan, check_tool};
+pub(crate) use types::type_string;

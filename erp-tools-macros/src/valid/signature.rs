@@ -11,7 +11,7 @@ use crate::errors::Errors;
 
 /// Checks the signature; returns whether the handler takes the database handle, its
 /// arguments type and its output type (the `T` of `Result<T, ToolError>`).
-pub fn check_signature<'a>(
+pub(super) fn check_signature<'a>(
     f: &ToolFn<'a>,
     tier: Option<Tier>,
     errors: &mut Errors,

@@ -2,7 +2,7 @@
 
 /// The tier of a tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tier {
+pub(crate) enum Tier {
     /// `tier = "read"`
     Read,
     /// `tier = "draft"`

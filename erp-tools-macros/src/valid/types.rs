@@ -4,7 +4,7 @@ use quote::ToTokens;
 use syn::Type;
 
 /// A type as the user wrote it, for messages.
-pub fn type_string(ty: &Type) -> String {
+pub(crate) fn type_string(ty: &Type) -> String {
     let mut s = ty.to_token_stream().to_string();
     for (from, to) in [
         (" :: ", "::"),

@@ -13,7 +13,7 @@ use crate::agent::model::{Message, ModelAction, ModelError, ResultStatus, ToolSp
 use crate::registry::ToolRegistry;
 
 /// The API version every request names (`anthropic-version`).
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub(super) const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 static API: Api = Api {
     provider: "Anthropic",
