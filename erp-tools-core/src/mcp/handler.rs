@@ -423,7 +423,7 @@ pub fn call_tool_result(outcome: CallOutcome) -> CallToolResult {
     }
 }
 
-/// The `rmcp` definition of a registered tool (see [`crate::mcp_tools`] for what it
+/// The `rmcp` definition of a registered tool (see [`crate::export::mcp_tools`] for what it
 /// holds; a unit test checks the two agree).
 fn mcp_tool(tool: &RegisteredTool) -> Tool {
     let def = tool.def;

@@ -29,7 +29,7 @@ static API: Api = Api {
 /// request, every earlier call as a `tool_use` block of an assistant message and its
 /// result as a `tool_result` block of the next user message (the wrapped,
 /// untrusted-data text; `is_error` for refused and failed calls), and the tools as the
-/// registry's strict export ([`anthropic_tools`](crate::anthropic_tools), `"strict":
+/// registry's strict export ([`anthropic_tools`](crate::export::anthropic_tools), `"strict":
 /// true`), kept to the tools the caller may use. Headers: `x-api-key`,
 /// `anthropic-version: 2023-06-01`, and `anthropic-beta` if [`beta`](Self::beta) names one.
 ///
