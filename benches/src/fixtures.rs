@@ -196,7 +196,7 @@ pub async fn floor_draft(
 ) -> Result<i64, sqlx::Error> {
     let args: OrderDraftArgs =
         serde_json::from_value(arguments.clone()).map_err(|e| sqlx::Error::Decode(e.into()))?;
-    let request_hash = erp_tools_core::canonical_hash(arguments);
+    let request_hash = erp_tools_core::validate::canonical_hash(arguments);
     let tool = "orders_create_order_draft";
     let now = now_text();
     let entry = AuditEntry::new(principal, agent_run_id, ATTEMPT)

@@ -7,19 +7,19 @@ use crate::tool::context::Principal;
 use crate::tool::handles::DocumentRef;
 
 /// Largest argument payload stored verbatim in an audit row, in bytes of JSON text.
-pub const MAX_AUDIT_ARGUMENT_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_AUDIT_ARGUMENT_BYTES: usize = 64 * 1024;
 
 /// How many characters of an oversized payload are kept in its summary.
 const ARGUMENT_PREFIX_CHARS: usize = 2_000;
 
 /// Outcome of a tool call's row while the handler is running (or if the process died
 /// while it ran).
-pub const ATTEMPT: &str = "attempt";
+pub(crate) const ATTEMPT: &str = "attempt";
 
 /// `source` of rows written by the call pipeline.
-pub const SOURCE_RUNTIME: &str = "runtime";
+pub(crate) const SOURCE_RUNTIME: &str = "runtime";
 /// `source` of rows written by [`Database::record_event`].
-pub const SOURCE_AGENT: &str = "agent";
+pub(crate) const SOURCE_AGENT: &str = "agent";
 
 /// The identifier of an audit row.
 pub type AuditId = i64;
@@ -66,7 +66,7 @@ impl Outcome {
 
 /// The current time as stored in the database: UTC RFC 3339 with microseconds and a `Z`,
 /// so text order is time order.
-pub fn now_text() -> String {
+pub(crate) fn now_text() -> String {
     time_text(chrono::Utc::now())
 }
 
@@ -75,7 +75,7 @@ pub(crate) fn time_text(t: chrono::DateTime<chrono::Utc>) -> String {
 }
 
 /// JSON text of `arguments` for an audit row, summarised when oversized.
-pub fn arguments_text(arguments: &Value) -> String {
+pub(crate) fn arguments_text(arguments: &Value) -> String {
     let text = arguments.to_string();
     if text.len() <= MAX_AUDIT_ARGUMENT_BYTES {
         return text;

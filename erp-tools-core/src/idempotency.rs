@@ -8,16 +8,16 @@ use serde_json::Value;
 use crate::tool::handles::DocumentRef;
 
 /// Default retention of idempotency keys: 7 days.
-pub const DEFAULT_KEY_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+pub(crate) const DEFAULT_KEY_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Shortest retention [`Database::purge_idempotency_keys`](crate::Database::purge_idempotency_keys) accepts: 24 hours.
-pub const MIN_KEY_RETENTION: Duration = Duration::from_secs(24 * 3600);
+pub(crate) const MIN_KEY_RETENTION: Duration = Duration::from_secs(24 * 3600);
 
 /// Longest `client_ref` accepted, in characters.
-pub const MAX_CLIENT_REF_CHARS: usize = 200;
+pub(crate) const MAX_CLIENT_REF_CHARS: usize = 200;
 
 /// The idempotency key of one draft call.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IdempotencyKey {
+pub(crate) struct IdempotencyKey {
     /// The agent run (from the token or the agent host).
     pub agent_run_id: String,
     /// The model's own id for the write.

@@ -1,15 +1,17 @@
 // The README is the front page: every Rust block in it is a doctest of this crate.
 #![doc = include_str!("../README.md")]
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate self as erp_tools_core;
 
-mod registry;
-mod schema;
+pub mod export;
+pub mod registry;
+pub mod report;
+pub mod schema;
 mod text;
 mod tool;
-mod validate;
+pub mod validate;
 
 #[cfg(feature = "runtime")]
 mod audit;
@@ -33,29 +35,15 @@ pub mod mcp;
 pub mod review;
 
 pub use erp_tools_macros::{ToolArgs, erp_tool, tool_args, tool_output};
-pub use registry::export::{
-    ANTHROPIC_MAX_UNION_PARAMETERS, anthropic_tools, anthropic_tools_for, check_export, mcp_tools,
-    mcp_tools_for, openai_tools, openai_tools_for,
-};
-pub use registry::report::{Answer, SurfaceReport, ToolReport};
-pub use registry::{
-    MAX_TOOLS_PER_MODULE, Namespace, RegisteredTool, RegistryError, ToolRegistry,
-    ToolRegistryBuilder, WARN_TOOLS_LOADED,
-};
-pub use schema::{
-    Bounds, MAX_DEPTH, MAX_ENUM_VALUES, Property, Schema, SchemaKind, StrictViolation,
-    StringFormat, Target, check_strict,
-};
+pub use registry::{RegistryError, ToolRegistry, ToolRegistryBuilder};
+pub use schema::Target;
 pub use tool::args::{NoArgs, ToolArgs};
-pub use tool::context::{Principal, PrincipalBuilder, ToolContext, valid_run_id};
+pub use tool::context::{Principal, PrincipalBuilder, ToolContext};
 pub use tool::error::{ToolError, ToolErrorKind};
 pub use tool::handles::{Backend, DocumentRef, DraftTx, Provenance, ReadDb};
 pub use tool::input::{InputAnswers, InputRequest};
 pub use tool::output::ModelText;
 pub use tool::{ErpTool, Limit, Tier, ToolDef};
-pub use validate::{
-    ArgumentErrors, ArgumentProblem, canonical_hash, canonical_json, validate as validate_arguments,
-};
 
 #[cfg(feature = "runtime")]
 pub use audit::{AuditEntry, AuditId, AuditRecord, Outcome};
@@ -95,17 +83,14 @@ pub mod prelude {
 /// misbehaving (the macro crate's tests check that the name follows the version).
 #[doc(hidden)]
 pub mod __private_0_1_0 {
-    pub use crate::schema::Bounds;
-    pub use crate::schema::output_schema_for;
+    pub use crate::schema::output::output_schema_for;
+    pub use crate::schema::{Bounds, Property, Schema, SchemaKind, StringFormat};
     pub use crate::text::undecodable_arguments;
     pub use crate::tool::args::{DerivedToolArgs, DraftCheck, shape};
     pub use crate::tool::handler::{Handler, HandlerFuture, HandlerOutput};
     pub use crate::tool::output::{Rendered, TextOf, Unrendered};
     pub use crate::tool::{ErpTool, ToolDef, ToolDefParts};
-    pub use crate::{
-        DraftTx, Limit, NoArgs, Property, ReadDb, Schema, SchemaKind, StringFormat, Tier, ToolArgs,
-        ToolContext, ToolError,
-    };
+    pub use crate::{DraftTx, Limit, NoArgs, ReadDb, Tier, ToolArgs, ToolContext, ToolError};
     pub use ::core;
     pub use ::futures;
     pub use ::schemars;

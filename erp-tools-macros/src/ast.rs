@@ -13,7 +13,7 @@ use crate::attr::{
 use crate::errors::Errors;
 
 /// A type deriving `ToolArgs`.
-pub struct ArgsInput<'a> {
+pub(crate) struct ArgsInput<'a> {
     /// The derive input.
     pub original: &'a DeriveInput,
     /// The type's name.
@@ -29,7 +29,7 @@ pub struct ArgsInput<'a> {
 }
 
 /// What kind of argument type it is.
-pub enum Shape<'a> {
+pub(crate) enum Shape<'a> {
     /// A struct with named fields (possibly none).
     Struct(Vec<Field<'a>>),
     /// An enum of unit variants.
@@ -39,7 +39,7 @@ pub enum Shape<'a> {
 }
 
 /// A named field of an argument struct.
-pub struct Field<'a> {
+pub(crate) struct Field<'a> {
     /// The Rust name.
     pub ident: &'a Ident,
     /// The field's type.
@@ -57,7 +57,7 @@ pub struct Field<'a> {
 impl Field<'_> {
     /// Where a problem with the field's *name* is reported: the `rename = ".."` string if
     /// there is one, else the field's name.
-    pub fn name_tokens(&self) -> TokenStream {
+    pub(crate) fn name_tokens(&self) -> TokenStream {
         match &self.serde.rename {
             Some(lit) => lit.to_token_stream(),
             None => self.ident.to_token_stream(),
@@ -65,13 +65,13 @@ impl Field<'_> {
     }
 
     /// Whether the wire name differs from the Rust name.
-    pub fn renamed(&self) -> bool {
+    pub(crate) fn renamed(&self) -> bool {
         self.ident.unraw() != self.wire.as_str()
     }
 
     /// How to refer to the field in a message: its wire name, and its Rust name when the
     /// two differ.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         if self.renamed() {
             format!("`{}` (field `{}`)", self.wire, self.ident.unraw())
         } else {
@@ -81,7 +81,7 @@ impl Field<'_> {
 }
 
 /// A unit variant of an argument enum.
-pub struct Variant<'a> {
+pub(crate) struct Variant<'a> {
     /// The variant as written.
     pub original: &'a syn::Variant,
     /// The value on the wire.
@@ -92,7 +92,7 @@ pub struct Variant<'a> {
 
 impl<'a> ArgsInput<'a> {
     /// Builds the model, reporting shapes no strict schema can describe.
-    pub fn from_syn(input: &'a DeriveInput, errors: &mut Errors) -> Self {
+    pub(crate) fn from_syn(input: &'a DeriveInput, errors: &mut Errors) -> Self {
         let container = SerdeContainer::from_attrs(&input.attrs);
         let ident = &input.ident;
         let krate = container_crate(&input.attrs, errors);
@@ -220,7 +220,7 @@ fn misplaced_bounds(attrs: &[syn::Attribute], place: &str, errors: &mut Errors) 
 }
 
 /// The function `#[erp_tool]` is on.
-pub struct ToolFn<'a> {
+pub(crate) struct ToolFn<'a> {
     /// The function as written.
     pub original: &'a ItemFn,
     /// The function's name.
@@ -232,7 +232,7 @@ pub struct ToolFn<'a> {
 }
 
 /// A handler parameter.
-pub struct Param<'a> {
+pub(crate) struct Param<'a> {
     /// The parameter as written.
     pub original: &'a FnArg,
     /// What it is.
@@ -240,7 +240,7 @@ pub struct Param<'a> {
 }
 
 /// What a handler parameter is, judged by its type.
-pub enum ParamKind<'a> {
+pub(crate) enum ParamKind<'a> {
     /// `self`, `&self`, ...
     Receiver,
     /// `ToolContext`, `ReadDb` or `DraftTx`, by reference (`Some(mutable)`) or by value (`None`).
@@ -258,7 +258,7 @@ pub enum ParamKind<'a> {
 
 /// The runtime types a handler may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RuntimeType {
+pub(crate) enum RuntimeType {
     /// `ToolContext`
     Context,
     /// `ReadDb`
@@ -269,7 +269,7 @@ pub enum RuntimeType {
 
 impl<'a> ToolFn<'a> {
     /// Builds the model.
-    pub fn from_syn(original: &'a ItemFn) -> Self {
+    pub(crate) fn from_syn(original: &'a ItemFn) -> Self {
         let params = original
             .sig
             .inputs
@@ -310,7 +310,7 @@ fn classify_param(ty: &Type) -> ParamKind<'_> {
 }
 
 /// The last segment of a type path (`std::string::String` → `String`).
-pub fn last_ident(ty: &Type) -> Option<String> {
+pub(crate) fn last_ident(ty: &Type) -> Option<String> {
     match ty {
         Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.to_string()),
         Type::Group(g) => last_ident(&g.elem),
@@ -320,7 +320,7 @@ pub fn last_ident(ty: &Type) -> Option<String> {
 }
 
 /// The generic type arguments of a path type's last segment (`Vec<T>` → `[T]`).
-pub fn type_args(ty: &Type) -> Vec<&Type> {
+pub(crate) fn type_args(ty: &Type) -> Vec<&Type> {
     match ty {
         Type::Path(p) => match p.path.segments.last().map(|s| &s.arguments) {
             Some(syn::PathArguments::AngleBracketed(args)) => args

@@ -8,13 +8,13 @@ use quote::ToTokens;
 
 /// Collects errors; combine them into one `syn::Error` at the end.
 #[derive(Default)]
-pub struct Errors {
+pub(crate) struct Errors {
     first: Option<syn::Error>,
 }
 
 impl Errors {
     /// Records an error.
-    pub fn push(&mut self, error: syn::Error) {
+    pub(crate) fn push(&mut self, error: syn::Error) {
         match &mut self.first {
             Some(first) => first.combine(error),
             None => self.first = Some(error),
@@ -22,22 +22,22 @@ impl Errors {
     }
 
     /// Records an error spanning `tokens` (the whole key, field or type).
-    pub fn spanned(&mut self, tokens: impl ToTokens, message: impl Display) {
+    pub(crate) fn spanned(&mut self, tokens: impl ToTokens, message: impl Display) {
         self.push(syn::Error::new_spanned(tokens, message));
     }
 
     /// Records an error at `span`.
-    pub fn at(&mut self, span: Span, message: impl Display) {
+    pub(crate) fn at(&mut self, span: Span, message: impl Display) {
         self.push(syn::Error::new(span, message));
     }
 
     /// Whether nothing was recorded.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.first.is_none()
     }
 
     /// Every recorded error as `compile_error!` invocations (empty when there are none).
-    pub fn to_compile_errors(&self) -> TokenStream {
+    pub(crate) fn to_compile_errors(&self) -> TokenStream {
         self.first
             .as_ref()
             .map(syn::Error::to_compile_error)

@@ -3,7 +3,7 @@
 //! example against the argument schema.)
 
 /// Checks that `text` is one JSON object; on failure says what is wrong and where.
-pub fn check_object(text: &str) -> Result<(), String> {
+pub(crate) fn check_object(text: &str) -> Result<(), String> {
     let mut p = JsonParser {
         bytes: text.as_bytes(),
         pos: 0,

@@ -6,6 +6,8 @@
 //! rules), `expand/` (code generation), with the name rules in the `erp-tools-internals`
 //! crate (shared with the runtime's surface report).
 
+#![warn(unreachable_pub)]
+
 mod ast;
 mod attr;
 mod errors;

@@ -300,7 +300,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             let known: Vec<&str> = registry
                 .tools()
                 .iter()
-                .flat_map(|t| t.def.scopes().iter().copied())
+                .flat_map(|t| t.def().scopes().iter().copied())
                 .chain(review::REVIEW_SCOPES)
                 .collect();
             if let Some(bad) = scopes.iter().find(|s| !known.contains(&s.as_str())) {
@@ -346,16 +346,16 @@ async fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Export { target } => {
             let value = match target {
-                Target::OpenAi => erp_tools_core::openai_tools(&registry),
-                Target::Anthropic => erp_tools_core::anthropic_tools(&registry),
-                Target::Mcp => erp_tools_core::mcp_tools(&registry),
+                Target::OpenAi => erp_tools_core::export::openai_tools(&registry),
+                Target::Anthropic => erp_tools_core::export::anthropic_tools(&registry),
+                Target::Mcp => erp_tools_core::export::mcp_tools(&registry),
             };
             let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
             print_out(&text);
             Ok(())
         }
         Command::Report => {
-            let report = erp_tools_core::SurfaceReport::new(&registry);
+            let report = erp_tools_core::report::SurfaceReport::new(&registry);
             print_out(report.to_table().trim_end());
             if report.all_pass() {
                 Ok(())

@@ -1,9 +1,10 @@
 //! A registry's tools as each provider is shown them, checked by the export checker.
 
-use erp_tools_core::{
-    Principal, Target, ToolRegistry, anthropic_tools, anthropic_tools_for, check_export, mcp_tools,
-    mcp_tools_for, openai_tools, openai_tools_for,
+use erp_tools_core::export::{
+    anthropic_tools, anthropic_tools_for, check_export, mcp_tools, mcp_tools_for, openai_tools,
+    openai_tools_for,
 };
+use erp_tools_core::{Principal, Target, ToolRegistry};
 use serde_json::Value;
 
 /// `registry`'s tools exported for `target` (only those `who` may use, when given), after

@@ -1,6 +1,7 @@
 //! MCP clients for tests and benchmarks, and the checks every transport must pass.
 
-use erp_tools_core::{Target, Tier, ToolRegistry, check_export};
+use erp_tools_core::export::check_export;
+use erp_tools_core::{Target, Tier, ToolRegistry};
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, ListToolsResult, Tool};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
@@ -122,25 +123,25 @@ pub fn assert_list_matches(list: &ListToolsResult, registry: &ToolRegistry, expe
         );
         assert_eq!(
             &wire["outputSchema"],
-            reg.output_schema.as_ref(),
+            reg.output_schema().as_ref(),
             "{}: output schema",
             tool.name
         );
         assert_eq!(
             wire["annotations"],
-            expected_annotations(reg.def.tier()),
+            expected_annotations(reg.def().tier()),
             "{}: annotations from the tier",
             tool.name
         );
         assert_eq!(
             wire["title"],
-            json!(reg.def.title()),
+            json!(reg.def().title()),
             "{}: title",
             tool.name
         );
         assert_eq!(
             wire["description"],
-            json!(reg.description),
+            json!(reg.description()),
             "{}: description",
             tool.name
         );

@@ -3,8 +3,10 @@
 //! on each item), optional fields; stated in the description for every provider (strict
 //! schemas have no bound keywords) and enforced by validation with the allowed range.
 
+use erp_tools_core::Target;
 use erp_tools_core::prelude::*;
-use erp_tools_core::{Target, check_strict, validate_arguments};
+use erp_tools_core::schema::check_strict;
+use erp_tools_core::validate::validate as validate_arguments;
 use serde_json::{Value, json};
 
 #[derive(Debug, Deserialize, ToolArgs)]

@@ -32,10 +32,13 @@ fn input_schemas() -> Value {
     let registry = app::registry().expect("registry");
     let mut out = Map::new();
     for tool in registry.tools() {
-        if tool.def.name() == "inventory_list_below_reorder" {
+        if tool.def().name() == "inventory_list_below_reorder" {
             continue;
         }
-        out.insert(tool.def.name().to_string(), tool.schema.render(Target::Mcp));
+        out.insert(
+            tool.def().name().to_string(),
+            tool.schema().render(Target::Mcp),
+        );
     }
     Value::Object(out)
 }

@@ -309,7 +309,7 @@ on_both_backends!(vendor_note_as_data, super::vendor_note_is_returned_as_data);
 #[test]
 fn every_tool_passes_the_safety_report_and_exports_are_strict() {
     let registry = app::registry().expect("registry");
-    let report = erp_tools_core::SurfaceReport::new(&registry);
+    let report = erp_tools_core::report::SurfaceReport::new(&registry);
     assert!(report.all_pass(), "{}", report.to_table());
     assert_eq!(report.tools.len(), 7);
     for target in [Target::OpenAi, Target::Anthropic] {

@@ -1,7 +1,9 @@
 //! The fixture's tools exported for OpenAI, Anthropic and MCP: the shapes each provider
 //! expects, the strict schemas, per-principal filtering, and the export checker.
 
-use erp_tools_core::{Target, check_export, check_strict, openai_tools};
+use erp_tools_core::Target;
+use erp_tools_core::export::{check_export, openai_tools};
+use erp_tools_core::schema::check_strict;
 use erp_tools_tests::app::registry;
 use erp_tools_tests::app::tools::{
     CREATE_PAYMENT_REQUEST_DRAFT, CREATE_PO_DRAFT, FOR_BUYER, GET_STOCK,
@@ -66,7 +68,7 @@ fn openai_export_is_namespaced_strict_and_deferred() {
         assert_eq!(f["strict"], json!(true));
         assert_eq!(f["defer_loading"], json!(true));
         assert_eq!(&f["parameters"], tool.input_schema(Target::OpenAi).as_ref());
-        assert_eq!(f["description"], json!(tool.description));
+        assert_eq!(f["description"], json!(tool.description()));
     }
     // OpenAI strict: optional fields are required and nullable.
     let draft = &functions[0]["parameters"];

@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::sync::LazyLock;
 
 use erp_tools_core::prelude::*;
-use erp_tools_core::{RegisteredTool, Target, ToolRegistry, check_strict};
+use erp_tools_core::registry::RegisteredTool;
+use erp_tools_core::schema::check_strict;
+use erp_tools_core::{Target, ToolRegistry};
 use erp_tools_tests::app::namespaces;
 use serde_json::{Value, json};
 
@@ -242,21 +244,21 @@ fn nested_optional_enum_and_object_golden_per_target() {
 #[test]
 fn output_schema_is_inlined() {
     let tool = tool("purchasing_create_po_draft");
-    let text = tool.output_schema.to_string();
+    let text = tool.output_schema().to_string();
     assert!(
         !text.contains("$ref") && !text.contains("$defs") && !text.contains("title"),
         "{text}"
     );
     assert_eq!(
-        tool.output_schema["properties"]["number"]["type"],
+        tool.output_schema()["properties"]["number"]["type"],
         json!("string")
     );
     // The handler's own output type, as `#[erp_tool]` describes it ...
-    let own = tool.def.output_schema();
+    let own = tool.def().output_schema();
     assert_eq!(own["required"], json!(["number", "total"]));
     // ... and as registered for a draft tool, with the runtime's `replayed` flag.
     assert_eq!(
-        tool.output_schema["required"],
+        tool.output_schema()["required"],
         json!(["number", "total", "replayed"])
     );
 }

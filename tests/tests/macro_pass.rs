@@ -222,7 +222,7 @@ fn registry_renders_every_tool() {
         for target in Target::ALL {
             let schema = tool.input_schema(target);
             assert_eq!(
-                erp_tools_core::check_strict(schema, target),
+                erp_tools_core::schema::check_strict(schema, target),
                 vec![],
                 "{} {target:?}",
                 tool.name()
@@ -259,11 +259,11 @@ fn registry_renders_every_tool() {
         json!("Unit of measure")
     );
     assert!(
-        po.description
+        po.description()
             .contains("Example arguments: {\"vendor_code\"")
     );
     assert_eq!(
-        po.output_schema["properties"]["number"]["type"],
+        po.output_schema()["properties"]["number"]["type"],
         json!("string")
     );
 }
@@ -321,7 +321,7 @@ fn boxed_shared_and_borrowed_text_are_strings() {
         json!("string")
     );
     let ok = json!({"item_code": "BRG-0042", "note": "urgent", "vendor_ref": "Q-7", "tags": ["a"]});
-    let normalised = erp_tools_core::validate_arguments(&schema, &ok).expect("valid");
+    let normalised = erp_tools_core::validate::validate(&schema, &ok).expect("valid");
     let args: NoteArgs = serde_json::from_value(normalised).unwrap();
     assert_eq!(&*args.item_code, "BRG-0042");
     assert_eq!(&*args.note, "urgent");
@@ -329,7 +329,7 @@ fn boxed_shared_and_borrowed_text_are_strings() {
     assert_eq!(args.tags, [Box::<str>::from("a")]);
     let short = json!({"item_code": "B", "note": "", "vendor_ref": null, "tags": []});
     assert!(
-        erp_tools_core::validate_arguments(&schema, &short)
+        erp_tools_core::validate::validate(&schema, &short)
             .unwrap_err()
             .to_string()
             .contains("item_code")
@@ -440,6 +440,9 @@ fn an_enum_doc_comment_describes_fields_without_their_own() {
             json!("How the urgent lines travel"),
             "{target:?}"
         );
-        assert_eq!(erp_tools_core::check_strict(&rendered, target), vec![]);
+        assert_eq!(
+            erp_tools_core::schema::check_strict(&rendered, target),
+            vec![]
+        );
     }
 }

@@ -376,17 +376,17 @@ fn draft_output_schema_has_replayed() {
     let registry = app::registry();
     let draft = registry.get(CREATE_PO_DRAFT).unwrap();
     assert_eq!(
-        draft.output_schema["properties"]["replayed"]["type"],
+        draft.output_schema()["properties"]["replayed"]["type"],
         "boolean"
     );
     assert!(
-        draft.output_schema["required"]
+        draft.output_schema()["required"]
             .as_array()
             .unwrap()
             .contains(&json!("replayed"))
     );
     let read = registry.get(GET_PO).unwrap();
-    assert!(read.output_schema["properties"].get("replayed").is_none());
+    assert!(read.output_schema()["properties"].get("replayed").is_none());
     // The input schema is unchanged by it.
     assert!(
         draft.input_schema(Target::Mcp)["properties"]

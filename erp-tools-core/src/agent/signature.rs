@@ -42,7 +42,7 @@ pub fn action_signature(tool: &str, arguments: &Value) -> String {
 ///
 /// ```
 /// use erp_tools_core::agent::action_digest;
-/// use erp_tools_core::canonical_hash;
+/// use erp_tools_core::validate::canonical_hash;
 /// use serde_json::json;
 ///
 /// let args = json!({"b": 1, "a": 2});

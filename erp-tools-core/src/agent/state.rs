@@ -33,7 +33,7 @@ pub(super) struct State {
 
 impl State {
     /// A new run: its first step not taken yet.
-    pub fn new(
+    pub(super) fn new(
         run_id: String,
         history: Vec<Message>,
         approvals: Vec<Approval>,
@@ -55,7 +55,7 @@ impl State {
     }
 
     /// A paused run going on, and the action it waited on.
-    pub fn resumed(paused: PausedRun, started: Duration) -> (Self, PendingAction) {
+    pub(super) fn resumed(paused: PausedRun, started: Duration) -> (Self, PendingAction) {
         let state = State {
             run_id: paused.run_id,
             steps: paused.steps,
@@ -72,12 +72,12 @@ impl State {
         (state, paused.pending)
     }
 
-    pub fn elapsed(&self, clock: &dyn Clock) -> Duration {
+    pub(super) fn elapsed(&self, clock: &dyn Clock) -> Duration {
         self.elapsed_before + clock.now().saturating_sub(self.started)
     }
 
     /// Feeds a tool result back to the model.
-    pub fn push_result(
+    pub(super) fn push_result(
         &mut self,
         call: &CallRef<'_>,
         status: ResultStatus,
@@ -94,7 +94,12 @@ impl State {
             )));
     }
 
-    pub fn finish(self, principal: &Principal, status: RunStatus, clock: &dyn Clock) -> RunOutcome {
+    pub(super) fn finish(
+        self,
+        principal: &Principal,
+        status: RunStatus,
+        clock: &dyn Clock,
+    ) -> RunOutcome {
         let elapsed = self.elapsed(clock);
         RunOutcome {
             run_id: self.run_id,
@@ -137,7 +142,7 @@ pub(super) struct Event<'a> {
 }
 
 impl<'a> Event<'a> {
-    pub fn new(kind: AgentEventKind) -> Self {
+    pub(super) fn new(kind: AgentEventKind) -> Self {
         Event {
             kind,
             call: None,
@@ -146,25 +151,25 @@ impl<'a> Event<'a> {
     }
 
     /// The tool call the event is about.
-    pub fn call(mut self, call: &CallRef<'a>) -> Self {
+    pub(super) fn call(mut self, call: &CallRef<'a>) -> Self {
         self.call = Some(*call);
         self
     }
 
     /// Why (denial reason, failure text, approver, brake).
-    pub fn detail(mut self, detail: impl Into<String>) -> Self {
+    pub(super) fn detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into());
         self
     }
 
     /// Like [`detail`](Self::detail), when there may be none.
-    pub fn maybe_detail(mut self, detail: Option<String>) -> Self {
+    pub(super) fn maybe_detail(mut self, detail: Option<String>) -> Self {
         self.detail = detail;
         self
     }
 
     /// The event as recorded, for `st`'s run at `clock`'s time.
-    pub fn build(self, st: &State, principal: &Principal, clock: &dyn Clock) -> AgentEvent {
+    pub(super) fn build(self, st: &State, principal: &Principal, clock: &dyn Clock) -> AgentEvent {
         let call = self.call;
         AgentEvent {
             run_id: st.run_id.clone(),

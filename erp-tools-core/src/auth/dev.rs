@@ -15,7 +15,7 @@ use super::jwt::CLOCK_SKEW_SECS;
 /// can mint a token with any user, branch and scopes that a server using it will accept.
 /// It exists so the examples and tests run without set-up; an HTTP server with it refuses
 /// to listen on an address other than loopback.
-pub const DEV_SIGNING_KEY: &[u8] =
+pub(crate) const DEV_SIGNING_KEY: &[u8] =
     b"erp-tools DEVELOPMENT signing key - published in the source - never use in production";
 
 /// Issuer of development tokens.
@@ -102,7 +102,8 @@ impl TokenConfig {
         })
     }
 
-    /// The development configuration: [`DEV_SIGNING_KEY`], [`DEV_ISSUER`] and
+    /// The development configuration: the development signing key published in this
+    /// crate's source, [`DEV_ISSUER`] and
     /// [`DEV_AUDIENCE`]. Logs a warning, because anyone can mint tokens for it.
     /// Point it at another address with [`for_resource`](Self::for_resource).
     pub fn development() -> Self {

@@ -57,7 +57,7 @@ mod token;
 
 pub use authenticator::Authenticator;
 pub use config::{DEFAULT_SIGNING_ISSUER, IdentityConfig, KeysFrom, check_provider_url};
-pub use dev::{DEV_ADDR, DEV_AUDIENCE, DEV_ISSUER, DEV_SIGNING_KEY, MIN_KEY_BYTES, TokenConfig};
+pub use dev::{DEV_ADDR, DEV_AUDIENCE, DEV_ISSUER, MIN_KEY_BYTES, TokenConfig};
 #[cfg(feature = "oidc")]
 pub use discovery::{JwksUri, ProviderMetadata, discover};
 pub use error::AuthError;

@@ -1,5 +1,6 @@
 use std::time::Duration;
 
+use super::dev::DEV_SIGNING_KEY;
 use super::jwt::now_secs;
 use super::*;
 use crate::Principal;

@@ -21,7 +21,7 @@ use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
 
 /// Name announced in `serverInfo`.
-pub const SERVER_NAME: &str = "erp-tools";
+pub(super) const SERVER_NAME: &str = "erp-tools";
 
 /// The HTTP header an agent host may use to name the agent run when the token has no
 /// `run` claim.
@@ -423,11 +423,11 @@ pub fn call_tool_result(outcome: CallOutcome) -> CallToolResult {
     }
 }
 
-/// The `rmcp` definition of a registered tool (see [`crate::mcp_tools`] for what it
+/// The `rmcp` definition of a registered tool (see [`crate::export::mcp_tools`] for what it
 /// holds; a unit test checks the two agree).
 fn mcp_tool(tool: &RegisteredTool) -> Tool {
     let def = tool.def;
-    let (read_only, destructive) = crate::registry::export::hints(def);
+    let (read_only, destructive) = crate::export::hints(def);
     // Input schemas are objects by construction (`Schema::object`), output schemas when
     // the output type has one.
     let input = tool
@@ -542,7 +542,7 @@ mod tests {
         );
         assert!(instructions(&registry).contains("- purchasing: Purchase orders. Cannot approve"));
         // The served definition is the exported one.
-        assert_eq!(v, crate::registry::export::mcp_tool(&registry.tools()[0]));
+        assert_eq!(v, crate::export::mcp_tool(&registry.tools()[0]));
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub(super) struct StateKeeper {
 
 impl StateKeeper {
     /// A keeper sealing with `key` (32 bytes or more), states valid for `ttl`.
-    pub fn new(key: &[u8], ttl: Duration) -> Result<Self, RequestStateError> {
+    pub(super) fn new(key: &[u8], ttl: Duration) -> Result<Self, RequestStateError> {
         let codec = RequestStateCodec::try_new(key.to_vec())?;
         Ok(StateKeeper {
             codec,
@@ -48,14 +48,19 @@ impl StateKeeper {
 
     /// A keeper with a random key of this process (states do not survive a restart and
     /// are not accepted by other processes).
-    pub fn random(ttl: Duration) -> Arc<Self> {
+    pub(super) fn random(ttl: Duration) -> Arc<Self> {
         let mut key = [0u8; 32];
         getrandom::fill(&mut key).expect("the operating system provides random bytes");
         Arc::new(Self::new(&key, ttl).expect("32 bytes is a valid key"))
     }
 
     /// Seals `input` and `answers` for the call `binding` names.
-    pub fn seal(&self, binding: &str, input: &InputRequest, answers: &InputAnswers) -> String {
+    pub(super) fn seal(
+        &self,
+        binding: &str,
+        input: &InputRequest,
+        answers: &InputAnswers,
+    ) -> String {
         let mut nonce = [0u8; 16];
         getrandom::fill(&mut nonce).expect("the operating system provides random bytes");
         let sealed = Sealed {
@@ -73,7 +78,7 @@ impl StateKeeper {
 
     /// Opens `state` for the call `binding` names and marks it used: `Err` says why it
     /// is refused (forged, altered, expired, another call's, already used).
-    pub fn open(&self, state: &str, binding: &str) -> Result<Sealed, String> {
+    pub(super) fn open(&self, state: &str, binding: &str) -> Result<Sealed, String> {
         let sealed: Sealed = self
             .codec
             .open_json_with(state, binding.as_bytes())

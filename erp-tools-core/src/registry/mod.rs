@@ -16,8 +16,6 @@ use crate::tool::context::Principal;
 use crate::tool::{ErpTool, Tier, ToolDef};
 use crate::validate::ArgumentErrors;
 
-pub(crate) mod export;
-pub(crate) mod report;
 pub(crate) mod rules;
 
 /// Most tools one namespace may hold (exclusive): `MAX_TOOLS_PER_MODULE - 1` is allowed.
@@ -30,7 +28,7 @@ pub const WARN_TOOLS_LOADED: usize = 20;
 /// Adds the `replayed` flag the runtime puts in every draft tool's structured result
 /// (`true` when an earlier call with the same `client_ref` and arguments is returned) to
 /// an object output schema, listed in `required`.
-pub fn with_replayed_property(mut schema: Value) -> Value {
+pub(crate) fn with_replayed_property(mut schema: Value) -> Value {
     let is_object = schema.get("type").and_then(Value::as_str) == Some("object")
         || schema.get("properties").is_some();
     if !is_object {
@@ -79,18 +77,38 @@ pub struct Namespace {
 #[derive(Debug)]
 pub struct RegisteredTool {
     /// The definition produced by `#[erp_tool]`.
-    pub def: &'static ToolDef,
+    pub(crate) def: &'static ToolDef,
     /// The argument schema model (used for server-side validation).
-    pub schema: Schema,
+    pub(crate) schema: Schema,
     /// The argument schema rendered per target, in [`Target::ALL`] order.
     rendered: [Arc<Value>; 3],
     /// The output schema.
-    pub output_schema: Arc<Value>,
+    pub(crate) output_schema: Arc<Value>,
     /// The description shown to models (doc comment plus example).
-    pub description: String,
+    pub(crate) description: String,
 }
 
 impl RegisteredTool {
+    /// The definition produced by `#[erp_tool]`.
+    pub fn def(&self) -> &'static ToolDef {
+        self.def
+    }
+
+    /// The argument schema model (what server-side validation checks).
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// The output schema (with `replayed` for draft tools), as MCP's `outputSchema`.
+    pub fn output_schema(&self) -> &Arc<Value> {
+        &self.output_schema
+    }
+
+    /// The description shown to models: the doc comment, plus the example if declared.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
     /// The argument schema rendered for `target` (built once, shared).
     pub fn input_schema(&self, target: Target) -> &Arc<Value> {
         let i = Target::ALL.iter().position(|t| *t == target).unwrap_or(0);
@@ -147,7 +165,7 @@ impl fmt::Display for RegistryError {
 impl std::error::Error for RegistryError {}
 
 /// Collects modules and tools; see [`ToolRegistry::builder`].
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct ToolRegistryBuilder {
     modules: BTreeMap<&'static str, String>,
     tools: Vec<&'static ToolDef>,

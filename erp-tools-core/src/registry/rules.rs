@@ -11,7 +11,7 @@ use crate::tool::Tier;
 
 /// Why a field name may not be a tool argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ForbiddenField {
+pub(crate) enum ForbiddenField {
     /// Names a branch, tenant or company: the branch comes from the caller's token.
     Branch,
     /// Names a person, run, call or authority: identity comes from the caller's token.

@@ -41,7 +41,7 @@ pub(super) struct Console {
 }
 
 impl Console {
-    pub fn new(config: ReviewConfig) -> Self {
+    pub(super) fn new(config: ReviewConfig) -> Self {
         Console {
             config,
             env: render::environment(),
@@ -49,12 +49,12 @@ impl Console {
         }
     }
 
-    pub fn base(&self) -> &str {
+    pub(super) fn base(&self) -> &str {
         &self.config.mount_path
     }
 
     /// A page with a heading and one paragraph.
-    pub fn message(&self, status: StatusCode, title: &str, text: &str) -> Response {
+    pub(super) fn message(&self, status: StatusCode, title: &str, text: &str) -> Response {
         render::page(
             &self.env,
             status,
@@ -67,7 +67,7 @@ impl Console {
     }
 
     /// The answer to a POST without the session's CSRF token.
-    pub fn csrf_refused(&self) -> Response {
+    pub(super) fn csrf_refused(&self) -> Response {
         self.message(
             StatusCode::FORBIDDEN,
             "Form refused",

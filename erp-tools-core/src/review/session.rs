@@ -38,7 +38,7 @@ pub(super) struct Sessions {
 
 impl Sessions {
     /// Starts a session for `principal` until `expires`; returns its id.
-    pub fn start(&self, principal: Principal, expires: u64) -> Option<String> {
+    pub(super) fn start(&self, principal: Principal, expires: u64) -> Option<String> {
         let id = random_token()?;
         let csrf = random_token()?;
         let mut map = self.map.lock().ok()?;
@@ -69,7 +69,7 @@ impl Sessions {
     }
 
     /// The live session named by the request's cookie, taking its one-time notice.
-    pub fn current(&self, headers: &HeaderMap) -> Option<Session> {
+    pub(super) fn current(&self, headers: &HeaderMap) -> Option<Session> {
         let id = cookie(headers, SESSION_COOKIE)?;
         let mut map = self.map.lock().ok()?;
         let now = now_secs();
@@ -88,7 +88,7 @@ impl Sessions {
     }
 
     /// Leaves `notice` for the next page of the request's session.
-    pub fn notify(&self, headers: &HeaderMap, notice: String) {
+    pub(super) fn notify(&self, headers: &HeaderMap, notice: String) {
         if let (Some(id), Ok(mut map)) = (cookie(headers, SESSION_COOKIE), self.map.lock())
             && let Some(s) = map.get_mut(&id)
         {
@@ -97,7 +97,7 @@ impl Sessions {
     }
 
     /// Ends the request's session.
-    pub fn end(&self, headers: &HeaderMap) {
+    pub(super) fn end(&self, headers: &HeaderMap) {
         if let (Some(id), Ok(mut map)) = (cookie(headers, SESSION_COOKIE), self.map.lock()) {
             map.remove(&id);
         }

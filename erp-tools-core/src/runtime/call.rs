@@ -32,6 +32,23 @@ impl ToolCall {
     pub const MAX_CLIENT_REF_CHARS: usize = crate::idempotency::MAX_CLIENT_REF_CHARS;
     /// Longest agent run id, from any source, in (visible ASCII) characters.
     pub const MAX_RUN_ID_LEN: usize = run_id::MAX_RUN_ID_LEN;
+
+    /// Whether `id` is usable as an agent run id: 1 to [`MAX_RUN_ID_LEN`](Self::MAX_RUN_ID_LEN)
+    /// visible ASCII characters (no spaces, no control characters). Every source of a run
+    /// id (a token's `run` claim, the agent host's header or call, the agent loop's
+    /// request) is checked with it.
+    ///
+    /// ```
+    /// use erp_tools_core::ToolCall;
+    ///
+    /// assert!(ToolCall::valid_run_id("run-2026-07-01"));
+    /// assert!(!ToolCall::valid_run_id("run with spaces"));
+    /// assert!(!ToolCall::valid_run_id(""));
+    /// assert!(!ToolCall::valid_run_id(&"r".repeat(129)));
+    /// ```
+    pub fn valid_run_id(id: &str) -> bool {
+        run_id::valid_run_id(id)
+    }
 }
 
 /// The result of a call, ready for any protocol: structured content plus text.

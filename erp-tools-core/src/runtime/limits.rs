@@ -18,17 +18,17 @@ use crate::tool::error::ToolError;
 
 /// Longest tool call id stored or handed to a handler, in bytes. Longer ids (a JSON-RPC
 /// `id` may be any string) are cut, with a digest of the whole.
-pub const MAX_TOOL_CALL_ID_BYTES: usize = 128;
+pub(crate) const MAX_TOOL_CALL_ID_BYTES: usize = 128;
 /// Longest tool name stored in the audit row for a call naming an unknown tool, in bytes.
-pub const MAX_TOOL_NAME_BYTES: usize = 128;
+pub(crate) const MAX_TOOL_NAME_BYTES: usize = 128;
 /// Longest message (model-facing text, audit message) a call produces, in bytes.
-pub const MAX_MESSAGE_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 16 * 1024;
 
 /// `text` cut to at most `max` bytes, with control characters (NUL among them, which
 /// PostgreSQL text refuses) written as `\u{..}`. A cut value ends with `…` and the first
 /// 16 hex digits of the sha256 of the whole, so two long values that differ stay
 /// different. Text within the limits is returned as it is.
-pub fn bounded(text: &str, max: usize) -> Cow<'_, str> {
+pub(crate) fn bounded(text: &str, max: usize) -> Cow<'_, str> {
     let clean = text.chars().all(|c| !c.is_control() || c == '\n');
     if text.len() <= max && clean {
         return Cow::Borrowed(text);
@@ -89,6 +89,7 @@ pub(crate) struct LimitCheck<'a> {
 /// assert_eq!(value_at(&args, "note").unwrap(), None);
 /// assert!(value_at(&json!({"amount": "lots"}), "amount").is_err());
 /// ```
+#[cfg_attr(not(feature = "agent"), allow(unreachable_pub))]
 pub fn value_at(args: &Value, path: &str) -> Result<Option<Decimal>, String> {
     let mut current: Vec<&Value> = vec![args];
     let mut summed = false;

@@ -4,8 +4,6 @@
 //! ([`ToolRuntime::finish`](super::ToolRuntime)). The agent loop prepares its calls the
 //! same way, with its policy's limits, and decides on approvals in between.
 
-use serde_json::Value;
-
 use super::admit::{self, Admitted, Refused};
 use super::call::ToolCall;
 use super::limits::{self, LimitCheck};
@@ -21,6 +19,7 @@ pub(crate) struct Prepared<'r> {
     /// The call's span (`execute_tool`); every later stage runs inside it.
     pub span: tracing::Span,
     /// The call as it arrived.
+    #[cfg_attr(not(any(feature = "agent", feature = "mcp")), allow(dead_code))]
     pub call: ToolCall,
     /// The run the call belongs to, or why its run id cannot be used.
     pub chosen: Result<String, BadRunId>,
@@ -85,7 +84,8 @@ pub(crate) fn prepare<'r>(
 
 impl Prepared<'_> {
     /// The arguments as the call runs them: normalised when admitted, else as sent.
-    pub(crate) fn arguments(&self) -> &Value {
+    #[cfg(any(feature = "agent", feature = "mcp"))]
+    pub(crate) fn arguments(&self) -> &serde_json::Value {
         match &self.admission {
             Ok(admitted) => &admitted.args,
             Err(_) => &self.call.arguments,

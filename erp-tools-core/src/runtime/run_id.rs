@@ -23,10 +23,10 @@ use sha2::{Digest, Sha256};
 
 use crate::tool::context::Principal;
 
-pub use crate::tool::context::{MAX_RUN_ID_LEN, valid_run_id};
+pub(crate) use crate::tool::context::{MAX_RUN_ID_LEN, valid_run_id};
 
 /// Prefix of the run ids derived from a principal ([`principal_run_id`]); reserved.
-pub const PRINCIPAL_RUN_PREFIX: &str = "user-";
+pub(crate) const PRINCIPAL_RUN_PREFIX: &str = "user-";
 
 /// The digest that identifies a principal (its user and branch) wherever it must be
 /// compared without being stored in full: the principal run scope, MCP session owners.

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 /// Turns a schemars-generated output schema into a self-contained one: every `$ref`
 /// inlined, no `$defs`, `$schema`, `title` or `default`, and unsigned-integer formats
 /// dropped. Output schemas may stay open (they describe what the server returns).
-pub fn normalise_output_schema(schema: Value) -> Value {
+pub(crate) fn normalise_output_schema(schema: Value) -> Value {
     let defs = schema
         .get("$defs")
         .and_then(Value::as_object)

@@ -2,7 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Bounds, Schema, SchemaKind, StringFormat, Target};
+use super::bounds::Bounds;
+use super::model::{Schema, SchemaKind, StringFormat, Target};
 use crate::validate::text;
 
 impl Schema {

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{MAX_DEPTH, MAX_ENUM_VALUES, Target};
+use super::model::{MAX_DEPTH, MAX_ENUM_VALUES, Target};
 
 /// The keywords the strict subset allows.
 const ALLOWED_KEYWORDS: &[&str] = &[
@@ -234,6 +234,6 @@ fn is_nullable(node: &Value) -> bool {
 
 /// Whether a tool name or property key is safe on every provider: `^[a-zA-Z0-9_-]{1,64}$`.
 /// The same rule `#[erp_tool]` and `#[derive(ToolArgs)]` apply at compile time.
-pub fn valid_key(name: &str) -> bool {
+pub(crate) fn valid_key(name: &str) -> bool {
     erp_tools_internals::names::valid_key(name)
 }

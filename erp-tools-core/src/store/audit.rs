@@ -433,19 +433,16 @@ pub(crate) async fn complete_and_finish(
     key: &crate::idempotency::IdempotencyKey,
     done: &super::keys::Completed<'_>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "WITH k AS (UPDATE erp_idempotency_keys SET document_type = $1, document_id = $2, \
-         document_number = $3, response = $4, response_text = $5, audit_id = $6 \
-         WHERE agent_run_id = $7 AND client_ref = $8 RETURNING 1) \
-         UPDATE erp_audit_log SET outcome = $9, message = NULL, document_type = $1, \
-         document_id = $2, document_number = $3, finished_at = $10 WHERE id = $6",
+    super::keys::bind_completed(
+        sqlx::query(
+            "WITH k AS (UPDATE erp_idempotency_keys SET document_type = $1, document_id = $2, \
+             document_number = $3, response = $4, response_text = $5, audit_id = $6 \
+             WHERE agent_run_id = $7 AND client_ref = $8 RETURNING 1) \
+             UPDATE erp_audit_log SET outcome = $9, message = NULL, document_type = $1, \
+             document_id = $2, document_number = $3, finished_at = $10 WHERE id = $6",
+        ),
+        done,
     )
-    .bind(done.document.doc_type.clone())
-    .bind(done.document.id)
-    .bind(done.document.number.clone())
-    .bind(done.response.to_string())
-    .bind(done.response_text.map(str::to_string))
-    .bind(done.audit_id)
     .bind(key.agent_run_id.clone())
     .bind(key.client_ref.clone())
     .bind(crate::audit::Outcome::Ok.as_str())

@@ -23,6 +23,21 @@ fn bind_claim<'q>(
         .bind(crate::audit::now_text())
 }
 
+/// Binds what a successful draft stores on its key, in this order: document type, id
+/// and number, response, response text, audit row id.
+pub(super) fn bind_completed<'q>(
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
+    done: &Completed<'_>,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+    query
+        .bind(done.document.doc_type.clone())
+        .bind(done.document.id)
+        .bind(done.document.number.clone())
+        .bind(done.response.to_string())
+        .bind(done.response_text.map(str::to_string))
+        .bind(done.audit_id)
+}
+
 /// Tries to claim the key; `true` if this transaction now owns it.
 pub(crate) async fn claim(
     conn: &mut sqlx::AnyConnection,
@@ -89,7 +104,7 @@ pub(crate) async fn insert_complete(
     c: &Claim<'_>,
     done: &Completed<'_>,
 ) -> Result<(), sqlx::Error> {
-    bind_claim(
+    let query = bind_claim(
         sqlx::query(
             "INSERT INTO erp_idempotency_keys \
              (agent_run_id, client_ref, request_hash, tool_name, user_id, branch_id, created_at, \
@@ -97,15 +112,8 @@ pub(crate) async fn insert_complete(
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
         ),
         c,
-    )
-    .bind(done.document.doc_type.clone())
-    .bind(done.document.id)
-    .bind(done.document.number.clone())
-    .bind(done.response.to_string())
-    .bind(done.response_text.map(str::to_string))
-    .bind(done.audit_id)
-    .execute(&mut *conn)
-    .await?;
+    );
+    bind_completed(query, done).execute(&mut *conn).await?;
     Ok(())
 }
 

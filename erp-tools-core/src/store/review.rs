@@ -34,7 +34,7 @@ pub(crate) enum RunFilter {
 
 impl RunFilter {
     /// Every filter, with its query value and label.
-    pub const ALL: [(RunFilter, &'static str, &'static str); 6] = [
+    pub(crate) const ALL: [(RunFilter, &'static str, &'static str); 6] = [
         (RunFilter::All, "", "Every run"),
         (RunFilter::Denied, "denied", "With denials"),
         (RunFilter::Failed, "failed", "With failures"),
@@ -48,7 +48,7 @@ impl RunFilter {
     ];
 
     /// The filter named `value` (`""` is every run).
-    pub fn parse(value: &str) -> Option<RunFilter> {
+    pub(crate) fn parse(value: &str) -> Option<RunFilter> {
         Self::ALL
             .iter()
             .find(|(_, v, _)| *v == value)

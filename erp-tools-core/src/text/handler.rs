@@ -3,9 +3,9 @@
 //! can use it without importing the rest of `text/` (which builds `ToolError`s).
 
 /// What a failed draft call did not do.
-pub const NO_DRAFT_CREATED: &str = "No draft was created.";
+pub(crate) const NO_DRAFT_CREATED: &str = "No draft was created.";
 /// What a failed read call did not do.
-pub const NOTHING_CHANGED: &str = "Nothing was changed.";
+pub(crate) const NOTHING_CHANGED: &str = "Nothing was changed.";
 
 /// `what` numbered `number` is not visible to the caller (the same text whether it does
 /// not exist or belongs to another branch).
@@ -28,5 +28,5 @@ pub(crate) const INTERNAL_NEXT_STEP: &str =
 
 /// What a model is told to do with a question a tool asks (see
 /// [`ToolError::needs_input`](crate::ToolError::needs_input)).
-pub const NEEDS_INPUT_NEXT_STEP: &str = "A person must decide this: ask the user the \
+pub(crate) const NEEDS_INPUT_NEXT_STEP: &str = "A person must decide this: ask the user the \
      question with the allowed answers, do not choose for them.";

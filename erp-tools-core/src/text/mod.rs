@@ -11,9 +11,12 @@ use crate::idempotency::{IdempotencyKey, MAX_CLIENT_REF_CHARS, StoredKey};
 use crate::tool::Tier;
 use std::fmt;
 
+#[cfg(feature = "runtime")]
 use serde_json::Value;
 
-use crate::tool::error::{ToolError, ToolErrorKind};
+use crate::tool::error::ToolError;
+#[cfg(feature = "runtime")]
+use crate::tool::error::ToolErrorKind;
 #[cfg(feature = "runtime")]
 use crate::tool::handles::DocumentRef;
 #[cfg(feature = "runtime")]

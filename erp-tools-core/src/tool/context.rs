@@ -16,22 +16,15 @@ use serde::{Deserialize, Serialize};
 
 /// Longest accepted agent run id, from any source, in bytes (visible ASCII, so also in
 /// characters).
-pub const MAX_RUN_ID_LEN: usize = 128;
+#[cfg(any(feature = "runtime", feature = "auth"))]
+pub(crate) const MAX_RUN_ID_LEN: usize = 128;
 
 /// Whether `id` is usable as an agent run id: 1 to 128 visible ASCII
 /// characters (no spaces, no control characters). Every source of a run id (a token's
 /// `run` claim, the agent host's header or call, the agent loop's request) is checked
-/// with it.
-///
-/// ```
-/// use erp_tools_core::valid_run_id;
-///
-/// assert!(valid_run_id("run-2026-07-01"));
-/// assert!(!valid_run_id("run with spaces"));
-/// assert!(!valid_run_id(""));
-/// assert!(!valid_run_id(&"r".repeat(129)));
-/// ```
-pub fn valid_run_id(id: &str) -> bool {
+/// with it ([`ToolCall::valid_run_id`](crate::ToolCall::valid_run_id) is its public form).
+#[cfg(any(feature = "runtime", feature = "auth"))]
+pub(crate) fn valid_run_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= MAX_RUN_ID_LEN && id.bytes().all(|b| b.is_ascii_graphic())
 }
 

@@ -30,10 +30,11 @@ pub type HandlerFuture<'a> =
     Pin<Box<dyn Future<Output = Result<HandlerOutput, ToolError>> + Send + 'a>>;
 
 /// A read handler with its arguments still as JSON (already validated against the schema).
-pub type ReadHandlerFn = for<'a> fn(&'a ToolContext, &'a ReadDb, Value) -> HandlerFuture<'a>;
+pub(crate) type ReadHandlerFn = for<'a> fn(&'a ToolContext, &'a ReadDb, Value) -> HandlerFuture<'a>;
 
 /// A draft handler with its arguments still as JSON (already validated against the schema).
-pub type DraftHandlerFn = for<'a> fn(&'a ToolContext, &'a mut DraftTx, Value) -> HandlerFuture<'a>;
+pub(crate) type DraftHandlerFn =
+    for<'a> fn(&'a ToolContext, &'a mut DraftTx, Value) -> HandlerFuture<'a>;
 
 /// The entry point the runtime calls. The tier decides which database handle the handler
 /// gets, so a read tool is never given a write handle.

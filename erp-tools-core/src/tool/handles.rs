@@ -111,7 +111,7 @@ impl ReadDb {
 /// retry). The key is `agent_run_id:client_ref`: the run id comes from the token or the
 /// agent host, so two runs never collide, and a retry inside one run always lands on the
 /// same key. The request hash is the sha256 of the canonical JSON of the *validated*
-/// arguments ([`canonical_hash`](crate::canonical_hash)): object key order does not matter,
+/// arguments ([`canonical_hash`](crate::validate::canonical_hash)): object key order does not matter,
 /// absent optional fields equal `null`, and decimals are compared as numbers (`"24"` and
 /// `"24.00"` are the same request).
 ///

@@ -53,6 +53,12 @@ pub trait ModelText {
 #[doc(hidden)]
 pub struct TextOf<'a, T>(pub &'a T);
 
+impl<T> std::fmt::Debug for TextOf<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TextOf")
+    }
+}
+
 #[doc(hidden)]
 pub trait Rendered {
     fn __erp_model_text(&self) -> Option<String>;

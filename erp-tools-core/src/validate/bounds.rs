@@ -5,7 +5,8 @@ use rust_decimal::Decimal;
 use serde_json::Value;
 
 use super::decimal::canonical_decimal;
-use super::{ArgumentProblem, push, text};
+use super::problems::{ArgumentProblem, push};
+use super::text;
 use crate::schema::Bounds;
 
 /// Checks a number; the problem's text when it is out of bounds.

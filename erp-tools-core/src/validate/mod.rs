@@ -9,7 +9,6 @@
 //! decimals are written in one canonical form) so that the idempotency hash of two
 //! equivalent calls is the same.
 
-use std::fmt;
 use std::str::FromStr;
 
 use serde_json::{Map, Value};
@@ -21,52 +20,19 @@ use crate::schema::{Bounds, Schema, SchemaKind, StringFormat};
 mod bounds;
 mod canonical;
 mod decimal;
+mod problems;
 pub(crate) mod text;
 
 use bounds::bounded_number;
 pub use canonical::{canonical_hash, canonical_json};
 use decimal::{decimal_from_number, decimal_from_str};
+use problems::push;
+pub use problems::{ArgumentErrors, ArgumentProblem};
 
 /// Longest string accepted in any argument, in characters.
 pub const MAX_STRING_CHARS: usize = 4_000;
 /// Most items accepted in any list argument.
 pub const MAX_ARRAY_ITEMS: usize = 500;
-
-/// One reason the arguments were refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ArgumentProblem {
-    /// Where, e.g. `lines[2].uom`; empty for the arguments object itself.
-    pub path: String,
-    /// What is wrong and what is allowed.
-    pub message: String,
-}
-
-/// Every reason the arguments were refused (at most a handful are collected).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ArgumentErrors {
-    /// The problems, in document order.
-    pub problems: Vec<ArgumentProblem>,
-}
-
-impl fmt::Display for ArgumentErrors {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, p) in self.problems.iter().enumerate() {
-            if i > 0 {
-                f.write_str(" ")?;
-            }
-            if p.path.is_empty() {
-                write!(f, "{}", p.message)?;
-            } else {
-                write!(f, "`{}`: {}", p.path, p.message)?;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for ArgumentErrors {}
-
-const MAX_PROBLEMS: usize = 8;
 
 /// Validates `value` against `schema` and returns the normalised arguments.
 pub fn validate(schema: &Schema, value: &Value) -> Result<Value, ArgumentErrors> {
@@ -76,15 +42,6 @@ pub fn validate(schema: &Schema, value: &Value) -> Result<Value, ArgumentErrors>
         Ok(out)
     } else {
         Err(ArgumentErrors { problems })
-    }
-}
-
-fn push(problems: &mut Vec<ArgumentProblem>, path: &str, message: String) {
-    if problems.len() < MAX_PROBLEMS {
-        problems.push(ArgumentProblem {
-            path: path.to_string(),
-            message,
-        });
     }
 }
 
@@ -353,7 +310,7 @@ fn quote_short(s: &str) -> String {
 }
 
 /// Longest unknown field name repeated in a message, in characters.
-pub const MAX_ECHOED_NAME_CHARS: usize = 64;
+pub(crate) const MAX_ECHOED_NAME_CHARS: usize = 64;
 
 /// An unknown field's name as a message repeats it: at most
 /// [`MAX_ECHOED_NAME_CHARS`] characters, control characters escaped.

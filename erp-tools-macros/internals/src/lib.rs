@@ -20,6 +20,6 @@
 //! change or remove any item, and only the version required by the matching
 //! `erp-tools-macros` and `erp-tools-core` is supported.
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub, missing_debug_implementations)]
 
 pub mod names;

@@ -8,14 +8,14 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Token};
 
-use super::{Entry, SpanOf, lit_str};
+use super::entry::{Entry, SpanOf, lit_str};
 use crate::errors::Errors;
 
 /// Every key `#[erp(..)]` accepts on an argument field.
-pub const BOUND_KEYS: &[&str] = &["min", "max", "positive", "len", "pattern"];
+pub(super) const BOUND_KEYS: &[&str] = &["min", "max", "positive", "len", "pattern"];
 
 /// A number written in a bound, as its decimal text (`-5`, `0.01`, `1000`).
-pub struct BoundNumber {
+pub(crate) struct BoundNumber {
     /// The decimal text, without underscores.
     pub text: String,
     /// Where it was written.
@@ -25,7 +25,7 @@ pub struct BoundNumber {
 /// The declared bounds of one field: `#[erp(min = 1, max = 1000)]`,
 /// `#[erp(positive)]`, `#[erp(len = 1..=40, pattern = "^[A-Z]+$")]`.
 #[derive(Default)]
-pub struct FieldBounds {
+pub(crate) struct FieldBounds {
     /// `min = <number>`: the smallest value allowed.
     pub min: Option<BoundNumber>,
     /// `max = <number>`: the largest value allowed.
@@ -42,7 +42,7 @@ pub struct FieldBounds {
 
 impl FieldBounds {
     /// Whether any bound was declared.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.min.is_none()
             && self.max.is_none()
             && self.positive.is_none()
@@ -55,7 +55,7 @@ const BOUND_EXAMPLE: &str = "`#[erp(min = 1, max = 1000)]`, `#[erp(positive)]` o
      `#[erp(len = 1..=40, pattern = \"^[A-Z0-9-]+$\")]`";
 
 /// Reads every `#[erp(..)]` on a field, reporting malformed ones.
-pub fn field_bounds(attrs: &[Attribute], errors: &mut Errors) -> FieldBounds {
+pub(crate) fn field_bounds(attrs: &[Attribute], errors: &mut Errors) -> FieldBounds {
     let mut out = FieldBounds::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("erp")) {
         out.span.get_or_insert(attr.path().span_of());

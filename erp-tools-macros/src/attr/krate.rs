@@ -8,14 +8,14 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{Attribute, LitStr, Token};
 
-use super::{Entry, lit_str};
+use super::entry::{Entry, lit_str};
 use crate::errors::Errors;
 
 /// How the key is written.
-pub const CRATE_EXAMPLE: &str = "`crate = \"my_reexport::erp_tools_core\"`";
+pub(super) const CRATE_EXAMPLE: &str = "`crate = \"my_reexport::erp_tools_core\"`";
 
 /// The path a `crate = ".."` value names, or the error for one that is not a path.
-pub fn crate_path(value: &LitStr, errors: &mut Errors) -> Option<syn::Path> {
+pub(crate) fn crate_path(value: &LitStr, errors: &mut Errors) -> Option<syn::Path> {
     match value.parse::<syn::Path>() {
         Ok(path) => Some(path),
         Err(_) => {
@@ -32,7 +32,7 @@ pub fn crate_path(value: &LitStr, errors: &mut Errors) -> Option<syn::Path> {
 
 /// Reads `#[erp(crate = "..")]` on an argument type; any other key there is reported
 /// (bounds go on fields).
-pub fn container_crate(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::Path> {
+pub(crate) fn container_crate(attrs: &[Attribute], errors: &mut Errors) -> Option<syn::Path> {
     let mut out = None;
     for attr in attrs.iter().filter(|a| a.path().is_ident("erp")) {
         let entries = match &attr.meta {
@@ -74,7 +74,11 @@ fn misplaced() -> String {
 
 /// Reads the arguments of `#[tool_args(..)]` or `#[tool_output(..)]`: nothing, or
 /// `crate = ".."`.
-pub fn derive_attr_crate(name: &str, tokens: TokenStream, errors: &mut Errors) -> Option<LitStr> {
+pub(crate) fn derive_attr_crate(
+    name: &str,
+    tokens: TokenStream,
+    errors: &mut Errors,
+) -> Option<LitStr> {
     if tokens.is_empty() {
         return None;
     }

@@ -7,62 +7,22 @@
 //! keys, a value of the wrong kind) and leave what the values mean to `valid/`.
 
 mod bounds;
+mod entry;
 mod krate;
 mod serde;
 mod tool;
 
-use proc_macro2::Span;
-use syn::ext::IdentExt;
-use syn::parse::{Parse, ParseStream};
-use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitStr, Token};
+use syn::Attribute;
 
-pub use bounds::{FieldBounds, field_bounds};
-pub use krate::{container_crate, crate_path, derive_attr_crate};
-pub use serde::{SerdeContainer, SerdeField, SerdeItem};
-pub use tool::{ToolAttr, parse_tool_attr};
+use entry::lit_str;
 
-struct Entry {
-    key: Ident,
-    value: Option<Expr>,
-}
-
-impl Parse for Entry {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
-        let key = Ident::parse_any(input)?;
-        let value = if input.peek(Token![=]) {
-            input.parse::<Token![=]>()?;
-            Some(input.parse()?)
-        } else {
-            None
-        };
-        Ok(Entry { key, value })
-    }
-}
-
-fn lit_str(value: &Expr) -> Option<LitStr> {
-    match value {
-        Expr::Lit(ExprLit {
-            lit: Lit::Str(s), ..
-        }) => Some(s.clone()),
-        _ => None,
-    }
-}
-
-trait SpanOf {
-    fn span_of(&self) -> Span;
-}
-
-impl SpanOf for syn::Path {
-    fn span_of(&self) -> Span {
-        self.segments
-            .first()
-            .map(|s| s.ident.span())
-            .unwrap_or_else(Span::call_site)
-    }
-}
+pub(crate) use bounds::{FieldBounds, field_bounds};
+pub(crate) use krate::{container_crate, crate_path, derive_attr_crate};
+pub(crate) use serde::{SerdeContainer, SerdeField, SerdeItem};
+pub(crate) use tool::{ToolAttr, parse_tool_attr};
 
 /// The doc comment on an item, one entry per `///` line.
-pub fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
+pub(crate) fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
     let mut out = Vec::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
         if let syn::Meta::NameValue(nv) = &attr.meta

@@ -5,10 +5,10 @@ use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::{Attribute, Expr, LitStr, Token};
 
-use super::{SpanOf, lit_str};
+use super::entry::{SpanOf, lit_str};
 
 /// One `key`, `key = "..."` or `key(a = "..", ..)` inside `#[serde(..)]`.
-pub struct SerdeItem {
+pub(crate) struct SerdeItem {
     /// The key, e.g. `rename`.
     pub key: String,
     /// Where the key was written.
@@ -25,14 +25,14 @@ pub struct SerdeItem {
 
 impl SerdeItem {
     /// Whether the key was written alone, as a flag (`default`, `flatten`).
-    pub fn is_flag(&self) -> bool {
+    pub(crate) fn is_flag(&self) -> bool {
         !self.nested && !self.assigned
     }
 }
 
 /// Reads every `#[serde(..)]` item. Malformed serde attributes are left for serde's own
 /// derive to report, so they are skipped here without an error.
-pub fn serde_items(attrs: &[Attribute]) -> Vec<SerdeItem> {
+pub(super) fn serde_items(attrs: &[Attribute]) -> Vec<SerdeItem> {
     let mut out = Vec::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         let _ = attr.parse_nested_meta(|meta| {
@@ -74,7 +74,7 @@ pub fn serde_items(attrs: &[Attribute]) -> Vec<SerdeItem> {
 
 /// The serde attributes of a struct or enum that matter for wire names.
 #[derive(Default)]
-pub struct SerdeContainer {
+pub(crate) struct SerdeContainer {
     /// `rename_all = ".."` (or its `deserialize` half).
     pub rename_all: Option<RenameRule>,
     /// `transparent` (not supported on argument types).
@@ -85,7 +85,7 @@ pub struct SerdeContainer {
 
 impl SerdeContainer {
     /// Reads the container attributes.
-    pub fn from_attrs(attrs: &[Attribute]) -> Self {
+    pub(crate) fn from_attrs(attrs: &[Attribute]) -> Self {
         let mut out = SerdeContainer::default();
         for item in serde_items(attrs) {
             match item.key.as_str() {
@@ -110,7 +110,7 @@ impl SerdeContainer {
 
 /// The serde attributes of a field that matter for the schema and the checks.
 #[derive(Default)]
-pub struct SerdeField {
+pub(crate) struct SerdeField {
     /// `rename = ".."` (or its `deserialize` half).
     pub rename: Option<LitStr>,
     /// Every `alias = ".."`.
@@ -125,7 +125,7 @@ pub struct SerdeField {
 
 impl SerdeField {
     /// Reads a field's (or a variant's) attributes.
-    pub fn from_attrs(attrs: &[Attribute]) -> Self {
+    pub(crate) fn from_attrs(attrs: &[Attribute]) -> Self {
         let mut out = SerdeField::default();
         for item in serde_items(attrs) {
             match item.key.as_str() {

@@ -8,13 +8,14 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{Expr, ExprArray, ExprLit, Lit, LitBool, LitStr, Token};
 
+use super::entry::{Entry, lit_str};
 use super::krate::CRATE_EXAMPLE;
-use super::{Entry, crate_path, lit_str};
+use super::krate::crate_path;
 use crate::errors::Errors;
 
 /// Every key `#[erp_tool]` accepts besides `crate = ".."` (the rarely needed path to
 /// erp-tools-core, left out of the "valid keys" lists).
-pub const TOOL_KEYS: &[&str] = &[
+pub(super) const TOOL_KEYS: &[&str] = &[
     "module",
     "tier",
     "scopes",
@@ -27,7 +28,7 @@ pub const TOOL_KEYS: &[&str] = &[
 
 /// The keys of one `#[erp_tool(..)]`, as written.
 #[derive(Default)]
-pub struct ToolAttr {
+pub(crate) struct ToolAttr {
     /// `module = ".."`.
     pub module: Option<LitStr>,
     /// `tier = ".."`.
@@ -54,7 +55,7 @@ pub struct ToolAttr {
 }
 
 /// `scopes = [..]` with the list's own tokens kept for spans.
-pub struct ScopeList {
+pub(crate) struct ScopeList {
     /// The whole `[..]`.
     pub tokens: TokenStream,
     /// The scope strings.
@@ -62,7 +63,7 @@ pub struct ScopeList {
 }
 
 /// Reads `#[erp_tool(..)]`'s tokens.
-pub fn parse_tool_attr(tokens: TokenStream, errors: &mut Errors) -> ToolAttr {
+pub(crate) fn parse_tool_attr(tokens: TokenStream, errors: &mut Errors) -> ToolAttr {
     let mut attr = ToolAttr::default();
     let entries = match Punctuated::<Entry, Token![,]>::parse_terminated.parse2(tokens) {
         Ok(entries) => entries,

@@ -6,14 +6,14 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::DeriveInput;
 use syn::spanned::Spanned;
 
-use super::{private, respan};
+use super::paths::{private, respan};
 use crate::ast::{ArgsInput, Field, Shape};
 use crate::attr::FieldBounds;
 use crate::errors::Errors;
 use crate::valid::{self, ArgsPlan};
 
 /// `#[derive(ToolArgs)]`.
-pub fn derive(input: &DeriveInput) -> TokenStream {
+pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     let mut errors = Errors::default();
     let model = ArgsInput::from_syn(input, &mut errors);
     let plan = valid::check_args(&model, &mut errors);

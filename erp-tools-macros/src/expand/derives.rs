@@ -6,12 +6,12 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::private;
+use super::paths::private;
 use crate::attr::{crate_path, derive_attr_crate};
 use crate::errors::Errors;
 
 /// `#[tool_args]`: `#[derive(Deserialize, ToolArgs)]` with serde from erp-tools-core.
-pub fn tool_args(attr: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn tool_args(attr: TokenStream, item: TokenStream) -> TokenStream {
     with_derives("tool_args", attr, item, |private, krate| {
         let erp = krate.map(|k| quote!(#[erp(crate = #k)]));
         quote! {
@@ -23,7 +23,7 @@ pub fn tool_args(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// `#[tool_output]`: `#[derive(Serialize, JsonSchema)]` with serde and schemars from
 /// erp-tools-core.
-pub fn tool_output(attr: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn tool_output(attr: TokenStream, item: TokenStream) -> TokenStream {
     with_derives("tool_output", attr, item, |private, _| {
         let schemars = format!("{}::schemars", path_text(private));
         quote! {

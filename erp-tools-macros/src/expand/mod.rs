@@ -5,37 +5,14 @@
 //! compile against it), prefixes its own items `__erp_tool_` and hides them from docs, so it
 //! compiles next to any user code (see the hygiene test).
 
-use proc_macro2::{Span, TokenStream};
-use quote::quote;
-
 mod args;
 mod derives;
+mod paths;
 mod tool;
 
-pub use args::derive;
-pub use derives::{tool_args, tool_output};
-pub use tool::tool;
-
-/// The hidden module every generated path starts with: `::erp_tools_core::__private_0_1_0`,
-/// or `<path>::__private_0_1_0` under a `crate = "<path>"` override.
-fn private(krate: Option<&syn::Path>) -> TokenStream {
-    match krate {
-        Some(path) => quote!(#path::__private_0_1_0),
-        None => quote!(::erp_tools_core::__private_0_1_0),
-    }
-}
-
-/// The same path with every token at `span`, for a path written inside
-/// `quote_spanned!`: the compiler words some errors by where the path was written.
-fn respan(path: &TokenStream, span: Span) -> TokenStream {
-    path.clone()
-        .into_iter()
-        .map(|mut t| {
-            t.set_span(span);
-            t
-        })
-        .collect()
-}
+pub(crate) use args::derive;
+pub(crate) use derives::{tool_args, tool_output};
+pub(crate) use tool::tool;
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{ItemFn, Type};
 
-use super::{private, respan};
+use super::paths::{private, respan};
 use crate::ast::ToolFn;
 use crate::attr::parse_tool_attr;
 use crate::errors::Errors;
@@ -17,7 +17,7 @@ use crate::valid::{self, Tier, ToolPlan};
 const MAX_SCHEMA_DEPTH: usize = 6;
 
 /// `#[erp_tool(..)]`.
-pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let func: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {

@@ -5,15 +5,17 @@ use erp_tools_internals::names::{self, DraftForbidden};
 use proc_macro2::TokenStream;
 use syn::Type;
 
-use super::{type_string, valid_key};
+use erp_tools_internals::names::valid_key;
+
+use super::types::type_string;
 use crate::ast::{ArgsInput, Field, Shape, last_ident, type_args};
 use crate::errors::Errors;
 
 /// Wire name of the idempotency field every draft tool's arguments carry.
-pub const CLIENT_REF: &str = "client_ref";
+pub(crate) const CLIENT_REF: &str = "client_ref";
 
 /// What the derive generates beyond the schema: the draft-only field checks.
-pub struct ArgsPlan {
+pub(crate) struct ArgsPlan {
     /// For each field a draft tool may not take: where to report it, the message, and
     /// the field's Rust name.
     pub draft_checks: Vec<(TokenStream, String, String)>,
@@ -25,7 +27,7 @@ pub struct ArgsPlan {
 }
 
 /// A field named for a unit or currency, checked on its type's `ToolArgs` constants.
-pub struct UnitField {
+pub(crate) struct UnitField {
     /// The field's Rust name.
     pub ident: syn::Ident,
     /// The field's type.
@@ -37,7 +39,7 @@ pub struct UnitField {
 }
 
 /// Checks a type deriving `ToolArgs`.
-pub fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
+pub(crate) fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
     let mut plan = ArgsPlan {
         draft_checks: Vec::new(),
         own_client_ref: false,

@@ -10,7 +10,7 @@ use crate::ast::Field;
 use crate::errors::Errors;
 
 /// Checks one field's bounds.
-pub fn check_bounds(field: &Field, errors: &mut Errors) {
+pub(super) fn check_bounds(field: &Field, errors: &mut Errors) {
     let b = &field.bounds;
     if b.is_empty() {
         return;
@@ -98,7 +98,7 @@ pub fn check_bounds(field: &Field, errors: &mut Errors) {
 }
 
 /// Compares two plain decimal texts (`-5`, `0.25`, `1000`) exactly.
-pub fn compare(a: &str, b: &str) -> Ordering {
+pub(super) fn compare(a: &str, b: &str) -> Ordering {
     fn parts(s: &str) -> (bool, String, String) {
         let (neg, body) = match s.strip_prefix('-') {
             Some(rest) => (true, rest),

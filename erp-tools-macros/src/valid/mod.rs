@@ -10,29 +10,11 @@ mod args;
 mod bounds;
 mod serde;
 mod signature;
+mod tier;
 mod tool;
+mod types;
 
-use quote::ToTokens;
-use syn::Type;
-
-pub use args::{ArgsPlan, CLIENT_REF, check_args};
-pub use tool::{Tier, ToolPlan, check_tool};
-
-pub use erp_tools_internals::names::valid_key;
-
-/// A type as the user wrote it, for messages.
-pub fn type_string(ty: &Type) -> String {
-    let mut s = ty.to_token_stream().to_string();
-    for (from, to) in [
-        (" :: ", "::"),
-        (":: ", "::"),
-        (" < ", "<"),
-        ("< ", "<"),
-        (" >", ">"),
-        (" ,", ","),
-        ("& ", "&"),
-    ] {
-        s = s.replace(from, to);
-    }
-    s
-}
+pub(crate) use args::{ArgsPlan, CLIENT_REF, check_args};
+pub(crate) use tier::Tier;
+pub(crate) use tool::{ToolPlan, check_tool};
+pub(crate) use types::type_string;

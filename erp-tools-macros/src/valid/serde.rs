@@ -51,7 +51,7 @@ const VARIANT_OK: &[&str] = &[
 ];
 
 /// Checks every serde attribute of the type, its fields and its variants.
-pub fn check_serde(input: &ArgsInput, errors: &mut Errors) {
+pub(super) fn check_serde(input: &ArgsInput, errors: &mut Errors) {
     let is_enum = matches!(input.original.data, syn::Data::Enum(_));
     for item in &input.container.items {
         if CONTAINER_OK.contains(&item.key.as_str()) || item.key == "transparent" {

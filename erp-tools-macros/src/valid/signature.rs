@@ -4,14 +4,14 @@
 
 use syn::{ReturnType, Type};
 
-use super::Tier;
-use super::type_string;
+use super::tier::Tier;
+use super::types::type_string;
 use crate::ast::{Param, ParamKind, RuntimeType, ToolFn, last_ident, type_args};
 use crate::errors::Errors;
 
 /// Checks the signature; returns whether the handler takes the database handle, its
 /// arguments type and its output type (the `T` of `Result<T, ToolError>`).
-pub fn check_signature<'a>(
+pub(super) fn check_signature<'a>(
     f: &ToolFn<'a>,
     tier: Option<Tier>,
     errors: &mut Errors,

@@ -5,24 +5,17 @@ use erp_tools_internals::names;
 use proc_macro2::Span;
 use syn::Type;
 
+use erp_tools_internals::names::valid_key;
+
 use super::signature::check_signature;
-use super::valid_key;
+use super::tier::Tier;
 use crate::ast::ToolFn;
 use crate::attr::ToolAttr;
 use crate::errors::Errors;
 use crate::json;
 
-/// The tier of a tool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tier {
-    /// `tier = "read"`
-    Read,
-    /// `tier = "draft"`
-    Draft,
-}
-
 /// Everything `#[erp_tool]` needs to generate, once the rules hold.
-pub struct ToolPlan<'a> {
+pub(crate) struct ToolPlan<'a> {
     /// Module (namespace).
     pub module: String,
     /// Tier.
@@ -82,7 +75,7 @@ const WRITE_VERBS: &[&str] = &[
 ];
 
 /// Checks the attribute and the function; returns the plan when every rule holds.
-pub fn check_tool<'a>(
+pub(crate) fn check_tool<'a>(
     attr: &ToolAttr,
     f: &ToolFn<'a>,
     errors: &mut Errors,
@@ -345,7 +338,7 @@ fn valid_scope(s: &str) -> bool {
 }
 
 /// Parses `"<path> <= <decimal>"`.
-pub fn parse_limit(text: &str) -> Option<(String, String)> {
+pub(super) fn parse_limit(text: &str) -> Option<(String, String)> {
     let (path, max) = text.split_once("<=")?;
     let (path, max) = (path.trim(), max.trim());
     let segment_ok = |seg: &str| {

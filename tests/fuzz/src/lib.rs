@@ -8,7 +8,8 @@
 #![allow(dead_code)]
 
 use erp_tools_core::prelude::*;
-use erp_tools_core::{Schema, Target};
+use erp_tools_core::Target;
+use erp_tools_core::schema::Schema;
 use serde_json::{Map, Value};
 
 include!("example_args.rs");

@@ -37,12 +37,12 @@ fn main() {
     let schema = <PoArgs as ToolArgs>::tool_schema();
     let line = json!({"item_code": "AB-1", "qty": 5, "uom": "PCS", "uom_factor": null, "units_per_box": 12});
     let ok = json!({"lines": [line], "adjustments": ["-5", 5.5], "order_uoms": null});
-    let normalised = erp_tools_core::validate_arguments(&schema, &ok).expect("valid");
+    let normalised = erp_tools_core::validate::validate(&schema, &ok).expect("valid");
     let args: PoArgs = erp_tools_core::__private_0_1_0::serde_json::from_value(normalised).unwrap();
     assert_eq!(args.lines[0].qty, Decimal::from(5));
     let bad = json!({"lines": [{"item_code": "ab-1", "qty": 0, "uom": "PCS", "uom_factor": 0,
         "units_per_box": 1}], "adjustments": ["6"], "order_uoms": null});
-    let e = erp_tools_core::validate_arguments(&schema, &bad)
+    let e = erp_tools_core::validate::validate(&schema, &bad)
         .unwrap_err()
         .to_string();
     for says in [

@@ -34,7 +34,7 @@ fn main() {
     let e = <Priority as erp_tools_core::ToolArgs>::tool_schema();
     assert_eq!(
         e.kind,
-        erp_tools_core::SchemaKind::Enum(vec![
+        erp_tools_core::schema::SchemaKind::Enum(vec![
             "RIGHT-NOW".into(),
             "LATER".into(),
             "whenever".into()

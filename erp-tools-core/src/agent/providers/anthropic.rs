@@ -13,7 +13,7 @@ use crate::agent::model::{Message, ModelAction, ModelError, ResultStatus, ToolSp
 use crate::registry::ToolRegistry;
 
 /// The API version every request names (`anthropic-version`).
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub(super) const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 static API: Api = Api {
     provider: "Anthropic",
@@ -29,7 +29,7 @@ static API: Api = Api {
 /// request, every earlier call as a `tool_use` block of an assistant message and its
 /// result as a `tool_result` block of the next user message (the wrapped,
 /// untrusted-data text; `is_error` for refused and failed calls), and the tools as the
-/// registry's strict export ([`anthropic_tools`](crate::anthropic_tools), `"strict":
+/// registry's strict export ([`anthropic_tools`](crate::export::anthropic_tools), `"strict":
 /// true`), kept to the tools the caller may use. Headers: `x-api-key`,
 /// `anthropic-version: 2023-06-01`, and `anthropic-beta` if [`beta`](Self::beta) names one.
 ///
@@ -215,7 +215,7 @@ impl AnthropicModel {
 
 /// The registry's Anthropic export, kept to the offered tools.
 fn tools_json(registry: &ToolRegistry, tools: &[ToolSpec]) -> Value {
-    let mut export = crate::registry::export::anthropic_tools(registry);
+    let mut export = crate::export::anthropic_tools(registry);
     if let Value::Array(entries) = &mut export {
         entries.retain(|t| t["name"].as_str().is_some_and(|n| offered(tools, n)));
     }

@@ -4,7 +4,7 @@
 //! Both adapters:
 //!
 //! - offer the model the registry's own strict exports
-//!   ([`openai_tools`](crate::openai_tools), [`anthropic_tools`](crate::anthropic_tools)),
+//!   ([`openai_tools`](crate::export::openai_tools), [`anthropic_tools`](crate::export::anthropic_tools)),
 //!   kept to the tools the loop offers, which are the caller's (its scopes only);
 //! - send the run's system message (the application's prompt plus the policy's rules for
 //!   the caller) as the provider's system prompt;

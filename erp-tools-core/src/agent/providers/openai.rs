@@ -26,7 +26,7 @@ static API: Api = Api {
 /// system message as `instructions`, the user's request, every earlier call as a
 /// `function_call` item and its result as a `function_call_output` item (the wrapped,
 /// untrusted-data text), and the tools as the registry's strict export
-/// ([`openai_tools`](crate::openai_tools): one `namespace` per module with deferred,
+/// ([`openai_tools`](crate::export::openai_tools): one `namespace` per module with deferred,
 /// strict functions, plus `tool_search`), kept to the tools the caller may use. The tool
 /// search items of an answer are sent back before its calls on the next turn, as long as
 /// the same `OpenAiModel` drives the run (a run resumed in another process sends only the
@@ -219,7 +219,7 @@ impl OpenAiModel {
 /// The registry's OpenAI export, kept to the offered tools (namespaces left empty are
 /// dropped; `tool_search` stays).
 fn tools_json(registry: &ToolRegistry, tools: &[ToolSpec]) -> Value {
-    let mut export = crate::registry::export::openai_tools(registry);
+    let mut export = crate::export::openai_tools(registry);
     if let Value::Array(entries) = &mut export {
         for entry in entries.iter_mut() {
             if let Some(Value::Array(functions)) = entry.get_mut("tools") {

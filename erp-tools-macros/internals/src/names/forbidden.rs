@@ -1,7 +1,7 @@
 //! The classifier that decides whether a wire name may be a tool argument, and the
 //! compile errors it words.
 
-use super::segments;
+use super::rename::segments;
 
 /// Whether a tool name or property key is safe on every provider: `^[a-zA-Z0-9_-]{1,64}$`.
 pub fn valid_key(name: &str) -> bool {

@@ -1,6 +1,6 @@
 //! Text helpers: "did you mean" suggestions, titles and doc-comment descriptions.
 
-use super::segments;
+use super::rename::segments;
 
 /// Edit distance between two short strings, counting a swap of neighbours as one edit
 /// (for "did you mean" suggestions: `titel` is one edit from `title`).

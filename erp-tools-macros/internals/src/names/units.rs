@@ -1,6 +1,6 @@
 //! Unit and currency words in a wire name.
 
-use super::segments;
+use super::rename::segments;
 
 /// What a unit or currency word in a wire name refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -79,7 +79,8 @@ impl ToolReport {
 /// # async fn get_stock(ctx: &ToolContext, args: StockArgs) -> Result<Stock, ToolError> {
 /// #     Ok(Stock { on_hand: Decimal::ZERO })
 /// # }
-/// use erp_tools_core::{SurfaceReport, ToolRegistry};
+/// use erp_tools_core::ToolRegistry;
+/// use erp_tools_core::report::SurfaceReport;
 ///
 /// let registry = ToolRegistry::builder()
 ///     .module("inventory", "Stock per warehouse. Read only.")
