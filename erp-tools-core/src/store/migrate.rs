@@ -168,6 +168,7 @@ pub(crate) async fn applied(pool: &sqlx::AnyPool) -> Result<Vec<String>, StoreEr
 
 /// The versions applied to the main database, read on any of its pools (on SQLite the
 /// audit file, attached to the read pool, has a migrations table of its own).
+#[cfg(feature = "mcp-http")]
 pub(crate) async fn applied_on_main(
     pool: &sqlx::AnyPool,
     backend: Backend,
@@ -181,6 +182,7 @@ pub(crate) async fn applied_on_main(
 }
 
 /// How many framework migrations `pool`'s database has not applied.
+#[cfg(feature = "mcp-http")]
 pub(crate) async fn pending_framework(
     pool: &sqlx::AnyPool,
     backend: Backend,

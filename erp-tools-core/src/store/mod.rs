@@ -364,6 +364,7 @@ impl Database {
 
     /// How many framework migrations are not applied (checked on the read pool, so a
     /// busy writer does not delay it; what `/readyz` checks).
+    #[cfg(feature = "mcp-http")]
     pub(crate) async fn framework_migrations_pending(&self) -> Result<usize, StoreError> {
         migrate::pending_framework(self.inner.read.pool(), self.inner.backend).await
     }

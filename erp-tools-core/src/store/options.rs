@@ -110,6 +110,7 @@ impl DatabaseOptions {
     }
 
     /// The `PRAGMA synchronous` value of SQLite's writer connections.
+    #[cfg(feature = "sqlite")]
     pub(crate) fn sqlite_synchronous(&self) -> &'static str {
         if self.sqlite_synchronous_normal {
             "NORMAL"

@@ -6,12 +6,14 @@
 //! now; the check and the advance are one statement, so concurrent calls on any number
 //! of replicas never take more than the burst plus the rate between them.
 
+#[cfg(feature = "mcp-http")]
 use std::time::Duration;
 
 use sqlx::AnyPool;
 
 /// One statement: advance the bucket of `$1` by `$2` seconds if it stays within `$3`
 /// seconds of now (a new bucket starts at now); returns a row when the call is allowed.
+#[cfg(feature = "mcp-http")]
 const TAKE: &str = "INSERT INTO erp_rate_buckets AS b (key, tat) \
      VALUES ($1, extract(epoch from clock_timestamp())::float8 + $2) \
      ON CONFLICT (key) DO UPDATE \
@@ -22,6 +24,7 @@ const TAKE: &str = "INSERT INTO erp_rate_buckets AS b (key, tat) \
 
 /// Takes one call from the bucket of `key`: `Ok(Ok(()))` when allowed, `Ok(Err(wait))`
 /// when over the limit (how long until a call is allowed again).
+#[cfg(feature = "mcp-http")]
 pub(crate) async fn take(
     pool: &AnyPool,
     key: &str,

@@ -2,7 +2,7 @@
 //! order of keys never changes the text or the hash.
 #![no_main]
 
-use erp_tools_core::{canonical_hash, canonical_json};
+use erp_tools_core::validate::{canonical_hash, canonical_json};
 use erp_tools_fuzz::reversed;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;

@@ -6,7 +6,8 @@
 
 use std::sync::{LazyLock, Once};
 
-use erp_tools_core::{Target, canonical_hash, canonical_json, validate_arguments};
+use erp_tools_core::Target;
+use erp_tools_core::validate::{canonical_hash, canonical_json, validate as validate_arguments};
 use erp_tools_fuzz::{Tool, rendered, reversed, tools};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
