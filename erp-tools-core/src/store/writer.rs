@@ -10,7 +10,8 @@
 //!   result is held until [`PendingRow::durable`] returns the row's id. A draft waits for
 //!   the same before its transaction commits. "Durable" is what a commit means on the
 //!   backend: PostgreSQL with `synchronous_commit` as configured, SQLite in WAL mode with
-//!   `synchronous = NORMAL` (survives a crash of the process).
+//!   `synchronous = FULL` by default (survives a crash of the process and of the
+//!   operating system; see the README's "What survives what").
 //! - **Every call ends with exactly one finished audit row.** The final outcome is
 //!   written on the same row: by the draft's own transaction (PostgreSQL), by the writer
 //!   after the call (reads, failed drafts, SQLite drafts), or folded into the attempt row
@@ -34,9 +35,9 @@
 //! Rows whose outcome is not waited for (outcome updates) are committed lazily on
 //! PostgreSQL: a batch holding only such rows waits up to [`LAZY_DELAY`] for a row someone
 //! waits for, so a lone caller's outcome update rides with its next call's attempt row
-//! and one commit (one WAL flush) serves both. On SQLite (WAL, `synchronous = NORMAL`: a
-//! commit is not flushed to disk) a lone update is committed at once as its own statement,
-//! which costs less than the `BEGIN` and `COMMIT` a shared transaction would add.
+//! and one commit (one WAL flush) serves both. On SQLite a lone update is committed at once
+//! as its own statement, which costs less than the `BEGIN` and `COMMIT` a shared
+//! transaction would add.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -58,8 +59,12 @@ pub(crate) const MAX_BATCH: usize = 512;
 /// PostgreSQL (on SQLite it does not wait).
 pub(crate) const LAZY_DELAY: Duration = Duration::from_millis(2);
 /// How often an outcome update of a failed batch is retried before it is left to the
-/// recovery pass (logged as an error).
-const FINISH_RETRIES: u32 = 5;
+/// recovery pass (logged as an error). The writer waits 20 ms before the first retry and
+/// twice as long before each next one (at most [`MAX_RETRY_WAIT`]), so a database that
+/// drops its connections several times in a row (a failover) still gets every update.
+const FINISH_RETRIES: u32 = 8;
+/// The longest wait between two retries of a failed batch's outcome updates.
+const MAX_RETRY_WAIT: Duration = Duration::from_millis(640);
 
 /// What a caller waits on for its row: the id once committed, or why it was not.
 type Ack = oneshot::Sender<Result<AuditId, String>>;
@@ -293,13 +298,28 @@ async fn run(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
                         );
                     }
                 }
-                if !retry.is_empty() {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
+                let tries = retry
+                    .iter()
+                    .filter_map(|job| match job {
+                        Job::Finish { tries, .. } => Some(*tries),
+                        _ => None,
+                    })
+                    .max();
+                if let Some(tries) = tries {
+                    let wait = Duration::from_millis(20) * 2u32.saturating_pow(tries - 1);
+                    tokio::time::sleep(wait.min(MAX_RETRY_WAIT)).await;
                 }
             }
         }
-        for done in flushed {
-            let _ = done.send(());
+        // A flush is answered once everything queued before it is committed: after a
+        // failed batch, that includes the outcome updates being retried, so its waiters
+        // are answered with them.
+        if retry.is_empty() {
+            for done in flushed {
+                let _ = done.send(());
+            }
+        } else {
+            retry.extend(flushed.into_iter().map(Job::Flush));
         }
     }
     for done in stopping {
