@@ -296,7 +296,6 @@ impl ErpMcpServer {
             let Some(question) = outcome.input_request() else {
                 return Ok(call_tool_result(outcome).into());
             };
-            prepared = runtime.prepare(&caller.principal, call.clone());
             match Asking::of(&context) {
                 Asking::InputRequired => {
                     let state = self.states.seal(&binding, &question, &answers);
@@ -308,6 +307,8 @@ impl ErpMcpServer {
                 }
                 Asking::Elicitation if rounds < MAX_ELICITATION_ROUNDS => {
                     rounds += 1;
+                    // The call runs again with the answer (or is refused without one).
+                    prepared = runtime.prepare(&caller.principal, call.clone());
                     let asked = context
                         .peer
                         .create_elicitation_with_timeout(
