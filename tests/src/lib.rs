@@ -4,6 +4,8 @@
 //!   declared with `#[erp_tool]`, its tables and seed rows, and [`app::App`], the
 //!   application served on one database;
 //! - [`db`]: throw-away databases, a SQLite file or a PostgreSQL schema of its own;
+//! - [`drafts`]: purchase order drafts sent to a running example server over HTTP (the
+//!   crash and replica harnesses' client);
 //! - [`principals`]: the people who call the tools (buyer, warehouse clerk, a buyer of the
 //!   other branch, ...);
 //! - [`ids`]: unique run ids and name suffixes;
@@ -12,6 +14,7 @@
 //! - [`exports`]: a registry's tools as each provider is shown them, checked;
 //! - [`http`]: the MCP server over streamable HTTP, its clients and raw requests;
 //! - [`agent`]: scripted-model helpers for the agent loop;
+//! - [`proxy`]: a round-robin TCP proxy in front of several servers, as a load balancer;
 //! - [`identity`]: a fake OpenID provider (discovery, a rotatable JWKS, signed tokens);
 //! - [`review`]: the review console served on 127.0.0.1, and a reviewer's cookie-keeping
 //!   client.
@@ -22,6 +25,7 @@
 pub mod agent;
 pub mod app;
 pub mod db;
+pub mod drafts;
 pub mod exports;
 pub mod http;
 pub mod identity;
@@ -29,6 +33,7 @@ pub mod ids;
 pub mod mcp;
 pub mod principals;
 pub mod provider_fixture;
+pub mod proxy;
 pub mod review;
 
 /// Runs `$scenario(&TestDb)` on SQLite and on PostgreSQL as two tests, `$name::sqlite` and

@@ -130,14 +130,26 @@ pub struct Browser {
 impl Browser {
     /// A browser with no cookies, on the console at `base`.
     pub fn new(server: &ReviewServer) -> Browser {
+        Browser::at(&server.base)
+    }
+
+    /// A browser with no cookies, on the console mounted at `base` (e.g.
+    /// `http://127.0.0.1:8765/review`).
+    pub fn at(base: &str) -> Browser {
         Browser {
-            base: server.base.clone(),
+            base: base.to_string(),
             client: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap(),
             cookies: Default::default(),
         }
+    }
+
+    /// Points the browser at the console mounted at `base`, keeping its cookies (the same
+    /// reviewer on another replica).
+    pub fn go_to(&mut self, base: &str) {
+        self.base = base.to_string();
     }
 
     fn cookie_header(&self) -> String {

@@ -107,7 +107,7 @@ pub(super) async fn sign_in(
         );
     }
     let now = now_secs();
-    let Some(id) = c.sessions.start(principal, expires) else {
+    let Some(id) = c.sessions.start(principal, expires).await else {
         return c.message(
             StatusCode::SERVICE_UNAVAILABLE,
             "Cannot sign in now",
@@ -145,13 +145,13 @@ pub(super) async fn sign_out(
     headers: HeaderMap,
     Form(form): Form<CsrfForm>,
 ) -> Response {
-    let Some(session) = c.sessions.current(&headers) else {
+    let Some(session) = c.sessions.current(&headers).await else {
         return Redirect::to(&format!("{}/sign-in", c.base())).into_response();
     };
     if !same_secret(&session.csrf, form.csrf.trim()) {
         return c.csrf_refused();
     }
-    c.sessions.end(&headers);
+    c.sessions.end(&headers).await;
     let clear = set_cookie(SESSION_COOKIE, "", c.base(), 0, c.config.secure_cookie);
     let mut response = Redirect::to(&format!("{}/sign-in", c.base())).into_response();
     if let Ok(v) = clear.parse() {

@@ -17,7 +17,8 @@
 //! must grant [`REVIEW_READ`]; deciding needs [`REVIEW_APPROVE`] too, and nobody decides an
 //! action proposed on their own behalf. The session is an opaque id in an `HttpOnly`,
 //! `SameSite=Strict` cookie that expires with the token; sessions are kept in the
-//! server's memory (a restart signs reviewers out). Every form carries a CSRF token, and
+//! database (a restart keeps reviewers signed in; every replica of one database shares
+//! them; signing out ends the session on all). Every form carries a CSRF token, and
 //! a POST without the session's token is refused. A reviewer sees the runs, drafts and
 //! approvals of their own branch only. Everything a model wrote (arguments, messages,
 //! results) is escaped: it renders as text, never as markup.

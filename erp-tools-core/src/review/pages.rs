@@ -28,6 +28,7 @@ impl FromRequestParts<Arc<Console>> for Reviewer {
     async fn from_request_parts(parts: &mut Parts, c: &Arc<Console>) -> Result<Self, Response> {
         c.sessions
             .current(&parts.headers)
+            .await
             .map(Reviewer)
             .ok_or_else(|| c.to_sign_in())
     }
@@ -42,10 +43,11 @@ pub(super) struct Console {
 
 impl Console {
     pub(super) fn new(config: ReviewConfig) -> Self {
+        let sessions = Sessions::new(config.database().clone());
         Console {
             config,
             env: render::environment(),
-            sessions: Sessions::default(),
+            sessions,
         }
     }
 
@@ -409,7 +411,7 @@ async fn decide(
     form: DecisionForm,
     decision: ApprovalStatus,
 ) -> Response {
-    let Some(session) = c.sessions.current(&headers) else {
+    let Some(session) = c.sessions.current(&headers).await else {
         return c.to_sign_in();
     };
     if !same_secret(&session.csrf, form.csrf.trim()) {
@@ -466,7 +468,7 @@ async fn decide(
             Err(e) => notice.push_str(&format!(" Resuming the run failed: {e}")),
         }
     }
-    c.sessions.notify(&headers, notice);
+    c.sessions.notify(&headers, notice).await;
     Redirect::to(&c.run_href(&decided.run_id)).into_response()
 }
 

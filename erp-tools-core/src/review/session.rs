@@ -1,13 +1,16 @@
 //! Sessions of signed-in reviewers: an opaque random id in an `HttpOnly`,
-//! `SameSite=Strict` cookie, the principal and a CSRF token kept server-side, expiring
-//! with the token the reviewer signed in with.
+//! `SameSite=Strict` cookie; the principal and a CSRF token kept in the database
+//! (`erp_review_sessions`, keyed by the id's SHA-256), so every replica of one database
+//! knows every session and signing out ends it on all of them. A session expires with the
+//! token the reviewer signed in with.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::http::HeaderMap;
+use sha2::{Digest, Sha256};
 
+use crate::store::Database;
+use crate::store::review_sessions::{self as sql, SessionRow};
 use crate::tool::context::Principal;
 
 /// Cookie holding the session id.
@@ -16,92 +19,97 @@ pub(super) const SESSION_COOKIE: &str = "erp_review_session";
 pub(super) const SIGN_IN_COOKIE: &str = "erp_review_sign_in";
 /// How long a sign-in form stays valid, in seconds.
 pub(super) const SIGN_IN_TTL_SECS: u64 = 15 * 60;
-/// Most sessions kept at once; expired ones are dropped first.
-const MAX_SESSIONS: usize = 10_000;
 
 /// One signed-in reviewer.
 #[derive(Clone, Debug)]
 pub(super) struct Session {
     pub principal: Principal,
-    /// The token's expiry, seconds since the Unix epoch.
-    pub expires: u64,
     pub csrf: String,
     /// A one-time message for the next page (the result of a decision).
     pub notice: Option<String>,
 }
 
-/// Sessions in this process's memory.
-#[derive(Default)]
+/// The console's sessions, in the database of its approval queue.
 pub(super) struct Sessions {
-    map: Mutex<HashMap<String, Session>>,
+    db: Database,
 }
 
 impl Sessions {
-    /// Starts a session for `principal` until `expires`; returns its id.
-    pub(super) fn start(&self, principal: Principal, expires: u64) -> Option<String> {
+    pub(super) fn new(db: Database) -> Self {
+        Sessions { db }
+    }
+
+    /// Starts a session for `principal` until `expires`; returns its id. `None` when no
+    /// random id could be drawn or the database refused the row (logged).
+    pub(super) async fn start(&self, principal: Principal, expires: u64) -> Option<String> {
         let id = random_token()?;
-        let csrf = random_token()?;
-        let mut map = self.map.lock().ok()?;
-        let now = now_secs();
-        if map.len() >= MAX_SESSIONS {
-            map.retain(|_, s| s.expires > now);
-        }
-        if map.len() >= MAX_SESSIONS {
-            // Still full of live sessions: drop the one closest to expiry.
-            if let Some(oldest) = map
-                .iter()
-                .min_by_key(|(_, s)| s.expires)
-                .map(|(k, _)| k.clone())
-            {
-                map.remove(&oldest);
+        let row = SessionRow {
+            principal: serde_json::to_string(&principal).ok()?,
+            csrf: random_token()?,
+            expires_at: secs(expires),
+            notice: None,
+        };
+        match sql::insert(self.db.pool(), &id_hash(&id), &row, secs(now_secs())).await {
+            Ok(()) => Some(id),
+            Err(e) => {
+                tracing::error!(error = %e, "review console: could not store a session");
+                None
             }
         }
-        map.insert(
-            id.clone(),
-            Session {
-                principal,
-                expires,
-                csrf,
-                notice: None,
-            },
-        );
-        Some(id)
     }
 
     /// The live session named by the request's cookie, taking its one-time notice.
-    pub(super) fn current(&self, headers: &HeaderMap) -> Option<Session> {
-        let id = cookie(headers, SESSION_COOKIE)?;
-        let mut map = self.map.lock().ok()?;
-        let now = now_secs();
-        match map.get_mut(&id) {
-            Some(s) if s.expires > now => {
-                let current = s.clone();
-                s.notice = None;
-                Some(current)
+    pub(super) async fn current(&self, headers: &HeaderMap) -> Option<Session> {
+        let hash = id_hash(&cookie(headers, SESSION_COOKIE)?);
+        let row = match sql::load(self.db.pool(), &hash, secs(now_secs())).await {
+            Ok(row) => row?,
+            Err(e) => {
+                tracing::error!(error = %e, "review console: could not read a session");
+                return None;
             }
-            Some(_) => {
-                map.remove(&id);
-                None
-            }
+        };
+        let principal = serde_json::from_str(&row.principal).ok()?;
+        let notice = match row.notice {
+            Some(n) => match sql::take_notice(self.db.pool(), &hash, &n).await {
+                Ok(true) => Some(n),
+                _ => None,
+            },
             None => None,
-        }
+        };
+        Some(Session {
+            principal,
+            csrf: row.csrf,
+            notice,
+        })
     }
 
     /// Leaves `notice` for the next page of the request's session.
-    pub(super) fn notify(&self, headers: &HeaderMap, notice: String) {
-        if let (Some(id), Ok(mut map)) = (cookie(headers, SESSION_COOKIE), self.map.lock())
-            && let Some(s) = map.get_mut(&id)
+    pub(super) async fn notify(&self, headers: &HeaderMap, notice: String) {
+        if let Some(id) = cookie(headers, SESSION_COOKIE)
+            && let Err(e) = sql::set_notice(self.db.pool(), &id_hash(&id), &notice).await
         {
-            s.notice = Some(notice);
+            tracing::warn!(error = %e, "review console: could not keep a notice");
         }
     }
 
-    /// Ends the request's session.
-    pub(super) fn end(&self, headers: &HeaderMap) {
-        if let (Some(id), Ok(mut map)) = (cookie(headers, SESSION_COOKIE), self.map.lock()) {
-            map.remove(&id);
+    /// Ends the request's session, on every replica.
+    pub(super) async fn end(&self, headers: &HeaderMap) {
+        if let Some(id) = cookie(headers, SESSION_COOKIE)
+            && let Err(e) = sql::delete(self.db.pool(), &id_hash(&id)).await
+        {
+            tracing::error!(error = %e, "review console: could not end a session");
         }
     }
+}
+
+/// The stored key of a session id: its SHA-256, hex.
+fn id_hash(id: &str) -> String {
+    hex::encode(Sha256::digest(id.as_bytes()))
+}
+
+/// Seconds as the database stores them.
+fn secs(s: u64) -> i64 {
+    i64::try_from(s).unwrap_or(i64::MAX)
 }
 
 /// 32 random bytes, hex: a session id or a CSRF token.
@@ -187,12 +195,13 @@ mod tests {
         );
     }
 
-    #[test]
-    fn expired_sessions_are_not_found() {
-        let sessions = Sessions::default();
+    #[tokio::test]
+    async fn sessions_live_in_the_database() {
+        let dir = std::env::temp_dir().join(format!("erp-review-sessions-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}", dir.join("s.db").display());
+        let db = Database::open(&url).await.unwrap();
         let p = Principal::builder("u", 1, "B").build();
-        let live = sessions.start(p.clone(), now_secs() + 60).unwrap();
-        let dead = sessions.start(p, now_secs() - 1).unwrap();
         let with = |id: &str| {
             let mut h = HeaderMap::new();
             h.insert(
@@ -201,8 +210,35 @@ mod tests {
             );
             h
         };
-        assert!(sessions.current(&with(&live)).is_some());
-        assert!(sessions.current(&with(&dead)).is_none());
-        assert!(sessions.current(&with("forged")).is_none());
+        let a = Sessions::new(db.clone());
+        let live = a.start(p.clone(), now_secs() + 60).await.unwrap();
+        let dead = a.start(p.clone(), now_secs() - 1).await.unwrap();
+        // Another console on the same database (another replica) knows the session.
+        let b = Sessions::new(db.clone());
+        let seen = b
+            .current(&with(&live))
+            .await
+            .expect("the session is shared");
+        assert_eq!(seen.principal, p);
+        assert!(b.current(&with(&dead)).await.is_none());
+        assert!(b.current(&with("forged")).await.is_none());
+        // A notice is shown once, whichever console reads it.
+        a.notify(&with(&live), "decided".into()).await;
+        assert_eq!(
+            b.current(&with(&live)).await.unwrap().notice.as_deref(),
+            Some("decided")
+        );
+        assert_eq!(a.current(&with(&live)).await.unwrap().notice, None);
+        // The cookie's value is not what is stored.
+        let stored: Vec<String> = sqlx::query_scalar("SELECT id_hash FROM erp_review_sessions")
+            .fetch_all(db.pool())
+            .await
+            .unwrap();
+        assert!(!stored.contains(&live));
+        // Signing out on one ends it on the other.
+        b.end(&with(&live)).await;
+        assert!(a.current(&with(&live)).await.is_none());
+        db.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

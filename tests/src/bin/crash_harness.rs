@@ -30,9 +30,7 @@ use erp_tools_core::auth::{TokenConfig, mint};
 use erp_tools_core::sqlx;
 use erp_tools_core::{Database, DatabaseOptions, Principal};
 use erp_tools_tests::db::TestDb;
-use serde_json::{Value, json};
-
-const TOOL: &str = "purchasing_create_po_draft";
+use erp_tools_tests::drafts::{CallFailure, check_invariants, scalar, send_draft};
 
 struct Args {
     binary: String,
@@ -107,85 +105,23 @@ struct Figures {
     linked_rows: u64,
 }
 
-fn draft_args(client_ref: &str, qty: u64) -> Value {
-    json!({
-        "vendor_code": "V-00231",
-        "needed_by": "2030-01-15",
-        "client_ref": client_ref,
-        "note": "crash harness",
-        "lines": [
-            {"item_code": "BRG-0042", "qty": qty.to_string(), "uom": "BOX"},
-            {"item_code": "BRG-0042", "qty": "1", "uom": "PCS"},
-        ],
-    })
-}
-
-/// The `result` of a stateless `tools/call`, from a JSON or an SSE answer.
-fn rpc_result(body: &str) -> Option<Value> {
-    let json = body
-        .lines()
-        .find_map(|l| l.strip_prefix("data:"))
-        .map(str::trim)
-        .unwrap_or(body.trim());
-    let v: Value = serde_json::from_str(json).ok()?;
-    v.get("result").cloned()
-}
-
+/// One draft call; a call over the rate limit waits as told (HTTP 429 `Retry-After`)
+/// and is sent again.
 async fn call(
     http: &reqwest::Client,
     url: &str,
     token: &str,
     client_ref: &str,
-    qty: u64,
 ) -> Result<(String, bool), String> {
-    let body = json!({
-        "jsonrpc": "2.0", "id": client_ref, "method": "tools/call",
-        "params": {
-            "name": TOOL, "arguments": draft_args(client_ref, qty),
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {}
+    loop {
+        match send_draft(http, url, token, client_ref, client_ref).await {
+            Ok(d) => return Ok((d.number, d.replayed)),
+            Err(CallFailure::RateLimited(wait)) => {
+                tokio::time::sleep(wait.clamp(Duration::from_secs(1), Duration::from_secs(5))).await
             }
+            Err(e) => return Err(e.to_string()),
         }
-    });
-    // The server limits tool calls per caller (HTTP 429 with `Retry-After`): a client
-    // that sends as fast as it is answered waits as told and sends the same call again.
-    let text = loop {
-        let response = http
-            .post(url)
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", TOOL)
-            .bearer_auth(token)
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| format!("transport: {e}"))?;
-        if response.status() == reqwest::StatusCode::TOO_MANY_REQUESTS {
-            let wait = response
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(1);
-            tokio::time::sleep(Duration::from_secs(wait.clamp(1, 5))).await;
-            continue;
-        }
-        break response
-            .text()
-            .await
-            .map_err(|e| format!("transport: {e}"))?;
-    };
-    let result = rpc_result(&text).ok_or_else(|| format!("no result in {text:.300}"))?;
-    if result["isError"] == json!(true) {
-        return Err(format!("tool error: {result}"));
     }
-    let s = &result["structuredContent"];
-    Ok((
-        s["number"].as_str().unwrap_or_default().to_string(),
-        s["replayed"].as_bool().unwrap_or(false),
-    ))
 }
 
 fn start_server(a: &Args, db_url: &str, log: &std::path::Path) -> Child {
@@ -218,78 +154,6 @@ fn start_server(a: &Args, db_url: &str, log: &std::path::Path) -> Child {
         std::thread::sleep(Duration::from_millis(10));
     }
     child
-}
-
-async fn scalar(pool: &sqlx::AnyPool, sql: &str) -> i64 {
-    sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql.to_string()))
-        .fetch_one(pool)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
-/// Every invariant on the database; the first broken one is the error.
-async fn check_invariants(pool: &sqlx::AnyPool) -> Result<(), String> {
-    let checks = [
-        (
-            "an order without its lines",
-            "SELECT COUNT(*) FROM purchase_orders po WHERE po.drafted_by_agent_run IS NOT NULL \
-             AND NOT EXISTS (SELECT 1 FROM purchase_order_lines l WHERE l.po_id = po.id)",
-        ),
-        (
-            "an order with a partial set of lines",
-            "SELECT COUNT(*) FROM purchase_orders po WHERE po.drafted_by_agent_run IS NOT NULL \
-             AND (SELECT COUNT(*) FROM purchase_order_lines l WHERE l.po_id = po.id) <> 2",
-        ),
-        (
-            "lines without their order",
-            "SELECT COUNT(*) FROM purchase_order_lines l \
-             WHERE NOT EXISTS (SELECT 1 FROM purchase_orders po WHERE po.id = l.po_id)",
-        ),
-        (
-            "a drafted order without its key row",
-            "SELECT COUNT(*) FROM purchase_orders po WHERE po.drafted_by_agent_run IS NOT NULL \
-             AND NOT EXISTS (SELECT 1 FROM erp_idempotency_keys k \
-                 WHERE k.document_id = po.id AND k.document_number = po.number)",
-        ),
-        (
-            "a drafted order without its provenance",
-            "SELECT COUNT(*) FROM purchase_orders po WHERE po.id IN \
-             (SELECT document_id FROM erp_idempotency_keys) \
-             AND (po.drafted_by_agent_run IS NULL OR po.drafted_on_behalf_of IS NULL)",
-        ),
-        (
-            "a key row without its order",
-            "SELECT COUNT(*) FROM erp_idempotency_keys k WHERE k.document_id IS NULL \
-             OR NOT EXISTS (SELECT 1 FROM purchase_orders po WHERE po.id = k.document_id)",
-        ),
-        (
-            "two orders for one key",
-            "SELECT COUNT(*) FROM (SELECT document_id FROM erp_idempotency_keys \
-             GROUP BY document_id HAVING COUNT(*) > 1) d",
-        ),
-        (
-            "an interrupted audit row linked to no order",
-            "SELECT COUNT(*) FROM erp_audit_log a WHERE a.outcome = 'interrupted' \
-             AND a.document_id IS NOT NULL \
-             AND NOT EXISTS (SELECT 1 FROM purchase_orders po WHERE po.id = a.document_id)",
-        ),
-    ];
-    for (what, sql) in checks {
-        let n = scalar(pool, sql).await;
-        if n != 0 {
-            return Err(format!("{what}: {n}"));
-        }
-    }
-    let orders = scalar(
-        pool,
-        "SELECT COUNT(*) FROM purchase_orders WHERE drafted_by_agent_run IS NOT NULL",
-    )
-    .await;
-    let keys = scalar(pool, "SELECT COUNT(*) FROM erp_idempotency_keys").await;
-    if orders != keys {
-        return Err(format!("{orders} drafted orders but {keys} key rows"));
-    }
-    Ok(())
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 4)]
@@ -356,7 +220,7 @@ async fn main() {
             .await
             .expect("key lookup")
             .flatten();
-            let (number, replayed) = call(&http, &url, &token, &client_ref, qty_of(&client_ref))
+            let (number, replayed) = call(&http, &url, &token, &client_ref)
                 .await
                 .unwrap_or_else(|e| fail(round, &format!("retry of {client_ref}: {e}")));
             match committed {
@@ -437,7 +301,7 @@ async fn main() {
                         .lock()
                         .unwrap()
                         .insert(client_ref.clone(), Known::InFlight);
-                    match call(&http, &url, &token, &client_ref, qty_of(&client_ref)).await {
+                    match call(&http, &url, &token, &client_ref).await {
                         Ok((number, false)) => {
                             known
                                 .lock()
@@ -524,11 +388,6 @@ async fn recover_now(db_url: &str) {
         .await
         .expect("recovery pass");
     db.close().await;
-}
-
-/// A quantity derived from the `client_ref`, so a retry sends the same arguments.
-fn qty_of(client_ref: &str) -> u64 {
-    1 + client_ref.bytes().map(u64::from).sum::<u64>() % 50
 }
 
 fn fail(round: usize, what: &str) -> ! {
