@@ -25,6 +25,10 @@ pub enum CallFailure {
     /// No HTTP answer (connection refused or reset, the server died): the outcome is not
     /// known, so a retry with the same `client_ref` is the fix.
     Transport(String),
+    /// A load balancer's answer that the server behind it gave none (HTTP 502, 503 or
+    /// 504): the outcome is not known either; a retry with the same `client_ref` is the
+    /// fix.
+    Gateway(u16),
     /// Over the caller's rate limit (HTTP 429): wait this long and send it again.
     RateLimited(Duration),
     /// An answer that is not a drafted order (a tool error, another HTTP status).
@@ -35,6 +39,7 @@ impl std::fmt::Display for CallFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CallFailure::Transport(e) => write!(f, "transport: {e}"),
+            CallFailure::Gateway(s) => write!(f, "gateway: HTTP {s} from the proxy"),
             CallFailure::RateLimited(w) => write!(f, "rate limited for {w:?}"),
             CallFailure::Refused(e) => write!(f, "refused: {e}"),
         }
@@ -111,6 +116,9 @@ pub async fn send_draft(
             .and_then(|v| v.parse::<u64>().ok())
             .unwrap_or(1);
         return Err(CallFailure::RateLimited(Duration::from_secs(wait.max(1))));
+    }
+    if matches!(status.as_u16(), 502..=504) {
+        return Err(CallFailure::Gateway(status.as_u16()));
     }
     let text = response
         .text()

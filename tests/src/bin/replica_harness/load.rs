@@ -1,5 +1,6 @@
 //! Clients sending drafts through the proxy until told to stop. A call that gets no
-//! answer (its replica died or closed the connection) is sent again with the same
+//! answer (its replica died or closed the connection, or the proxy answered 502, 503 or
+//! 504) is sent again with the same
 //! `client_ref`, through the proxy, so it lands on another replica; a call over the rate
 //! limit waits as told. Every call ends answered or counted as an error no retry fixed.
 
@@ -21,7 +22,7 @@ pub struct Seen {
     pub calls: u64,
     /// Calls sent more than once because an attempt got no answer.
     pub retried: u64,
-    /// Attempts that got no answer.
+    /// Attempts that got no answer (no HTTP answer, or a proxy's 502, 503 or 504).
     pub transport_errors: u64,
     /// Attempts refused with 429 and sent again.
     pub rate_limited: u64,
@@ -161,7 +162,7 @@ async fn call(
         let id = format!("{client_ref}/{attempt}");
         match send_draft(http, &config.url, &config.token, client_ref, &id).await {
             Ok(d) => return Ok(d),
-            Err(CallFailure::Transport(_)) => {
+            Err(CallFailure::Transport(_) | CallFailure::Gateway(_)) => {
                 seen.transport_errors += 1;
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }

@@ -22,7 +22,11 @@
 //! ```
 //!
 //! Flags: `--binary`, `--replicas` (3), `--base-port` (19100), `--clients` (6), `--calls`
-//! (drafts per storm client, 20). Bounded: every phase stops by itself (about a minute in
+//! (drafts per storm client, 20), `--proxy HOST:PORT` (a load balancer of your own, e.g.
+//! haproxy, already forwarding to ports `base-port..base-port + replicas`, instead of the
+//! harness's round-robin proxy). For haproxy, a backend of
+//! `balance roundrobin`, `option httpchk GET /readyz`, `default-server inter 500ms fall 1
+//! rise 1`, `retries 3`, `option redispatch` and one `server .. check` per replica. Bounded: every phase stops by itself (about a minute in
 //! all, most of it the lease of the killed replica). Prints one summary line of figures;
 //! exits non-zero at the first broken promise, naming it. `scripts/replicas/run.sh` builds
 //! and runs it.
@@ -51,6 +55,7 @@ struct Args {
     base_port: u16,
     clients: usize,
     calls: usize,
+    proxy: Option<std::net::SocketAddr>,
 }
 
 fn parse_args() -> Args {
@@ -60,6 +65,7 @@ fn parse_args() -> Args {
         base_port: 19100,
         clients: 6,
         calls: 20,
+        proxy: None,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut it = argv.iter();
@@ -72,8 +78,16 @@ fn parse_args() -> Args {
             "--base-port" => a.base_port = number() as u16,
             "--clients" => a.clients = number(),
             "--calls" => a.calls = number(),
+            "--proxy" => {
+                a.proxy = Some(
+                    value
+                        .parse()
+                        .unwrap_or_else(|_| panic!("--proxy HOST:PORT")),
+                )
+            }
             other => panic!(
-                "unknown flag {other}; flags: --binary --replicas --base-port --clients --calls"
+                "unknown flag {other}; flags: --binary --replicas --base-port --clients --calls \
+                 --proxy"
             ),
         }
     }
@@ -86,7 +100,9 @@ fn parse_args() -> Args {
 
 /// What every phase shares: the proxy, the database, tokens, the example binary.
 pub struct Harness {
-    proxy: RoundRobin,
+    /// The harness's own proxy, unless `--proxy` names another.
+    own_proxy: Option<RoundRobin>,
+    proxy: std::net::SocketAddr,
     tokens: TokenConfig,
     pool: sqlx::AnyPool,
     binary: String,
@@ -96,7 +112,7 @@ pub struct Harness {
 
 impl Harness {
     fn proxy_base(&self) -> String {
-        format!("http://{}", self.proxy.addr())
+        format!("http://{}", self.proxy)
     }
 
     fn mcp_url(&self) -> String {
@@ -169,12 +185,20 @@ async fn main() {
         .expect("check database");
     // The proxy's port is the resource every token names: bound before the replicas start.
     let mut fleet = Fleet::new(&a.binary, &db_url, "", a.replicas, a.base_port);
-    let proxy = RoundRobin::start(fleet.addrs()).await;
-    let resource = format!("http://{}/mcp", proxy.addr());
+    let own_proxy = match a.proxy {
+        Some(_) => None,
+        None => Some(RoundRobin::start(fleet.addrs()).await),
+    };
+    let proxy = a
+        .proxy
+        .or_else(|| own_proxy.as_ref().map(RoundRobin::addr))
+        .expect("a proxy");
+    let resource = format!("http://{proxy}/mcp");
     fleet.resource = resource.clone();
     let h = Harness {
         tokens: TokenConfig::development().for_resource(&resource),
         pool: checks.read_db().pool().clone(),
+        own_proxy,
         proxy,
         binary: a.binary.clone(),
         db_url,
@@ -212,11 +236,11 @@ async fn main() {
     // 6.
     let roll = scenarios::rolling_restart(&h, &mut fleet).await;
     scenarios::stop_all(&mut fleet).await;
-    let forwarded = h.proxy.forwarded();
+    let forwarded = h.own_proxy.as_ref().map(RoundRobin::forwarded);
     h.pool.close().await;
     checks.close().await;
     println!(
-        "replica harness: replicas={} forwarded={forwarded:?} \
+        "replica harness: replicas={} proxy={} forwarded={forwarded:?} \
          rate: attempted={} accepted={} refused={} bound={} seconds={:.1} | \
          storm: calls={} resent={} retried={} cross_replica={} orders={} | \
          reviewer: signed_in_on={} approval={} executed={} | \
@@ -224,6 +248,11 @@ async fn main() {
          roll: calls={} retried={} transport_errors={} orders={} interrupted={} | \
          duplicates=0 seconds={:.1}",
         a.replicas,
+        if h.own_proxy.is_some() {
+            "round-robin (harness)"
+        } else {
+            "--proxy"
+        },
         rate.attempted,
         rate.accepted,
         rate.refused,
