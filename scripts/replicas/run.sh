@@ -21,4 +21,5 @@ fi
 cargo test -q --workspace --no-run
 timeout 600 target/debug/replica_harness --binary target/debug/examples/distributor \
     --replicas "${REPLICAS:-3}" --clients "${CLIENTS:-6}" --calls "${CALLS:-20}" \
-    --base-port "${BASE_PORT:-19100}" ${PROXY:+--proxy "$PROXY"}
+    --base-port "${BASE_PORT:-19100}" ${PROXY:+--proxy "$PROXY"} \
+    ${KILL_AFTER_MS:+--kill-after-ms "$KILL_AFTER_MS"}

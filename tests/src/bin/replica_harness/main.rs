@@ -22,7 +22,8 @@
 //! ```
 //!
 //! Flags: `--binary`, `--replicas` (3), `--base-port` (19100), `--clients` (6), `--calls`
-//! (drafts per storm client, 20), `--proxy HOST:PORT` (a load balancer of your own, e.g.
+//! (drafts per storm client, 20), `--kill-after-ms` (1500: when replica 0 is killed in
+//! phase 5), `--proxy HOST:PORT` (a load balancer of your own, e.g.
 //! haproxy, already forwarding to ports `base-port..base-port + replicas`, instead of the
 //! harness's round-robin proxy). For haproxy, a backend of
 //! `balance roundrobin`, `option httpchk GET /readyz`, `default-server inter 500ms fall 1
@@ -56,6 +57,7 @@ struct Args {
     clients: usize,
     calls: usize,
     proxy: Option<std::net::SocketAddr>,
+    kill_after: Duration,
 }
 
 fn parse_args() -> Args {
@@ -66,6 +68,7 @@ fn parse_args() -> Args {
         clients: 6,
         calls: 20,
         proxy: None,
+        kill_after: Duration::from_millis(1500),
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut it = argv.iter();
@@ -78,6 +81,7 @@ fn parse_args() -> Args {
             "--base-port" => a.base_port = number() as u16,
             "--clients" => a.clients = number(),
             "--calls" => a.calls = number(),
+            "--kill-after-ms" => a.kill_after = Duration::from_millis(number() as u64),
             "--proxy" => {
                 a.proxy = Some(
                     value
@@ -87,7 +91,7 @@ fn parse_args() -> Args {
             }
             other => panic!(
                 "unknown flag {other}; flags: --binary --replicas --base-port --clients --calls \
-                 --proxy"
+                 --proxy --kill-after-ms"
             ),
         }
     }
@@ -231,7 +235,7 @@ async fn main() {
     // 4.
     let review = scenarios::reviewer(&h, &fleet).await;
     // 5.
-    let kill = scenarios::kill_mid_storm(&h, &mut fleet, 0).await;
+    let kill = scenarios::kill_mid_storm(&h, &mut fleet, 0, a.kill_after).await;
     fleet.start(0).await;
     // 6.
     let roll = scenarios::rolling_restart(&h, &mut fleet).await;
@@ -243,7 +247,7 @@ async fn main() {
         "replica harness: replicas={} proxy={} forwarded={forwarded:?} \
          rate: attempted={} accepted={} refused={} bound={} seconds={:.1} | \
          storm: calls={} resent={} retried={} cross_replica={} orders={} | \
-         reviewer: signed_in_on={} approval={} executed={} | \
+         reviewer: signed_in_on={} approval={} executed={} second_resume={:?} | \
          kill: calls={} retried={} transport_errors={} orders={} closed_interrupted={} seconds_to_close={:.1} | \
          roll: calls={} retried={} transport_errors={} orders={} interrupted={} | \
          duplicates=0 seconds={:.1}",
@@ -266,6 +270,7 @@ async fn main() {
         review.replicas_signed_in,
         review.approval,
         review.executed,
+        review.second_resume,
         kill.seen.calls,
         kill.seen.retried,
         kill.seen.transport_errors,

@@ -182,6 +182,8 @@ pub struct ReviewFigures {
     pub replicas_signed_in: usize,
     pub approval: i64,
     pub executed: i64,
+    /// What the second resume (another process) answered.
+    pub second_resume: String,
 }
 
 /// A reviewer signs in through the proxy and is signed in on every replica; an action the
@@ -279,6 +281,7 @@ pub async fn reviewer(h: &Harness, fleet: &Fleet) -> ReviewFigures {
         replicas_signed_in,
         approval,
         executed,
+        second_resume: again,
     }
 }
 
@@ -292,11 +295,16 @@ pub struct KillFigures {
     pub seconds_to_close: f64,
 }
 
-/// `kill -9` of replica `victim` while clients draft through the proxy; they retry what
+/// `kill -9` of replica `victim` `after` clients started drafting through the proxy; they retry what
 /// got no answer. Then waits until a live replica closed the dead one's open calls.
-pub async fn kill_mid_storm(h: &Harness, fleet: &mut Fleet, victim: usize) -> KillFigures {
+pub async fn kill_mid_storm(
+    h: &Harness,
+    fleet: &mut Fleet,
+    victim: usize,
+    after: Duration,
+) -> KillFigures {
     let load = Load::start(&h.load("kill", 6, 10_000, false));
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tokio::time::sleep(after).await;
     let dead = fleet.host_name(victim);
     fleet.kill(victim);
     let killed = Instant::now();
