@@ -84,16 +84,21 @@ pub async fn rate_limit(h: &Harness, per_minute: u32, burst: u32, window: Durati
     }
 }
 
+/// SIGTERM to replica `i`: it must exit 0 within 40 s (its 30 s grace and the close).
+async fn drain(fleet: &mut Fleet, i: usize, phase: &str) {
+    let status = fleet.drain(i, Duration::from_secs(40)).await;
+    if !status.success() {
+        fail(
+            phase,
+            &format!("replica {i} exited with {status} after SIGTERM"),
+        );
+    }
+}
+
 /// Sends SIGTERM to every replica in turn and checks each exits 0.
 pub async fn stop_all(fleet: &mut Fleet) {
     for i in 0..fleet.replicas.len() {
-        let status = fleet.drain(i, Duration::from_secs(40)).await;
-        if !status.success() {
-            fail(
-                "stop",
-                &format!("replica {i} exited with {status} after SIGTERM"),
-            );
-        }
+        drain(fleet, i, "stop").await;
     }
 }
 
@@ -358,13 +363,7 @@ pub async fn rolling_restart(h: &Harness, fleet: &mut Fleet) -> RollFigures {
     let load = Load::start(&h.load("roll", 6, 10_000, false));
     tokio::time::sleep(Duration::from_millis(500)).await;
     for i in 0..fleet.replicas.len() {
-        let status = fleet.drain(i, Duration::from_secs(40)).await;
-        if !status.success() {
-            fail(
-                "roll",
-                &format!("replica {i} exited with {status} after SIGTERM"),
-            );
-        }
+        drain(fleet, i, "roll").await;
         fleet.start(i).await;
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
