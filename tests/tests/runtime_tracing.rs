@@ -83,7 +83,7 @@ fn spans_of_run(run: &str) -> Vec<(String, Fields)> {
         .lock()
         .unwrap()
         .values()
-        .filter(|(_, f)| f.get("erp_tools.agent_run_id").map(String::as_str) == Some(run))
+        .filter(|(_, f)| f.get("erp_tools.run_id").map(String::as_str) == Some(run))
         .cloned()
         .collect()
 }
@@ -114,16 +114,17 @@ async fn spans(t: &TestDb) {
         .iter()
         .map(|(_, f)| f["erp_tools.outcome"].as_str())
         .collect();
-    assert_eq!(outcomes, ["ok", "replayed", "denied", "tool_error"]);
+    assert_eq!(outcomes, ["ok", "replayed", "denied", "invalid"]);
     for (name, fields) in &spans {
         assert_eq!(name, "execute_tool");
         assert_eq!(fields["gen_ai.operation.name"], "execute_tool");
         let tool = &fields["gen_ai.tool.name"];
-        assert_eq!(fields["otel.name"], format!("execute_tool {tool}"));
+        assert_eq!(fields["otel.name"], format!("tools/call {tool}"));
+        assert_eq!(fields["mcp.method.name"], "tools/call");
         assert!(fields["gen_ai.tool.call.id"].starts_with("call-"));
     }
     assert_eq!(spans[0].1["gen_ai.tool.name"], CREATE_PO_DRAFT);
-    assert_eq!(spans[0].1["erp_tools.on_behalf_of"], BUYER.user_id);
+    assert_eq!(spans[0].1["enduser.id"], BUYER.user_id);
     assert_eq!(spans[0].1["erp_tools.branch"], BUYER.branch.code);
     assert_eq!(spans[3].1["gen_ai.tool.name"], GET_PO);
 }
@@ -149,7 +150,7 @@ async fn mcp_calls_have_the_span(t: &TestDb) {
     for (name, fields) in &spans {
         assert_eq!(name, "execute_tool");
         assert_eq!(fields["gen_ai.tool.name"], CREATE_PO_DRAFT);
-        assert_eq!(fields["erp_tools.on_behalf_of"], BUYER.user_id);
+        assert_eq!(fields["enduser.id"], BUYER.user_id);
     }
     let outcomes: Vec<&str> = spans
         .iter()

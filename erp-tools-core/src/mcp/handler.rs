@@ -16,6 +16,7 @@ use super::input::{self, StateKeeper};
 use crate::audit::Outcome;
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime};
+use crate::telemetry::{CallTrace, EdgeSpan};
 use crate::text;
 use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
@@ -250,6 +251,7 @@ impl ErpMcpServer {
         let Some(caller) = self.caller(&context) else {
             return Err(ErrorData::invalid_request(text::NOT_AUTHENTICATED, None));
         };
+        let trace = call_trace(&context, &request);
         let call = ToolCall {
             // The run the token or the agent host names; empty for none (the caller's own
             // scope). The runtime decides and checks it.
@@ -259,7 +261,16 @@ impl ErpMcpServer {
             arguments: Value::Object(request.arguments.unwrap_or_default()),
         };
         let runtime = self.runtime();
-        let mut prepared = runtime.prepare(&caller.principal, call.clone());
+        // Inside the HTTP request's span when there is one; a `_meta` traceparent wins.
+        let edge = context
+            .extensions
+            .get::<::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<EdgeSpan>())
+            .map(|edge| edge.0.clone())
+            .unwrap_or_else(tracing::Span::none);
+        let prepare =
+            || edge.in_scope(|| runtime.prepare_traced(&caller.principal, call.clone(), &trace));
+        let mut prepared = prepare();
         let binding = self.binding(&caller, &call.name, prepared.arguments());
         // A repeated call answering a question: its state must open for this very call.
         let mut answers = InputAnswers::new();
@@ -308,7 +319,7 @@ impl ErpMcpServer {
                 Asking::Elicitation if rounds < MAX_ELICITATION_ROUNDS => {
                     rounds += 1;
                     // The call runs again with the answer (or is refused without one).
-                    prepared = runtime.prepare(&caller.principal, call.clone());
+                    prepared = prepare();
                     let asked = context
                         .peer
                         .create_elicitation_with_timeout(
@@ -390,6 +401,29 @@ fn protocol_error(e: CallError) -> ErrorData {
             tracing::error!(%detail, "tool call failed inside the server");
             ErrorData::internal_error(text::SERVER_FAILED, None)
         }
+    }
+}
+
+/// The protocol's side of a call for its span: the JSON-RPC id, the protocol revision,
+/// the session, and the caller's `traceparent` from `_meta` (SEP-414).
+fn call_trace(context: &RequestContext<RoleServer>, request: &CallToolRequestParams) -> CallTrace {
+    let session_id = context
+        .extensions
+        .get::<::http::request::Parts>()
+        .and_then(|parts| parts.headers.get("mcp-session-id"))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let traceparent = request
+        .meta
+        .as_ref()
+        .and_then(|m| m.get_traceparent())
+        .or_else(|| context.meta.get_traceparent())
+        .map(str::to_string);
+    CallTrace {
+        jsonrpc_id: Some(request_id_string(&context.id)),
+        protocol_version: context.protocol_version().map(|v| v.to_string()),
+        session_id,
+        traceparent,
     }
 }
 
