@@ -127,6 +127,14 @@ async fn spans(t: &TestDb) {
     assert_eq!(spans[0].1["enduser.id"], BUYER.user_id);
     assert_eq!(spans[0].1["erp_tools.branch"], BUYER.branch.code);
     assert_eq!(spans[3].1["gen_ai.tool.name"], GET_PO);
+    // Failures name their kind; arguments never reach the span.
+    assert_eq!(spans[2].1["error.type"], "denied");
+    assert_eq!(spans[3].1["error.type"], "invalid_arguments");
+    assert!(
+        spans
+            .iter()
+            .all(|(_, f)| !f.values().any(|v| v.contains("R-1")))
+    );
 }
 on_both_backends!(calls_run_in_execute_tool_spans, crate::spans);
 
@@ -151,6 +159,11 @@ async fn mcp_calls_have_the_span(t: &TestDb) {
         assert_eq!(name, "execute_tool");
         assert_eq!(fields["gen_ai.tool.name"], CREATE_PO_DRAFT);
         assert_eq!(fields["enduser.id"], BUYER.user_id);
+        assert_eq!(fields["erp_tools.tier"], "draft");
+        // The protocol's side: the JSON-RPC id is the tool call id, the revision is known.
+        assert_eq!(fields["jsonrpc.request.id"], fields["gen_ai.tool.call.id"]);
+        assert!(fields.contains_key("mcp.protocol.version"), "{fields:?}");
+        assert!(!fields.contains_key("error.type"), "{fields:?}");
     }
     let outcomes: Vec<&str> = spans
         .iter()

@@ -2,7 +2,7 @@
 
 pub(crate) mod admit;
 mod answer;
-mod call;
+pub(crate) mod call;
 mod draft;
 pub(crate) mod limits;
 pub(crate) mod prepare;

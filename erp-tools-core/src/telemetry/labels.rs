@@ -2,7 +2,7 @@
 //! ([`CallTrace`]) and the outcome in the telemetry vocabulary ([`outcome_labels`]).
 
 use crate::audit::Outcome;
-use crate::runtime::{CallError, CallOutcome};
+use crate::runtime::call::{CallError, CallOutcome};
 use crate::tool::error::ToolErrorKind;
 
 /// The protocol's side of a call, recorded on its span: the MCP server fills it, the

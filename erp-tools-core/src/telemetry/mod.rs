@@ -39,7 +39,9 @@ mod otel_metrics;
 
 pub(crate) use labels::{CallTrace, outcome_labels};
 #[cfg(feature = "otel")]
-pub use otel::{DEFAULT_SPAN_FILTER, OtelError, OtelGuard, SPAN_FILTER_VAR, init_otel};
+pub use otel::{
+    DEFAULT_SPAN_FILTER, OtelError, OtelGuard, OtelLayer, SPAN_FILTER_VAR, init_otel, otel_layer,
+};
 
 /// The span of the HTTP request a call arrived in, put into the request's extensions by
 /// the HTTP router so the call's span is its child.

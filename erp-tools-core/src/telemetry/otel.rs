@@ -12,6 +12,7 @@ use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 
 use super::otel_client::OtlpHttpClient;
@@ -25,7 +26,7 @@ pub enum OtelError {
     /// Another global `tracing` subscriber is installed already.
     #[error(
         "a global tracing subscriber is installed already: call init_otel instead of \
-         log_to_stderr or your own subscriber, or add tracing_opentelemetry's layer to yours"
+         log_to_stderr or your own subscriber, or add otel_layer() to yours"
     )]
     SubscriberTaken,
 }
@@ -69,6 +70,41 @@ impl Drop for OtelGuard {
 /// spans beyond the queue are dropped. Keep the returned guard for the life of the
 /// server; dropping it flushes what is queued.
 pub fn init_otel() -> Result<OtelGuard, OtelError> {
+    let (layer, guard) = otel_layer()?;
+    let log_filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+                .with_filter(log_filter),
+        )
+        .with(layer)
+        .try_init()
+        .map_err(|_| OtelError::SubscriberTaken)?;
+    Ok(guard)
+}
+
+/// The exporting half of [`init_otel`], for an application with a subscriber of its own:
+/// the layer that exports spans (filtered by [`SPAN_FILTER_VAR`]) to add to it, and the
+/// guard. Installs the OTLP meter provider as the global one (the metrics' instruments
+/// record into it). Configured by the same `OTEL_*` variables.
+///
+/// ```no_run
+/// use tracing_subscriber::layer::SubscriberExt;
+/// use tracing_subscriber::util::SubscriberInitExt;
+///
+/// let (otel, _guard) = erp_tools_core::telemetry::otel_layer().expect("exporter");
+/// tracing_subscriber::registry()
+///     .with(tracing_subscriber::fmt::layer())
+///     .with(otel)
+///     .init();
+/// ```
+pub fn otel_layer<S>() -> Result<(OtelLayer<S>, OtelGuard), OtelError>
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a> + Send + Sync,
+{
     let client =
         OtlpHttpClient::start(export_timeout()).map_err(|e| OtelError::Exporter(e.to_string()))?;
     let resource = resource();
@@ -92,9 +128,6 @@ pub fn init_otel() -> Result<OtelGuard, OtelError> {
         .with_reader(PeriodicReader::builder(metrics).build())
         .with_resource(resource)
         .build();
-
-    let log_filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     let span_filter = std::env::var(SPAN_FILTER_VAR)
         .ok()
         .and_then(|f| tracing_subscriber::EnvFilter::try_new(f).ok())
@@ -104,20 +137,13 @@ pub fn init_otel() -> Result<OtelGuard, OtelError> {
         .with_tracked_inactivity(false)
         .with_threads(false)
         .with_filter(span_filter);
-    tracing_subscriber::registry()
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
-                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-                .with_filter(log_filter),
-        )
-        .with(layer)
-        .try_init()
-        .map_err(|_| OtelError::SubscriberTaken)?;
     opentelemetry::global::set_meter_provider(meter.clone());
     super::otel_metrics::register_gauges();
-    Ok(OtelGuard { tracer, meter })
+    Ok((Box::new(layer), OtelGuard { tracer, meter }))
 }
+
+/// The span-exporting layer [`otel_layer`] returns.
+pub type OtelLayer<S> = Box<dyn tracing_subscriber::Layer<S> + Send + Sync>;
 
 /// The variable naming which spans are exported (an `EnvFilter` directive, as
 /// `RUST_LOG`); the log's `RUST_LOG` does not change what is exported.

@@ -97,10 +97,13 @@ pub(super) fn audit_batch(size: usize) {
         .record(u64::try_from(size).unwrap_or(u64::MAX), &[]);
 }
 
+/// An observable gauge: name, unit, description, and how to read it.
+type GaugeDef = (&'static str, &'static str, &'static str, fn() -> i64);
+
 /// The gauges, read from the Prometheus ones at each export.
 pub(super) fn register_gauges() {
     let meter = meter();
-    let gauges: [(&'static str, &'static str, &'static str, fn() -> i64); 3] = [
+    let gauges: [GaugeDef; 3] = [
         (
             "erp_tools.audit.queue_depth",
             "{job}",

@@ -37,7 +37,10 @@ pub(super) async fn edge_span(mut request: Request, next: Next) -> Response {
     }
     request.extensions_mut().insert(EdgeSpan(span.clone()));
     let response = next.run(request).instrument(span.clone()).await;
-    span.record("http.response.status_code", response.status().as_u16());
+    span.record(
+        "http.response.status_code",
+        u64::from(response.status().as_u16()),
+    );
     response.map(|inner| Body::new(SpannedBody { inner, span }))
 }
 
