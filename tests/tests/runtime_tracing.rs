@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use erp_tools_core::Outcome;
-use erp_tools_core::agent::{ModelAction, RunRequest, ScriptedModel};
+use erp_tools_core::agent::{ModelAction, RunRequest, ScriptedModel, TokenUsage};
 use erp_tools_core::mcp::ErpMcpServer;
 use erp_tools_tests::agent::Deployment;
 use erp_tools_tests::app::arguments::{po_draft, valid_arguments};
@@ -186,7 +186,8 @@ async fn agent_calls_have_the_span(t: &TestDb) {
     let mut model = ScriptedModel::new([
         ModelAction::tool_call(CREATE_PO_DRAFT, po_draft("A-1")),
         ModelAction::answer("Drafted."),
-    ]);
+    ])
+    .usage_per_call(TokenUsage::new(1234, 56));
     let outcome = agent
         .run_with(
             &BUYER.shared(),
@@ -196,13 +197,30 @@ async fn agent_calls_have_the_span(t: &TestDb) {
         .await;
     assert_eq!(outcome.answer(), Some("Drafted."), "{:?}", outcome.status);
 
+    // The run's span (GenAI `invoke_agent`), and the call's inside it.
     let spans = spans_of_run(&run);
-    assert_eq!(spans.len(), 1, "{spans:?}");
+    assert_eq!(spans.len(), 2, "{spans:?}");
     let (name, fields) = &spans[0];
+    assert_eq!(name, "erp_tools.agent_run");
+    assert_eq!(fields["gen_ai.operation.name"], "invoke_agent");
+    assert_eq!(fields["enduser.id"], BUYER.user_id);
+    let (name, fields) = &spans[1];
     assert_eq!(name, "execute_tool");
     assert_eq!(fields["gen_ai.tool.name"], CREATE_PO_DRAFT);
     assert_eq!(fields["erp_tools.outcome"], "ok");
     assert_eq!(fields["gen_ai.tool.call.id"], "call-1");
+    // Each model turn is a GenAI `chat` span with its tokens.
+    let turns = capture()
+        .spans
+        .lock()
+        .unwrap()
+        .values()
+        .filter(|(name, f)| {
+            name == "gen_ai.chat"
+                && f.get("gen_ai.usage.input_tokens").map(String::as_str) == Some("1234")
+        })
+        .count();
+    assert!(turns >= 2, "two turns recorded");
 }
 on_both_backends!(
     agent_calls_run_in_execute_tool_spans,

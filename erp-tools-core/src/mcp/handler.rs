@@ -5,18 +5,19 @@ use std::time::Duration;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, InputRequiredResult, ListToolsResult, NumberOrString, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolAnnotations, ToolsCapability,
+    Implementation, InputRequiredResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations, ToolsCapability,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use super::input::{self, StateKeeper};
+use super::trace::{call_trace, request_id_string};
 use crate::audit::Outcome;
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime};
-use crate::telemetry::{CallTrace, EdgeSpan};
+use crate::telemetry::EdgeSpan;
 use crate::text;
 use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
@@ -401,36 +402,6 @@ fn protocol_error(e: CallError) -> ErrorData {
             tracing::error!(%detail, "tool call failed inside the server");
             ErrorData::internal_error(text::SERVER_FAILED, None)
         }
-    }
-}
-
-/// The protocol's side of a call for its span: the JSON-RPC id, the protocol revision,
-/// the session, and the caller's `traceparent` from `_meta` (SEP-414).
-fn call_trace(context: &RequestContext<RoleServer>, request: &CallToolRequestParams) -> CallTrace {
-    let session_id = context
-        .extensions
-        .get::<::http::request::Parts>()
-        .and_then(|parts| parts.headers.get("mcp-session-id"))
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let traceparent = request
-        .meta
-        .as_ref()
-        .and_then(|m| m.get_traceparent())
-        .or_else(|| context.meta.get_traceparent())
-        .map(str::to_string);
-    CallTrace {
-        jsonrpc_id: Some(request_id_string(&context.id)),
-        protocol_version: context.protocol_version().map(|v| v.to_string()),
-        session_id,
-        traceparent,
-    }
-}
-
-fn request_id_string(id: &NumberOrString) -> String {
-    match id {
-        NumberOrString::Number(n) => n.to_string(),
-        NumberOrString::String(s) => s.to_string(),
     }
 }
 

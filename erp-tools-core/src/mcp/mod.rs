@@ -30,6 +30,7 @@ mod rate;
 mod sessions;
 #[cfg(feature = "mcp-stdio")]
 mod stdio;
+mod trace;
 
 #[cfg(feature = "mcp-http")]
 pub use self::edge::{EdgeLimits, ServeOptions};

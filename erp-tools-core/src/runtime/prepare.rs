@@ -5,7 +5,7 @@
 //! same way, with its policy's limits, and decides on approvals in between.
 
 use super::admit::{self, Admitted, Refused};
-use super::call::ToolCall;
+use super::call::{CallError, CallOutcome, ToolCall};
 use super::limits::{self, LimitCheck};
 use super::run_id::{self, BadRunId};
 use crate::audit::{AuditEntry, Outcome};
@@ -140,7 +140,7 @@ impl Prepared<'_> {
     }
 
     /// Records on the span and in the metrics how the call ended.
-    pub(crate) fn record_end(&self, result: &Result<super::CallOutcome, super::CallError>) {
+    pub(crate) fn record_end(&self, result: &Result<CallOutcome, CallError>) {
         record_end(&self.span, self.tool_label, self.started, result);
     }
 }
@@ -151,7 +151,7 @@ pub(crate) fn record_end(
     span: &tracing::Span,
     tool_label: &'static str,
     started: std::time::Instant,
-    result: &Result<super::CallOutcome, super::CallError>,
+    result: &Result<CallOutcome, CallError>,
 ) {
     let (outcome, error_type) = telemetry::outcome_labels(result);
     span.record("erp_tools.outcome", outcome);
