@@ -21,6 +21,8 @@ mod idempotency;
 mod runtime;
 #[cfg(feature = "runtime")]
 mod store;
+#[cfg(feature = "runtime")]
+pub mod telemetry;
 
 #[cfg(feature = "stderr-log")]
 mod logging;

@@ -193,11 +193,23 @@ fn rate_limit_from_env() -> Result<Option<erp_tools_core::mcp::RateLimit>, Strin
 
 /// The log filter unless `RUST_LOG` is set: `info`, with rmcp at `warn` (at `info` it
 /// logs the client's whole `peer_info` for every session).
+#[cfg_attr(feature = "otel", allow(dead_code))]
 const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    // Built with `--features otel`: the log on stderr plus traces and metrics over OTLP,
+    // configured by the OTEL_* variables (see the README, "Traces and metrics").
+    #[cfg(feature = "otel")]
+    let _otel = match erp_tools_core::telemetry::init_otel() {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     // Logs go to stderr: stdout carries the MCP stdio transport and command output.
+    #[cfg(not(feature = "otel"))]
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use erp_tools_core::Outcome;
-use erp_tools_core::agent::{ModelAction, RunRequest, ScriptedModel};
+use erp_tools_core::agent::{ModelAction, RunRequest, ScriptedModel, TokenUsage};
 use erp_tools_core::mcp::ErpMcpServer;
 use erp_tools_tests::agent::Deployment;
 use erp_tools_tests::app::arguments::{po_draft, valid_arguments};
@@ -83,7 +83,7 @@ fn spans_of_run(run: &str) -> Vec<(String, Fields)> {
         .lock()
         .unwrap()
         .values()
-        .filter(|(_, f)| f.get("erp_tools.agent_run_id").map(String::as_str) == Some(run))
+        .filter(|(_, f)| f.get("erp_tools.run_id").map(String::as_str) == Some(run))
         .cloned()
         .collect()
 }
@@ -114,18 +114,27 @@ async fn spans(t: &TestDb) {
         .iter()
         .map(|(_, f)| f["erp_tools.outcome"].as_str())
         .collect();
-    assert_eq!(outcomes, ["ok", "replayed", "denied", "tool_error"]);
+    assert_eq!(outcomes, ["ok", "replayed", "denied", "invalid"]);
     for (name, fields) in &spans {
         assert_eq!(name, "execute_tool");
         assert_eq!(fields["gen_ai.operation.name"], "execute_tool");
         let tool = &fields["gen_ai.tool.name"];
-        assert_eq!(fields["otel.name"], format!("execute_tool {tool}"));
+        assert_eq!(fields["otel.name"], format!("tools/call {tool}"));
+        assert_eq!(fields["mcp.method.name"], "tools/call");
         assert!(fields["gen_ai.tool.call.id"].starts_with("call-"));
     }
     assert_eq!(spans[0].1["gen_ai.tool.name"], CREATE_PO_DRAFT);
-    assert_eq!(spans[0].1["erp_tools.on_behalf_of"], BUYER.user_id);
+    assert_eq!(spans[0].1["enduser.id"], BUYER.user_id);
     assert_eq!(spans[0].1["erp_tools.branch"], BUYER.branch.code);
     assert_eq!(spans[3].1["gen_ai.tool.name"], GET_PO);
+    // Failures name their kind; arguments never reach the span.
+    assert_eq!(spans[2].1["error.type"], "denied");
+    assert_eq!(spans[3].1["error.type"], "invalid_arguments");
+    assert!(
+        spans
+            .iter()
+            .all(|(_, f)| !f.values().any(|v| v.contains("R-1")))
+    );
 }
 on_both_backends!(calls_run_in_execute_tool_spans, crate::spans);
 
@@ -149,7 +158,12 @@ async fn mcp_calls_have_the_span(t: &TestDb) {
     for (name, fields) in &spans {
         assert_eq!(name, "execute_tool");
         assert_eq!(fields["gen_ai.tool.name"], CREATE_PO_DRAFT);
-        assert_eq!(fields["erp_tools.on_behalf_of"], BUYER.user_id);
+        assert_eq!(fields["enduser.id"], BUYER.user_id);
+        assert_eq!(fields["erp_tools.tier"], "draft");
+        // The protocol's side: the JSON-RPC id is the tool call id, the revision is known.
+        assert_eq!(fields["jsonrpc.request.id"], fields["gen_ai.tool.call.id"]);
+        assert!(fields.contains_key("mcp.protocol.version"), "{fields:?}");
+        assert!(!fields.contains_key("error.type"), "{fields:?}");
     }
     let outcomes: Vec<&str> = spans
         .iter()
@@ -172,7 +186,8 @@ async fn agent_calls_have_the_span(t: &TestDb) {
     let mut model = ScriptedModel::new([
         ModelAction::tool_call(CREATE_PO_DRAFT, po_draft("A-1")),
         ModelAction::answer("Drafted."),
-    ]);
+    ])
+    .usage_per_call(TokenUsage::new(1234, 56));
     let outcome = agent
         .run_with(
             &BUYER.shared(),
@@ -182,13 +197,30 @@ async fn agent_calls_have_the_span(t: &TestDb) {
         .await;
     assert_eq!(outcome.answer(), Some("Drafted."), "{:?}", outcome.status);
 
+    // The run's span (GenAI `invoke_agent`), and the call's inside it.
     let spans = spans_of_run(&run);
-    assert_eq!(spans.len(), 1, "{spans:?}");
+    assert_eq!(spans.len(), 2, "{spans:?}");
     let (name, fields) = &spans[0];
+    assert_eq!(name, "erp_tools.agent_run");
+    assert_eq!(fields["gen_ai.operation.name"], "invoke_agent");
+    assert_eq!(fields["enduser.id"], BUYER.user_id);
+    let (name, fields) = &spans[1];
     assert_eq!(name, "execute_tool");
     assert_eq!(fields["gen_ai.tool.name"], CREATE_PO_DRAFT);
     assert_eq!(fields["erp_tools.outcome"], "ok");
     assert_eq!(fields["gen_ai.tool.call.id"], "call-1");
+    // Each model turn is a GenAI `chat` span with its tokens.
+    let turns = capture()
+        .spans
+        .lock()
+        .unwrap()
+        .values()
+        .filter(|(name, f)| {
+            name == "gen_ai.chat"
+                && f.get("gen_ai.usage.input_tokens").map(String::as_str) == Some("1234")
+        })
+        .count();
+    assert!(turns >= 2, "two turns recorded");
 }
 on_both_backends!(
     agent_calls_run_in_execute_tool_spans,

@@ -36,6 +36,7 @@ use super::outcome::RunStatus;
 use super::state::{Event, State};
 use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
+use tracing::Instrument;
 
 impl Agent {
     /// Drives the loop until it stops; an audit failure aborts the run.
@@ -45,7 +46,16 @@ impl Agent {
         model: &mut dyn Model,
         st: &mut State,
     ) -> RunStatus {
-        match self.steps(principal, model, st).await {
+        // The run's span (GenAI `invoke_agent`); model turns and tool calls are its children.
+        let span = tracing::info_span!(
+            "erp_tools.agent_run",
+            otel.name = "invoke_agent erp-tools",
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.agent.name = "erp-tools",
+            erp_tools.run_id = %st.run_id,
+            enduser.id = %principal.user_id(),
+        );
+        match self.steps(principal, model, st).instrument(span).await {
             Ok(status) => status,
             Err(e) => RunStatus::Aborted {
                 reason: e.to_string(),
@@ -76,10 +86,25 @@ impl Agent {
             }
             st.steps += 1;
             let remaining = self.time_left(st).unwrap_or_default();
+            let turn = model_span(model.model_name());
             let asked = self
                 .with_deadline(remaining, model.next(&st.history, &tools))
+                .instrument(turn.clone())
                 .await;
-            if let Err(reason) = self.count_usage(st, model.take_usage()).await {
+            let usage = model.take_usage();
+            turn.record("gen_ai.usage.input_tokens", usage.input_tokens);
+            turn.record("gen_ai.usage.output_tokens", usage.output_tokens);
+            match &asked {
+                None => {
+                    turn.record("error.type", "timeout");
+                }
+                Some(Err(_)) => {
+                    turn.record("error.type", "model_error");
+                }
+                Some(Ok(_)) => {}
+            }
+            drop(turn);
+            if let Err(reason) = self.count_usage(st, usage).await {
                 let status = RunStatus::Aborted {
                     reason: reason.clone(),
                 };
@@ -235,4 +260,20 @@ impl Agent {
         st.audit.push(event);
         recorded
     }
+}
+
+/// The span of one model turn (GenAI `chat {model}`): the model asked for, and the
+/// tokens of its answer once known. Prompts and answers are not recorded.
+fn model_span(model: Option<&str>) -> tracing::Span {
+    let model = model.unwrap_or("unknown");
+    tracing::info_span!(
+        "gen_ai.chat",
+        otel.name = %format_args!("chat {model}"),
+        otel.kind = "client",
+        gen_ai.operation.name = "chat",
+        gen_ai.request.model = %model,
+        gen_ai.usage.input_tokens = tracing::field::Empty,
+        gen_ai.usage.output_tokens = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+    )
 }

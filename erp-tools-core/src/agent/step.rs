@@ -41,7 +41,13 @@ impl Agent {
             name: name.to_string(),
             arguments: arguments.clone(),
         };
-        let prepared = prepare(self.exec.registry(), principal, tool_call, &limits);
+        let prepared = prepare(
+            self.exec.registry(),
+            principal,
+            tool_call,
+            &limits,
+            &crate::telemetry::CallTrace::default(),
+        );
         // Sign the arguments as the runtime will execute them (normalised), so key order
         // and number spelling never change an action's identity.
         let normalised = prepared.arguments().clone();

@@ -203,7 +203,7 @@ pub(crate) async fn serve(
         };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(err) => {
                     // Out of file descriptors and the like: wait rather than spin.
                     tracing::warn!(%err, "cannot accept a connection");
@@ -214,6 +214,7 @@ pub(crate) async fn serve(
             _ = stop.cancelled() => break,
             _ = drain.cancelled() => break,
         };
+        let (stream, peer) = stream;
         let _ = stream.set_nodelay(true);
         let activity = Arc::new(Activity::new());
         let io = TokioIo::new(Tracked {
@@ -224,7 +225,11 @@ pub(crate) async fn serve(
             let router = router.clone();
             let activity = activity.clone();
             let in_flight = in_flight.clone();
-            hyper::service::service_fn(move |request: axum::http::Request<Incoming>| {
+            hyper::service::service_fn(move |mut request: axum::http::Request<Incoming>| {
+                // The peer's address, for routes open to loopback peers only (`/metrics`).
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
                 let router = router.clone();
                 let busy = Busy::new(activity.clone());
                 let call =

@@ -5,17 +5,19 @@ use std::time::Duration;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, InputRequiredResult, ListToolsResult, NumberOrString, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolAnnotations, ToolsCapability,
+    Implementation, InputRequiredResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations, ToolsCapability,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use super::input::{self, StateKeeper};
+use super::trace::{call_trace, request_id_string};
 use crate::audit::Outcome;
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime};
+use crate::telemetry::EdgeSpan;
 use crate::text;
 use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
@@ -250,6 +252,7 @@ impl ErpMcpServer {
         let Some(caller) = self.caller(&context) else {
             return Err(ErrorData::invalid_request(text::NOT_AUTHENTICATED, None));
         };
+        let trace = call_trace(&context, &request);
         let call = ToolCall {
             // The run the token or the agent host names; empty for none (the caller's own
             // scope). The runtime decides and checks it.
@@ -259,7 +262,16 @@ impl ErpMcpServer {
             arguments: Value::Object(request.arguments.unwrap_or_default()),
         };
         let runtime = self.runtime();
-        let mut prepared = runtime.prepare(&caller.principal, call.clone());
+        // Inside the HTTP request's span when there is one; a `_meta` traceparent wins.
+        let edge = context
+            .extensions
+            .get::<::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<EdgeSpan>())
+            .map(|edge| edge.0.clone())
+            .unwrap_or_else(tracing::Span::none);
+        let prepare =
+            || edge.in_scope(|| runtime.prepare_traced(&caller.principal, call.clone(), &trace));
+        let mut prepared = prepare();
         let binding = self.binding(&caller, &call.name, prepared.arguments());
         // A repeated call answering a question: its state must open for this very call.
         let mut answers = InputAnswers::new();
@@ -308,7 +320,7 @@ impl ErpMcpServer {
                 Asking::Elicitation if rounds < MAX_ELICITATION_ROUNDS => {
                     rounds += 1;
                     // The call runs again with the answer (or is refused without one).
-                    prepared = runtime.prepare(&caller.principal, call.clone());
+                    prepared = prepare();
                     let asked = context
                         .peer
                         .create_elicitation_with_timeout(
@@ -390,13 +402,6 @@ fn protocol_error(e: CallError) -> ErrorData {
             tracing::error!(%detail, "tool call failed inside the server");
             ErrorData::internal_error(text::SERVER_FAILED, None)
         }
-    }
-}
-
-fn request_id_string(id: &NumberOrString) -> String {
-    match id {
-        NumberOrString::Number(n) => n.to_string(),
-        NumberOrString::String(s) => s.to_string(),
     }
 }
 

@@ -30,6 +30,7 @@ mod rate;
 mod sessions;
 #[cfg(feature = "mcp-stdio")]
 mod stdio;
+mod trace;
 
 #[cfg(feature = "mcp-http")]
 pub use self::edge::{EdgeLimits, ServeOptions};
@@ -38,6 +39,8 @@ pub use self::http::{
     HEALTH_PATH, HttpConfig, MCP_PATH, METADATA_PATH, READY_PATH, router, serve_http,
     serve_listener,
 };
+#[cfg(all(feature = "mcp-http", feature = "metrics"))]
+pub use self::http::{METRICS_PATH, METRICS_SCOPE};
 #[cfg(feature = "mcp-http")]
 pub use self::rate::RateLimit;
 pub use handler::{

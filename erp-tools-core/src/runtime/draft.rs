@@ -14,6 +14,7 @@ use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::answer::{Finished, panic_text};
 use super::row::final_row;
@@ -110,12 +111,22 @@ pub(crate) async fn run_audited(
         pending: Some(db.queue_attempt(entry).await?),
         id: None,
     };
-    let (finished, audit_finished) = match run(db, handler, ctx, key, args, &mut attempt).await {
+    let transaction = tracing::info_span!("erp_tools.draft_transaction");
+    let ran = run(db, handler, ctx, key, args, &mut attempt)
+        .instrument(transaction)
+        .await;
+    let (finished, audit_finished) = match ran {
         Ok(done) => (done.finished, done.audit_finished),
         Err(failure) => (failure.into_finished()?, false),
     };
     // No result leaves before the attempt row is durable, whatever the path.
-    let id = attempt.id().await?;
+    let id = match attempt.id {
+        Some(id) => id,
+        None => {
+            let durable = tracing::info_span!("erp_tools.audit_durable");
+            attempt.id().instrument(durable).await?
+        }
+    };
     if !audit_finished && let Err(e) = db.record_outcome(id, final_row(&finished)).await {
         tracing::error!(error = %e, audit_id = id, "could not queue the outcome of a call");
     }
@@ -148,11 +159,17 @@ async fn run(
         // PostgreSQL claims the key first, so a concurrent duplicate waits on it. SQLite's
         // `BEGIN IMMEDIATE` already excludes every other writer: a key row that is not
         // there now cannot appear before this transaction ends.
-        let new = if pg {
-            keys::claim(&mut tx, &claim).await?
-        } else {
-            keys::load(&mut tx, key).await?.is_none()
-        };
+        let claiming = tracing::info_span!("erp_tools.idempotency_claim");
+        let new = async {
+            Ok::<_, sqlx::Error>(if pg {
+                keys::claim(&mut tx, &claim).await?
+            } else {
+                keys::load(&mut tx, key).await?.is_none()
+            })
+        }
+        .instrument(claiming)
+        .await?;
+        let _pending = new.then(crate::telemetry::record::PendingKey::claimed);
         if new {
             let mut draft = DraftTx::new(
                 tx,
@@ -162,6 +179,7 @@ async fn run(
             );
             let ran = AssertUnwindSafe(handler(ctx, &mut draft, args.clone()))
                 .catch_unwind()
+                .instrument(tracing::info_span!("erp_tools.handler"))
                 .await;
             let (tx, document) = draft.into_parts();
             let output = match ran {
@@ -184,7 +202,8 @@ async fn run(
             };
             let mut tx = tx;
             // The attempt row must be durable before this transaction commits.
-            let audit_id = match attempt.id().await {
+            let durable = tracing::info_span!("erp_tools.audit_durable");
+            let audit_id = match attempt.id().instrument(durable).await {
                 Ok(id) => id,
                 Err(e) => {
                     rollback(tx).await;

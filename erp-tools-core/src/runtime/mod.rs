@@ -2,7 +2,7 @@
 
 pub(crate) mod admit;
 mod answer;
-mod call;
+pub(crate) mod call;
 mod draft;
 pub(crate) mod limits;
 pub(crate) mod prepare;
@@ -17,6 +17,7 @@ use tracing::Instrument;
 use crate::audit::{AuditEntry, Outcome};
 use crate::registry::ToolRegistry;
 use crate::store::{Database, StoreError};
+use crate::telemetry::CallTrace;
 use crate::text;
 use crate::tool::context::{Principal, ToolContext};
 use crate::tool::error::ToolError;
@@ -51,10 +52,9 @@ use run_id::BadRunId;
 ///
 /// Every sentence the pipeline says to a model is in `text/`: what failed, what
 /// is allowed, what to do next and what did not happen ("No draft was created." /
-/// "Nothing was changed."). Each call runs in a tracing span `execute_tool`
-/// (OpenTelemetry GenAI conventions: `otel.name = "execute_tool {tool}"`,
-/// `gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.call.id`, plus
-/// `erp_tools.agent_run_id` and `erp_tools.outcome`).
+/// "Nothing was changed."). Each call runs in a tracing span `execute_tool`, shown as
+/// `tools/call {tool}` (the OpenTelemetry MCP conventions; its fields and child spans
+/// are listed in [`telemetry`](crate::telemetry)), and is counted in its metrics.
 #[derive(Clone)]
 pub struct ToolRuntime {
     registry: Arc<ToolRegistry>,
@@ -132,7 +132,17 @@ impl ToolRuntime {
 
     /// Opens a call's span, chooses its run and admits it (pure; nothing is written).
     pub(crate) fn prepare(&self, principal: &Principal, call: ToolCall) -> Prepared<'_> {
-        prepare(&self.registry, principal, call, &[])
+        self.prepare_traced(principal, call, &CallTrace::default())
+    }
+
+    /// [`prepare`](Self::prepare) with the protocol's side of the call on its span.
+    pub(crate) fn prepare_traced(
+        &self,
+        principal: &Principal,
+        call: ToolCall,
+        trace: &CallTrace,
+    ) -> Prepared<'_> {
+        prepare(&self.registry, principal, call, &[], trace)
     }
 
     /// Checks the run of a prepared call, then runs or refuses it ([`finish`](Self::finish)).
@@ -151,8 +161,9 @@ impl ToolRuntime {
             let refusal = match refusal {
                 Ok(refusal) => refusal,
                 Err(e) => {
-                    prepared.record_outcome("internal_error");
-                    return Err(e);
+                    let failed = Err(e);
+                    prepared.record_end(&failed);
+                    return failed;
                 }
             };
             if let Some(refusal) = refusal {
@@ -192,6 +203,8 @@ impl ToolRuntime {
     ) -> Result<CallOutcome, CallError> {
         let Prepared {
             span,
+            started,
+            tool_label,
             entry,
             admission,
             refusal,
@@ -217,12 +230,7 @@ impl ToolRuntime {
         }
         .instrument(span.clone())
         .await;
-        let outcome = match &result {
-            Ok(o) => o.outcome.as_str(),
-            Err(CallError::UnknownTool(..)) => Outcome::Denied.as_str(),
-            Err(CallError::Internal(_)) => "internal_error",
-        };
-        span.record("erp_tools.outcome", outcome);
+        prepare::record_end(&span, tool_label, started, &result);
         result
     }
 

@@ -5,19 +5,25 @@
 //! same way, with its policy's limits, and decides on approvals in between.
 
 use super::admit::{self, Admitted, Refused};
-use super::call::ToolCall;
+use super::call::{CallError, CallOutcome, ToolCall};
 use super::limits::{self, LimitCheck};
 use super::run_id::{self, BadRunId};
 use crate::audit::{AuditEntry, Outcome};
 use crate::registry::ToolRegistry;
+use crate::telemetry::{self, CallTrace};
 use crate::tool::context::Principal;
 use crate::tool::error::ToolError;
 
 /// A call whose admission is decided and which has not run yet.
 #[derive(Debug)]
 pub(crate) struct Prepared<'r> {
-    /// The call's span (`execute_tool`); every later stage runs inside it.
+    /// The call's span (`execute_tool`, shown as `tools/call {tool}`); every later stage
+    /// runs inside it.
     pub span: tracing::Span,
+    /// When the call was prepared (`mcp.server.operation.duration` starts here).
+    pub started: std::time::Instant,
+    /// The tool's registered name for metrics labels; `_unknown` for an unknown tool.
+    pub tool_label: &'static str,
     /// The call as it arrived.
     #[cfg_attr(not(any(feature = "agent", feature = "mcp")), allow(dead_code))]
     pub call: ToolCall,
@@ -32,30 +38,47 @@ pub(crate) struct Prepared<'r> {
     pub refusal: Option<(Outcome, ToolError)>,
 }
 
-/// Opens `call`'s span, chooses its run and admits it for `principal` with
+/// Opens `call`'s span (with the protocol's side of it, `trace`, continuing the
+/// caller's trace when it names one), chooses its run and admits it for `principal` with
 /// `extra_limits` after the tool's own.
 pub(crate) fn prepare<'r>(
     registry: &'r ToolRegistry,
     principal: &Principal,
     call: ToolCall,
     extra_limits: &[LimitCheck<'_>],
+    trace: &CallTrace,
 ) -> Prepared<'r> {
+    let started = std::time::Instant::now();
     let chosen = run_id::choose(principal, Some(call.agent_run_id.as_str()));
     let run_id = match &chosen {
         Ok(run) => run.clone(),
         Err(bad) => bad.audit_id().to_string(),
     };
+    let tool = registry.get(&call.name);
+    let tool_label = tool.map_or("_unknown", |t| t.name());
+    let name = limits::bounded(&call.name, limits::MAX_TOOL_NAME_BYTES);
+    // The OpenTelemetry MCP conventions' call span; arguments and results stay out.
     let span = tracing::info_span!(
         "execute_tool",
-        otel.name = %format_args!("execute_tool {}", call.name),
+        otel.name = %format_args!("tools/call {name}"),
+        otel.kind = "server",
+        mcp.method.name = "tools/call",
         gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = %call.name,
-        gen_ai.tool.call.id = %call.tool_call_id,
-        erp_tools.agent_run_id = %run_id,
-        erp_tools.on_behalf_of = %principal.user_id(),
+        gen_ai.tool.name = %name,
+        gen_ai.tool.call.id = %limits::bounded(&call.tool_call_id, limits::MAX_TOOL_CALL_ID_BYTES),
+        jsonrpc.request.id = trace.jsonrpc_id.as_deref(),
+        mcp.protocol.version = trace.protocol_version.as_deref(),
+        mcp.session.id = trace.session_id.as_deref(),
+        erp_tools.tier = tool.map(|t| t.def.tier().as_str()),
+        erp_tools.run_id = %run_id,
+        enduser.id = %principal.user_id(),
         erp_tools.branch = %principal.branch_code(),
         erp_tools.outcome = tracing::field::Empty,
+        error.type = tracing::field::Empty,
     );
+    if let Some(traceparent) = &trace.traceparent {
+        telemetry::continue_trace(&span, traceparent);
+    }
     let entry = AuditEntry::new(principal, &run_id, crate::audit::ATTEMPT)
         .tool(
             limits::bounded(&call.name, limits::MAX_TOOL_NAME_BYTES),
@@ -63,6 +86,7 @@ pub(crate) fn prepare<'r>(
         )
         .arguments(&call.arguments);
     let admission = span.in_scope(|| {
+        let _admission = tracing::info_span!("erp_tools.admission").entered();
         admit::admit(
             registry,
             principal,
@@ -74,6 +98,8 @@ pub(crate) fn prepare<'r>(
     });
     Prepared {
         span,
+        started,
+        tool_label,
         call,
         chosen,
         entry,
@@ -97,8 +123,40 @@ impl Prepared<'_> {
         self.refusal = Some((outcome, error));
     }
 
-    /// Records on the span how the call ended (`erp_tools.outcome`).
-    pub(crate) fn record_outcome(&self, outcome: &str) {
+    /// Records on the span how the agent loop's policy ended a call that did not run
+    /// (`denied`, `no_progress`, `awaiting_approval`); a denial is counted in the metrics.
+    #[cfg(feature = "agent")]
+    pub(crate) fn record_outcome(&self, outcome: &'static str) {
         self.span.record("erp_tools.outcome", outcome);
+        if outcome == "denied" {
+            self.span.record("error.type", "denied");
+            telemetry::record::call(
+                "tools/call",
+                self.tool_label,
+                outcome,
+                self.started.elapsed(),
+            );
+        }
     }
+
+    /// Records on the span and in the metrics how the call ended.
+    pub(crate) fn record_end(&self, result: &Result<CallOutcome, CallError>) {
+        record_end(&self.span, self.tool_label, self.started, result);
+    }
+}
+
+/// Records how a call ended: `erp_tools.outcome` and `error.type` on its span, and the
+/// call in the metrics (duration since `started`, outcome, tool).
+pub(crate) fn record_end(
+    span: &tracing::Span,
+    tool_label: &'static str,
+    started: std::time::Instant,
+    result: &Result<CallOutcome, CallError>,
+) {
+    let (outcome, error_type) = telemetry::outcome_labels(result);
+    span.record("erp_tools.outcome", outcome);
+    if let Some(error_type) = error_type {
+        span.record("error.type", error_type);
+    }
+    telemetry::record::call("tools/call", tool_label, outcome, started.elapsed());
 }

@@ -5,6 +5,7 @@ use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::answer::{Finished, panic_text};
 use super::row::final_row;
@@ -42,12 +43,13 @@ pub(crate) async fn run_audited(
     }
     let pending = db.queue_attempt(entry).await?;
     let finished = call.await;
+    let durable = tracing::info_span!("erp_tools.audit_durable");
     match pending.complete_in_queue(final_row(&finished)) {
         Ok(()) => {
-            pending.durable().await?;
+            pending.durable().instrument(durable).await?;
         }
         Err(fin) => {
-            let id = pending.durable().await?;
+            let id = pending.durable().instrument(durable).await?;
             if let Err(e) = db.record_outcome(id, fin).await {
                 tracing::error!(error = %e, audit_id = id, "could not queue the outcome of a call");
             }
@@ -60,6 +62,7 @@ pub(crate) async fn run_audited(
 async fn run(handler: ReadHandlerFn, ctx: &ToolContext, read: &ReadDb, args: Value) -> Finished {
     match AssertUnwindSafe(handler(ctx, read, args))
         .catch_unwind()
+        .instrument(tracing::info_span!("erp_tools.handler"))
         .await
     {
         Ok(Ok(output)) => Finished::succeeded(Tier::Read, output.value, output.text, None, false),

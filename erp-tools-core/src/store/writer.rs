@@ -248,6 +248,7 @@ async fn run(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
                 }
             }
         }
+        crate::telemetry::record::audit_batch(batch.len(), rx.len());
         let mut inserts = Vec::new();
         let mut finishes = Vec::new();
         let mut flushed = Vec::new();

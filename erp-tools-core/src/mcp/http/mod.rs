@@ -16,6 +16,11 @@
 //!   the RFC 9728 protected-resource metadata, naming the authorization server(s) and the
 //!   registry's scopes.
 //! - `/healthz` and `/readyz` (`health.rs`): liveness and readiness, unauthenticated.
+//! - `/metrics` (`metrics.rs`, feature `metrics`): OpenMetrics text for Prometheus, to
+//!   loopback peers or a token with the `metrics:read` scope.
+//!
+//! Every `/mcp` request runs in a span (`trace.rs`) that continues the caller's W3C
+//! `traceparent` header; the call's `tools/call {tool}` span is its child.
 //!
 //! [`serve_http`] and [`serve_listener`] drain on SIGTERM and SIGINT: they stop accepting,
 //! `/readyz` answers `503`, the calls in flight finish within the shutdown grace
@@ -38,9 +43,12 @@ mod config;
 mod cors;
 mod errors;
 mod health;
+#[cfg(feature = "metrics")]
+mod metrics;
 mod paths;
 mod rate;
 mod state;
+mod trace;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -59,6 +67,8 @@ use tokio::net::TcpListener;
 
 pub use self::config::HttpConfig;
 pub use self::health::{HEALTH_PATH, READY_PATH};
+#[cfg(feature = "metrics")]
+pub use self::metrics::{METRICS_PATH, METRICS_SCOPE};
 pub use self::paths::{MCP_PATH, METADATA_PATH};
 use self::state::GuardState;
 use super::edge::{self, ServeOptions};
@@ -73,6 +83,11 @@ use crate::runtime::ToolRuntime;
 /// it as is, or merge it into a larger application.
 pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
     let scopes = scopes_supported(&runtime);
+    #[cfg(feature = "metrics")]
+    let metrics_state = metrics::MetricsState {
+        authenticator: config.authenticator.clone(),
+        db: runtime.database().clone(),
+    };
     let ready = health::ReadyState {
         db: runtime.database().clone(),
         authenticator: config.authenticator.clone(),
@@ -125,7 +140,9 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
         // Runs after `authenticate`: sessions belong to the principal that opened them.
         mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(owners, sessions::bind));
     }
-    let mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(guard, cors::guard));
+    let mcp_routes = mcp_routes
+        .layer(middleware::from_fn_with_state(guard, cors::guard))
+        .layer(middleware::from_fn(trace::edge_span));
     let metadata_routes = Router::new()
         .route(METADATA_PATH, get(protected_resource_metadata))
         .route(
@@ -137,7 +154,14 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
         .route(HEALTH_PATH, get(health::healthz))
         .route(READY_PATH, get(health::readyz))
         .with_state(ready);
-    mcp_routes.merge(metadata_routes).merge(health_routes)
+    let routes = mcp_routes.merge(metadata_routes).merge(health_routes);
+    #[cfg(feature = "metrics")]
+    let routes = routes.merge(
+        Router::new()
+            .route(metrics::METRICS_PATH, get(metrics::metrics))
+            .with_state(metrics_state),
+    );
+    routes
 }
 
 /// Binds `addr` and serves `router` with the edge limits of `options` (from

@@ -24,6 +24,7 @@ pub(super) async fn gate_post(
         && is_tool_call(&bytes)
         && let Err(wait) = calls.check(principal).await
     {
+        crate::telemetry::record::rate_limited();
         return Err(too_many_calls(wait));
     }
     Ok(Request::from_parts(parts, Body::from(bytes)))
