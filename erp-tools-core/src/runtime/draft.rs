@@ -8,6 +8,10 @@
 //! stored result, anything else is refused; either way nothing is written but the audit
 //! row's outcome.
 //!
+//! A call bound to an approved [`Preview`] (`bound`, its digest) compares the handler's
+//! output with it before anything commits: a different document is rolled back and the
+//! call ends with the new preview (see `runtime/preview.rs`).
+//!
 //! [`StoredKey::verdict`]: crate::idempotency::StoredKey
 
 use std::panic::AssertUnwindSafe;
@@ -16,6 +20,7 @@ use futures::FutureExt;
 use serde_json::Value;
 
 use super::answer::{Finished, panic_text};
+use super::preview::{Preview, binding_digest};
 use super::row::final_row;
 use crate::audit::{AuditEntry, AuditId, Outcome};
 use crate::idempotency::{Claim, IdempotencyKey, Verdict, request_hash};
@@ -105,12 +110,14 @@ pub(crate) async fn run_audited(
     key: &IdempotencyKey,
     args: Value,
     entry: &AuditEntry,
+    bound: Option<&str>,
 ) -> Result<Finished, StoreError> {
     let mut attempt = Attempt {
         pending: Some(db.queue_attempt(entry).await?),
         id: None,
     };
-    let (finished, audit_finished) = match run(db, handler, ctx, key, args, &mut attempt).await {
+    let ran = run(db, handler, ctx, key, args, &mut attempt, bound).await;
+    let (finished, audit_finished) = match ran {
         Ok(done) => (done.finished, done.audit_finished),
         Err(failure) => (failure.into_finished()?, false),
     };
@@ -130,6 +137,7 @@ async fn run(
     key: &IdempotencyKey,
     args: Value,
     attempt: &mut Attempt,
+    bound: Option<&str>,
 ) -> Result<Done, Failure> {
     let tool = ctx.tool_name();
     let request_hash = request_hash(&args);
@@ -182,6 +190,15 @@ async fn run(
                 let err = text::document_not_recorded(tool);
                 return Err(Failure::Tool(Finished::failed(Outcome::ToolError, err)));
             };
+            // Bound to an approved preview: a different document creates nothing.
+            if let Some(expected) = bound
+                && binding_digest(&output.value, Some(&document)) != expected
+            {
+                rollback(tx).await;
+                let now = Preview::rolled_back(output.value, output.text, &document);
+                let err = super::preview::changed(tool, &now);
+                return Err(Failure::Tool(Finished::failed(Outcome::ToolError, err)));
+            }
             let mut tx = tx;
             // The attempt row must be durable before this transaction commits.
             let audit_id = match attempt.id().await {

@@ -37,6 +37,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0008_replicas",
         include_str!("../../migrations/sqlite/0008_replicas.sql"),
     ),
+    (
+        "erp_tools/0011_approval_preview",
+        include_str!("../../migrations/sqlite/0011_approval_preview.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -66,6 +70,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/0008_replicas",
         include_str!("../../migrations/postgres/0008_replicas.sql"),
+    ),
+    (
+        "erp_tools/0011_approval_preview",
+        include_str!("../../migrations/postgres/0011_approval_preview.sql"),
     ),
 ];
 
