@@ -15,7 +15,7 @@ use erp_tools_core::agent::{
     last_tool_result,
 };
 use erp_tools_core::auth::Authenticator;
-use erp_tools_core::review::{self, ReviewConfig};
+use erp_tools_core::review::{self, DocumentView, ReviewConfig};
 use erp_tools_core::serde_json::json;
 use erp_tools_core::{Principal, ToolRegistry, ToolRuntime};
 
@@ -25,9 +25,57 @@ pub const AGENT_SCOPES: [&str; 3] = ["inventory:read", "purchasing:read", "purch
 /// The review console's scopes, for the `token` command.
 pub const REVIEW_SCOPES: [&str; 2] = [review::REVIEW_READ, review::REVIEW_APPROVE];
 
-/// The loop's policy: every purchase order it drafts waits for a person.
+/// The loop's policy: every purchase order it drafts waits for a person, and no loop order
+/// asks for more than 5 000 units over all its lines.
 fn policy() -> Policy {
-    Policy::new().require_approval_always("purchasing_create_po_draft")
+    Policy::new()
+        .require_approval_always("purchasing_create_po_draft")
+        .limit("purchasing_create_po_draft", "lines[].qty", "5000")
+}
+
+/// The example's people, by ERP user id: the console shows names, ids on hover.
+pub fn person_name(user: &str) -> Option<String> {
+    Some(
+        match user {
+            "7" => "Dewi Lestari (buyer)",
+            "8" => "Budi Santoso (warehouse)",
+            "9" => "Agus Wijaya (buyer)",
+            "21" => "Rina Hartono (reviewer)",
+            "22" => "Made Putra (reviewer)",
+            _ => return None,
+        }
+        .to_string(),
+    )
+}
+
+/// How the console shows a purchase order: the draft tool's output (`PoView`), read
+/// again from the database for its page.
+fn purchase_order_view(db: erp_tools_core::Database) -> DocumentView {
+    let view = DocumentView::new("purchase_order", "Purchase order")
+        .field("Vendor", "/vendor_name")
+        .field("Vendor code", "/vendor_code")
+        .field("Needed by", "/needed_by")
+        .field("Branch", "/branch")
+        .field("Note", "/note")
+        .lines("/lines")
+        .column("Item", "/item_code")
+        .quantity("Qty", "/qty")
+        .column("Unit", "/uom")
+        .money("Unit price", "/unit_price")
+        .money("Amount", "/line_total")
+        .total("/total")
+        .currency("/currency")
+        .status("/status")
+        .loader(move |branch_id, _id, number| {
+            let db = db.clone();
+            async move { crate::purchasing::po_json(&db, branch_id, &number).await }
+        });
+    // The ERP's own page of an order, e.g. https://erp.example.com/po/{number}: the
+    // example has no ERP UI of its own, so the link is shown only when one is named.
+    match std::env::var("DISTRIBUTOR_ERP_URL") {
+        Ok(template) if !template.trim().is_empty() => view.erp_url(template),
+        _ => view,
+    }
 }
 
 /// The agent of the `agent` command and of every resume: the example's tools, the loop
@@ -146,8 +194,11 @@ pub fn console(authenticator: Authenticator, agent: Arc<Agent>) -> Result<axum::
         .queue()
         .ok_or("the agent has no approval queue")?
         .clone();
+    let db = queue.database().clone();
     let config = ReviewConfig::new(authenticator, queue)
         .mount_path("/review")
+        .document_view(purchase_order_view(db))
+        .people(person_name)
         .insecure_http() // the example serves plain http on the loopback address
         .on_approved(move |approval| {
             let agent = agent.clone();

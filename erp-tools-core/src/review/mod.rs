@@ -45,13 +45,21 @@
 //! # let _ = app; Ok(()) }
 //! ```
 
+mod approvals;
 mod auth;
 mod config;
+mod document;
+mod documents;
+mod guard;
 mod pages;
 mod render;
 mod session;
+mod story;
 
-pub use config::{ApprovedHook, DEFAULT_MOUNT_PATH, REVIEW_APPROVE, REVIEW_READ, ReviewConfig};
+pub use config::{
+    ApprovedHook, DEFAULT_MOUNT_PATH, PeopleFn, REVIEW_APPROVE, REVIEW_READ, ReviewConfig,
+};
+pub use document::{DocumentLoader, DocumentView};
 
 use std::sync::Arc;
 
@@ -64,13 +72,17 @@ use axum::routing::{get, post};
 /// | route | page |
 /// |---|---|
 /// | `GET /` | redirects to the runs |
-/// | `GET /sign-in`, `POST /sign-in`, `POST /sign-out` | the session |
-/// | `GET /runs?outcome=&page=` | Runs |
-/// | `GET /runs/{run_id}` | Run |
+/// | `GET /sign-in?next=`, `POST /sign-in`, `POST /sign-out` | the session (back to `next`) |
+/// | `GET /runs?outcome=&q=&page=` | Runs, those needing attention first; `q` searches |
+/// | `GET /runs/{run_id}` | Run: its story, call by call |
 /// | `GET /drafts?page=` | Drafts |
-/// | `GET /approvals` | Approvals |
+/// | `GET /documents/{doc_type}/{number}` | a drafted document |
+/// | `GET /approvals` | Approvals, each with its priced preview |
 /// | `POST /approvals/{id}/approve`, `POST /approvals/{id}/reject` | decisions |
 /// | `GET /style.css` | the stylesheet |
+///
+/// Any other path answers a 404 page. Every POST must come from the console's own
+/// origin (`Origin`, `Sec-Fetch-Site`) and carry the session's CSRF token.
 pub fn router(config: ReviewConfig) -> Router {
     let state = Arc::new(pages::Console::new(config));
     Router::new()
@@ -78,12 +90,18 @@ pub fn router(config: ReviewConfig) -> Router {
         .route("/sign-in", get(auth::sign_in_page).post(auth::sign_in))
         .route("/sign-out", post(auth::sign_out))
         .route("/runs", get(pages::runs))
-        .route("/runs/{run_id}", get(pages::run))
-        .route("/drafts", get(pages::drafts))
-        .route("/approvals", get(pages::approvals))
-        .route("/approvals/{id}/approve", post(pages::approve))
-        .route("/approvals/{id}/reject", post(pages::reject))
+        .route("/runs/{run_id}", get(story::run))
+        .route("/drafts", get(documents::drafts))
+        .route("/documents/{doc_type}/{number}", get(documents::document))
+        .route("/approvals", get(approvals::approvals))
+        .route("/approvals/{id}/approve", post(approvals::approve))
+        .route("/approvals/{id}/reject", post(approvals::reject))
         .route("/style.css", get(render::stylesheet))
+        .fallback(pages::not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::same_origin,
+        ))
         .layer(axum::middleware::map_response(render::security_headers))
         .with_state(state)
 }
