@@ -218,6 +218,10 @@ impl Agent {
     ) -> Result<Option<RunStatus>, AuditError> {
         let run_id = st.run_id.clone();
         st.approvals.retain(|a| !a.covers(&run_id, call.signature));
+        // The same proposal waits again; resuming it is not a repeat of the action.
+        if let Some(seen) = st.counts.get_mut(call.signature) {
+            *seen = seen.saturating_sub(1);
+        }
         let reason = super::text::preview_changed();
         let event = Event::new(AgentEventKind::AwaitingApproval)
             .call(call)
