@@ -88,7 +88,8 @@ pub(super) async fn run(
             _ => {
                 cards.push(json!({
                     "kind": "event", "tool": null, "events": [], "flag": null,
-                    "title": r.outcome.replace('_', " "),
+                    "title": r.outcome.replace('_', " "), "arguments": null, "result": null,
+                    "step": r.step,
                 }));
                 cards.len() - 1
             }
