@@ -185,6 +185,7 @@ try {
   check("the card shows vendor, lines, unit, prices and total before approving", cardText.includes("CV Maju Kemasan") && cardText.includes("BRG-0230") && cardText.includes("KG") && /Total\s+[\d\s\u202f.,]+ IDR/.test(cardText), cardText.slice(0, 700));
   check("the card shows each hard limit with this action's value", /lines\[\]\.qty \(summed\): 110 of the 5[\s\u202f]000 limit \(policy\)/.test(cardText), cardText.slice(0, 900));
   check("the loop's copied injection renders as text", cardText.includes(INJECTION));
+  await card.screenshot({ path: join(shots, "approval-card-first-1280.png") });
   const firstTotal = digits(/Total\s+([\d\s\u202f.,]+) IDR/.exec(cardText)?.[1]);
 
   // The vendor raises the price after the preview: approving creates nothing and the run

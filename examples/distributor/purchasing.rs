@@ -379,7 +379,9 @@ pub struct PoView {
     drafted_by_agent_run: Option<String>,
 }
 
-async fn load_po(
+/// Purchase order `number` of the branch, with its lines (also the review console's
+/// document page, `review.rs`).
+pub(crate) async fn load_po(
     conn: &mut sqlx::AnyConnection,
     branch_id: i64,
     branch_code: &str,
@@ -431,31 +433,6 @@ async fn load_po(
             })
             .collect(),
     }))
-}
-
-/// Purchase order `number` of branch `branch_id` as `purchasing_get_po` returns it, for
-/// the review console's document page.
-pub async fn po_json(
-    db: &erp_tools_core::Database,
-    branch_id: i64,
-    number: &str,
-) -> Result<Option<serde_json::Value>, String> {
-    let mut conn = db
-        .read_db()
-        .pool()
-        .acquire()
-        .await
-        .map_err(|e| e.to_string())?;
-    let code: Option<String> = sqlx::query_scalar("SELECT code FROM branches WHERE id = $1")
-        .bind(branch_id)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(|e| e.to_string())?;
-    let po = load_po(&mut conn, branch_id, &code.unwrap_or_default(), number)
-        .await
-        .map_err(|e| e.to_string())?;
-    po.map(|p| serde_json::to_value(p).map_err(|e| e.to_string()))
-        .transpose()
 }
 
 /// Get one purchase order of the caller's branch with its lines, status and totals.

@@ -68,7 +68,7 @@ fn purchase_order_view(db: erp_tools_core::Database) -> DocumentView {
         .status("/status")
         .loader(move |branch_id, _id, number| {
             let db = db.clone();
-            async move { crate::purchasing::po_json(&db, branch_id, &number).await }
+            async move { po_json(&db, branch_id, &number).await }
         });
     // The ERP's own page of an order, e.g. https://erp.example.com/po/{number}: the
     // example has no ERP UI of its own, so the link is shown only when one is named.
@@ -186,6 +186,31 @@ pub fn resumed_text(out: &RunOutcome) -> String {
         Some(answer) => format!("The run resumed and finished: {answer}"),
         None => format!("The run resumed and stopped: {}.", out.status.as_str()),
     }
+}
+
+/// Purchase order `number` of branch `branch_id` as `purchasing_get_po` returns it, for
+/// the review console's document page.
+async fn po_json(
+    db: &erp_tools_core::Database,
+    branch_id: i64,
+    number: &str,
+) -> Result<Option<serde_json::Value>, String> {
+    let mut conn = db
+        .read_db()
+        .pool()
+        .acquire()
+        .await
+        .map_err(|e| e.to_string())?;
+    let code: Option<String> = sqlx::query_scalar("SELECT code FROM branches WHERE id = $1")
+        .bind(branch_id)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(|e| e.to_string())?;
+    let po = crate::purchasing::load_po(&mut conn, branch_id, &code.unwrap_or_default(), number)
+        .await
+        .map_err(|e| e.to_string())?;
+    po.map(|p| serde_json::to_value(p).map_err(|e| e.to_string()))
+        .transpose()
 }
 
 /// The review console, resuming approved runs in this process.

@@ -34,7 +34,10 @@ struct Field {
     format: Format,
 }
 
-/// How the console shows one document type (see the [module docs](self)).
+/// How the console shows one document type: on its own page, in the Drafts list, and
+/// as the preview on an approval card. Its values are read from the document's JSON (the
+/// draft tool's output, or what the [`loader`](Self::loader) reads now) through JSON
+/// pointers.
 ///
 /// ```
 /// use erp_tools_core::review::DocumentView;

@@ -3,22 +3,27 @@
 //! [`router`] is an [`axum::Router`] of server-rendered HTML pages (no
 //! JavaScript needed) that the application mounts next to its MCP endpoint:
 //!
-//! - **Runs**: every agent run of the reviewer's branch, over MCP or the agent loop, with
-//!   the person, first and last time and the counts of calls, denials, failures, replays,
-//!   drafts and waiting approvals; filtered by outcome, paginated.
-//! - **Run**: its audit trail in order (tool, arguments, outcome, message, replayed flag,
-//!   tool call id, model, prompt version); denials and failures stand out.
-//! - **Drafts**: the documents agents drafted, each with a "Drafted by agent" badge
-//!   linking to its run, the person it was drafted for and when.
-//! - **Approvals**: actions waiting for a person (arguments, signature, reason, limits)
-//!   with approve and reject forms, and the decisions taken, by whom and when.
+//! - **Runs**: every agent run of the reviewer's branch, over MCP or the agent loop, named
+//!   by its first tool, with the person and what happened (calls, waiting approvals,
+//!   denials, failures, replays, drafts); runs that need a person first; searched by
+//!   document number, person, tool, run id or date; filtered by outcome, paginated.
+//! - **Run**: its story, one card per call (arguments once, every event in order, a
+//!   drafted document's result as untrusted data); denials and failures stand out.
+//! - **Drafts**: the documents agents drafted with vendor, total and status, each linked
+//!   to its page, with a "Drafted by agent" badge linking to its run.
+//! - **Document**: one drafted document as the application's [`DocumentView`] shows it
+//!   (header, lines, total, status, a link into the ERP), and the run that drafted it.
+//! - **Approvals**: actions waiting for a person, each shown as what approving creates
+//!   (its priced [`Preview`](crate::Preview)) and where it stands against each hard limit,
+//!   with approve and reject forms; the decisions taken, by whom and when.
 //!
 //! Reviewers sign in with a token verified exactly as the MCP endpoint verifies it, which
 //! must grant [`REVIEW_READ`]; deciding needs [`REVIEW_APPROVE`] too, and nobody decides an
 //! action proposed on their own behalf. The session is an opaque id in an `HttpOnly`,
 //! `SameSite=Strict` cookie that expires with the token; sessions are kept in the
 //! server's memory (a restart signs reviewers out). Every form carries a CSRF token, and
-//! a POST without the session's token is refused. A reviewer sees the runs, drafts and
+//! a POST without the session's token, or from another origin (`Origin`,
+//! `Sec-Fetch-Site`), is refused. A reviewer sees the runs, drafts and
 //! approvals of their own branch only. Everything a model wrote (arguments, messages,
 //! results) is escaped: it renders as text, never as markup.
 //!

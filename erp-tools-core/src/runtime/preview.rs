@@ -96,6 +96,7 @@ impl Preview {
     }
 
     /// The preview of a call its handler (or hook) refused.
+    #[cfg_attr(not(feature = "agent"), allow(dead_code))]
     pub(crate) fn refused(err: &ToolError) -> Preview {
         let value = err.to_json();
         Preview {
@@ -138,6 +139,7 @@ where
 }
 
 /// A shared hook.
+#[cfg_attr(not(feature = "agent"), allow(dead_code))]
 pub(crate) type SharedHook = Arc<dyn PreviewHook>;
 
 /// The digest of a document an approval binds to: `value` with the document's number
@@ -175,6 +177,7 @@ impl ToolRuntime {
     /// The preview of an admitted draft call for `principal` in run `run_id`: its handler
     /// run in a transaction that is rolled back (see the module docs). `None` for a read
     /// tool.
+    #[cfg_attr(not(feature = "agent"), allow(dead_code))]
     pub(crate) async fn preview_admitted(
         &self,
         principal: &Arc<Principal>,
@@ -265,6 +268,7 @@ pub(crate) fn changed(tool: &str, now: &Preview) -> ToolError {
 }
 
 /// The new preview in a call's error, if the call ended because its document changed.
+#[cfg_attr(not(feature = "agent"), allow(dead_code))]
 pub(crate) fn changed_preview(err: &ToolError) -> Option<Preview> {
     let v = err.details()?.get(PREVIEW_CHANGED)?;
     serde_json::from_value(v.clone()).ok()
