@@ -86,6 +86,12 @@ impl Executor for ToolRuntime {
         call_id: &'a str,
         admitted: &'a Admitted<'a>,
     ) -> BoxFuture<'a, Option<Result<Preview, sqlx::Error>>> {
-        Box::pin(self.preview_admitted(principal, run_id, call_id, admitted))
+        Box::pin(crate::runtime::preview::preview_admitted(
+            self.database(),
+            principal,
+            run_id,
+            call_id,
+            admitted,
+        ))
     }
 }

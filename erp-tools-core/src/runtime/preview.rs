@@ -22,9 +22,9 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::ToolRuntime;
 use super::admit::Admitted;
 use crate::idempotency::{Claim, IdempotencyKey, request_hash};
+use crate::store::Database;
 use crate::store::keys;
 use crate::tool::context::{Principal, ToolContext};
 use crate::tool::error::ToolError;
@@ -173,35 +173,31 @@ pub(crate) fn binding_digest(value: &Value, doc: Option<&DocumentRef>) -> String
     crate::validate::canonical_hash(&masked)
 }
 
-impl ToolRuntime {
-    /// The preview of an admitted draft call for `principal` in run `run_id`: its handler
-    /// run in a transaction that is rolled back (see the module docs). `None` for a read
-    /// tool.
-    #[cfg_attr(not(feature = "agent"), allow(dead_code))]
-    pub(crate) async fn preview_admitted(
-        &self,
-        principal: &Arc<Principal>,
-        run_id: &str,
-        call_id: &str,
-        admitted: &Admitted<'_>,
-    ) -> Option<Result<Preview, sqlx::Error>> {
-        let (Handler::Draft(handler), Some(key)) = (admitted.tool.def.handler(), &admitted.key)
-        else {
-            return None;
-        };
-        let ctx = ToolContext::new(principal.clone(), run_id, call_id, admitted.tool.def.name());
-        Some(rolled_back(self, handler, &ctx, key, admitted.args.clone()).await)
-    }
+/// The preview of an admitted draft call for `principal` in run `run_id`: its handler
+/// run on `db` in a transaction that is rolled back (see the module docs). `None` for a
+/// read tool.
+#[cfg_attr(not(feature = "agent"), allow(dead_code))]
+pub(crate) async fn preview_admitted(
+    db: &Database,
+    principal: &Arc<Principal>,
+    run_id: &str,
+    call_id: &str,
+    admitted: &Admitted<'_>,
+) -> Option<Result<Preview, sqlx::Error>> {
+    let (Handler::Draft(handler), Some(key)) = (admitted.tool.def.handler(), &admitted.key) else {
+        return None;
+    };
+    let ctx = ToolContext::new(principal.clone(), run_id, call_id, admitted.tool.def.name());
+    Some(rolled_back(db, handler, &ctx, key, admitted.args.clone()).await)
 }
 
 async fn rolled_back(
-    rt: &ToolRuntime,
+    db: &Database,
     handler: crate::tool::handler::DraftHandlerFn,
     ctx: &ToolContext,
     key: &IdempotencyKey,
     args: Value,
 ) -> Result<Preview, sqlx::Error> {
-    let db = rt.database();
     let hash = request_hash(&args);
     let claim = Claim {
         key,
