@@ -335,3 +335,88 @@ async fn documents_have_their_page(t: &TestDb) {
     );
 }
 on_both_backends!(documents_have_their_page);
+
+/// A draft outside the framework's transaction (a remote ERP) previews through its hook;
+/// the hook is asked again just before the approved call, and an answer that changed
+/// pauses the run again instead of running the call.
+struct CountingHook(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl erp_tools_core::PreviewHook for CountingHook {
+    fn preview<'a>(
+        &'a self,
+        _ctx: &'a erp_tools_core::ToolContext,
+        args: &'a serde_json::Value,
+    ) -> futures::future::BoxFuture<'a, Result<erp_tools_core::Preview, erp_tools_core::ToolError>>
+    {
+        let seen = self.0.load(std::sync::atomic::Ordering::SeqCst);
+        let value = serde_json::json!({"amount": args["amount"], "fee": seen.to_string()});
+        Box::pin(async move { Ok(erp_tools_core::Preview::from_hook("payment_request", value)) })
+    }
+}
+
+async fn a_remote_drafts_hook_previews_and_binds(t: &TestDb) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let s = ReviewServer::on(t, 25).await;
+    let fee = Arc::new(AtomicUsize::new(0));
+    let queue = s.queue.clone().preview_hook(
+        "finance_create_payment_request_draft",
+        CountingHook(fee.clone()),
+    );
+    let agent =
+        erp_tools_core::agent::Agent::new(s.app.runtime.clone(), erp_tools_tests::agent::policy())
+            .unwrap()
+            .approval_queue(queue.clone());
+    let manager = MANAGER.shared();
+    let mut model = ScriptedModel::new([pay(VENDOR, "85000", "pay-h")]);
+    let out = agent.run(&manager, &mut model, "Pay V-00001").await;
+    let run = out.run_id.clone();
+    assert_eq!(
+        handler_calls_for(&run),
+        0,
+        "the hook previews; the handler did not run"
+    );
+    let first = queue.pending(MANAGER.branch.id).await.unwrap().remove(0);
+    let preview = first.preview.clone().unwrap();
+    assert_eq!(preview.kind, PreviewKind::Hook);
+    assert_eq!(preview.value["fee"], "0");
+    queue
+        .approve(first.id, &REVIEWER.principal(), None)
+        .await
+        .unwrap();
+
+    fee.store(7, Ordering::SeqCst); // the remote system's answer changed
+    let mut after = ScriptedModel::new([ModelAction::answer("paid")]);
+    let again = queue
+        .resume(&agent, &manager, &mut after, first.id)
+        .await
+        .unwrap();
+    assert_eq!(
+        again.status.as_str(),
+        "awaiting_approval",
+        "{:?}",
+        again.status
+    );
+    assert_eq!(handler_calls_for(&run), 0, "the call did not run");
+    let second = queue.pending(MANAGER.branch.id).await.unwrap().remove(0);
+    assert_ne!(second.id, first.id, "a new approval, of the new preview");
+    assert_eq!(second.preview.as_ref().unwrap().value["fee"], "7");
+
+    queue
+        .approve(second.id, &REVIEWER.principal(), None)
+        .await
+        .unwrap();
+    let mut after = ScriptedModel::new([ModelAction::answer("paid")]);
+    let done = queue
+        .resume(&agent, &manager, &mut after, second.id)
+        .await
+        .unwrap();
+    assert_eq!(done.status.as_str(), "done", "{:?}", done.status);
+    assert_eq!(
+        handler_calls_for(&run),
+        1,
+        "run once, after the unchanged hook answer"
+    );
+    assert_eq!(created(t, &run).await, (1, 1));
+}
+on_both_backends!(a_remote_drafts_hook_previews_and_binds);
