@@ -195,7 +195,7 @@ try {
   const countPOs = (t) => new Set(t.match(/PO-2026-\d{4}/g) ?? []).size;
   await card.getByRole("button", { name: "Approve exactly this action" }).click();
   let notice = await page.locator(".notice").innerText();
-  check("a changed price pauses the run again", notice.includes("was approved by you") && /awaiting.approval/.test(notice), `${raised}: ${notice}`);
+  check("a changed price pauses the run again", notice.includes("was approved by you") && notice.includes("waits again for approval") && notice.includes("differs from the preview"), `${raised}: ${notice}`);
   const draftsAfter = await (await page.request.get(`${BASE}/review/drafts`)).text();
   check("nothing was created from the stale preview", countPOs(draftsAfter) === countPOs(draftsBefore), `${countPOs(draftsBefore)} → ${countPOs(draftsAfter)}`);
   await page.goto(`${BASE}/review/approvals`);

@@ -182,9 +182,13 @@ pub async fn resume(agent: &Agent, approval: &StoredApproval) -> Result<RunOutco
 
 /// How a resumed run ended, for the reviewer.
 pub fn resumed_text(out: &RunOutcome) -> String {
-    match out.answer() {
-        Some(answer) => format!("The run resumed and finished: {answer}"),
-        None => format!("The run resumed and stopped: {}.", out.status.as_str()),
+    match (out.answer(), out.pending()) {
+        (Some(answer), _) => format!("The run resumed and finished: {answer}"),
+        (None, Some(pending)) => format!(
+            "The run resumed and waits again for approval: {}",
+            pending.reason
+        ),
+        (None, None) => format!("The run resumed and stopped: {}.", out.status.as_str()),
     }
 }
 
