@@ -379,7 +379,9 @@ pub struct PoView {
     drafted_by_agent_run: Option<String>,
 }
 
-async fn load_po(
+/// Purchase order `number` of the branch, with its lines (also the review console's
+/// document page, `review.rs`).
+pub(crate) async fn load_po(
     conn: &mut sqlx::AnyConnection,
     branch_id: i64,
     branch_code: &str,

@@ -15,7 +15,7 @@ use erp_tools_core::agent::{
     last_tool_result,
 };
 use erp_tools_core::auth::Authenticator;
-use erp_tools_core::review::{self, ReviewConfig};
+use erp_tools_core::review::{self, DocumentView, ReviewConfig};
 use erp_tools_core::serde_json::json;
 use erp_tools_core::{Principal, ToolRegistry, ToolRuntime};
 
@@ -25,9 +25,57 @@ pub const AGENT_SCOPES: [&str; 3] = ["inventory:read", "purchasing:read", "purch
 /// The review console's scopes, for the `token` command.
 pub const REVIEW_SCOPES: [&str; 2] = [review::REVIEW_READ, review::REVIEW_APPROVE];
 
-/// The loop's policy: every purchase order it drafts waits for a person.
+/// The loop's policy: every purchase order it drafts waits for a person, and no loop order
+/// asks for more than 5 000 units over all its lines.
 fn policy() -> Policy {
-    Policy::new().require_approval_always("purchasing_create_po_draft")
+    Policy::new()
+        .require_approval_always("purchasing_create_po_draft")
+        .limit("purchasing_create_po_draft", "lines[].qty", "5000")
+}
+
+/// The example's people, by ERP user id: the console shows names, ids on hover.
+pub fn person_name(user: &str) -> Option<String> {
+    Some(
+        match user {
+            "7" => "Dewi Lestari (buyer)",
+            "8" => "Budi Santoso (warehouse)",
+            "9" => "Agus Wijaya (buyer)",
+            "21" => "Rina Hartono (reviewer)",
+            "22" => "Made Putra (reviewer)",
+            _ => return None,
+        }
+        .to_string(),
+    )
+}
+
+/// How the console shows a purchase order: the draft tool's output (`PoView`), read
+/// again from the database for its page.
+fn purchase_order_view(db: erp_tools_core::Database) -> DocumentView {
+    let view = DocumentView::new("purchase_order", "Purchase order")
+        .field("Vendor", "/vendor_name")
+        .field("Vendor code", "/vendor_code")
+        .field("Needed by", "/needed_by")
+        .field("Branch", "/branch")
+        .field("Note", "/note")
+        .lines("/lines")
+        .column("Item", "/item_code")
+        .quantity("Qty", "/qty")
+        .column("Unit", "/uom")
+        .money("Unit price", "/unit_price")
+        .money("Amount", "/line_total")
+        .total("/total")
+        .currency("/currency")
+        .status("/status")
+        .loader(move |branch_id, _id, number| {
+            let db = db.clone();
+            async move { po_json(&db, branch_id, &number).await }
+        });
+    // The ERP's own page of an order, e.g. https://erp.example.com/po/{number}: the
+    // example has no ERP UI of its own, so the link is shown only when one is named.
+    match std::env::var("DISTRIBUTOR_ERP_URL") {
+        Ok(template) if !template.trim().is_empty() => view.erp_url(template),
+        _ => view,
+    }
 }
 
 /// The agent of the `agent` command and of every resume: the example's tools, the loop
@@ -134,10 +182,39 @@ pub async fn resume(agent: &Agent, approval: &StoredApproval) -> Result<RunOutco
 
 /// How a resumed run ended, for the reviewer.
 pub fn resumed_text(out: &RunOutcome) -> String {
-    match out.answer() {
-        Some(answer) => format!("The run resumed and finished: {answer}"),
-        None => format!("The run resumed and stopped: {}.", out.status.as_str()),
+    match (out.answer(), out.pending()) {
+        (Some(answer), _) => format!("The run resumed and finished: {answer}"),
+        (None, Some(pending)) => format!(
+            "The run resumed and waits again for approval: {}",
+            pending.reason
+        ),
+        (None, None) => format!("The run resumed and stopped: {}.", out.status.as_str()),
     }
+}
+
+/// Purchase order `number` of branch `branch_id` as `purchasing_get_po` returns it, for
+/// the review console's document page.
+async fn po_json(
+    db: &erp_tools_core::Database,
+    branch_id: i64,
+    number: &str,
+) -> Result<Option<serde_json::Value>, String> {
+    let mut conn = db
+        .read_db()
+        .pool()
+        .acquire()
+        .await
+        .map_err(|e| e.to_string())?;
+    let code: Option<String> = sqlx::query_scalar("SELECT code FROM branches WHERE id = $1")
+        .bind(branch_id)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(|e| e.to_string())?;
+    let po = crate::purchasing::load_po(&mut conn, branch_id, &code.unwrap_or_default(), number)
+        .await
+        .map_err(|e| e.to_string())?;
+    po.map(|p| serde_json::to_value(p).map_err(|e| e.to_string()))
+        .transpose()
 }
 
 /// The review console, resuming approved runs in this process.
@@ -146,8 +223,11 @@ pub fn console(authenticator: Authenticator, agent: Arc<Agent>) -> Result<axum::
         .queue()
         .ok_or("the agent has no approval queue")?
         .clone();
+    let db = queue.database().clone();
     let config = ReviewConfig::new(authenticator, queue)
         .mount_path("/review")
+        .document_view(purchase_order_view(db))
+        .people(person_name)
         .insecure_http() // the example serves plain http on the loopback address
         .on_approved(move |approval| {
             let agent = agent.clone();

@@ -38,6 +38,16 @@ impl ReviewServer {
     /// The console on `t`'s database, `page_size` runs a page, its approval hook counting
     /// its calls.
     pub async fn on(t: &TestDb, page_size: u32) -> ReviewServer {
+        Self::configured(t, page_size, |c| c).await
+    }
+
+    /// [`on`](Self::on), with the console's settings changed by `configure` (document
+    /// views, names of people).
+    pub async fn configured(
+        t: &TestDb,
+        page_size: u32,
+        configure: impl FnOnce(ReviewConfig) -> ReviewConfig,
+    ) -> ReviewServer {
         let app = App::new(&t.db).await;
         let queue = ApprovalQueue::new(t.db.clone());
         let agent = Arc::new(
@@ -62,6 +72,7 @@ impl ReviewServer {
             calls.fetch_add(1, Ordering::SeqCst);
             async move { Ok(format!("Hook saw approval {}.", approved.id)) }
         });
+        let config = configure(config);
         let options = HttpConfig::new(tokens.clone()).serve_options();
         let stop = options.cancellation().clone();
         let router = axum_router(review::router(config));
@@ -207,16 +218,30 @@ impl Browser {
 
     /// `POST <base><path>` of a form with `fields`.
     pub async fn post(&mut self, path: &str, fields: &[(&str, &str)]) -> Page {
+        self.post_with(path, fields, &[]).await
+    }
+
+    /// [`post`](Self::post) with extra request `headers` (`Origin`, `Sec-Fetch-Site`).
+    pub async fn post_with(
+        &mut self,
+        path: &str,
+        fields: &[(&str, &str)],
+        headers: &[(&str, &str)],
+    ) -> Page {
         let body = fields
             .iter()
             .map(|(k, v)| format!("{}={}", form_encode(k), form_encode(v)))
             .collect::<Vec<_>>()
             .join("&");
-        let response = self
+        let mut request = self
             .client
             .post(format!("{}{path}", self.base))
             .header("cookie", self.cookie_header())
-            .header("content-type", "application/x-www-form-urlencoded")
+            .header("content-type", "application/x-www-form-urlencoded");
+        for (k, v) in headers {
+            request = request.header(*k, *v);
+        }
+        let response = request
             .body(body)
             .send()
             .await

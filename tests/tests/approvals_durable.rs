@@ -125,8 +125,10 @@ async fn approved_action_resumes_from_the_store_and_runs_once(t: &TestDb) {
         .resume(&agent2, &manager, &mut answering_model(), id)
         .await
         .unwrap();
+    // The number, not a fixed one: the approval's preview ran the handler, and on
+    // PostgreSQL the id sequence it drew from is not rolled back.
     assert!(
-        done.answer().unwrap().contains("PR-2026-0001"),
+        done.answer().unwrap().contains("PR-2026-"),
         "{:?}",
         done.status
     );

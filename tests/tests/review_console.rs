@@ -54,7 +54,12 @@ async fn signing_in_needs_review_read_and_the_forms_csrf_token(t: &TestDb) {
     let mut b = Browser::new(&s);
     let page = b.get("/runs").await;
     assert_eq!(page.status, 303);
-    assert!(page.location.unwrap().ends_with("/review/sign-in"));
+    assert!(
+        page.location
+            .unwrap()
+            .ends_with("/review/sign-in?next=%2Freview%2Fruns"),
+        "the sign-in page returns to the page asked for"
+    );
 
     let reviewer = s.token(&REVIEWER.principal());
     let form = b.get("/sign-in").await;
@@ -114,7 +119,7 @@ async fn signing_in_needs_review_read_and_the_forms_csrf_token(t: &TestDb) {
     assert_eq!(runs.status, 200);
     assert!(
         runs.html
-            .contains("Signed in as <strong>u-reviewer</strong>"),
+            .contains("Signed in as <strong title=\"user id u-reviewer\">"),
         "{}",
         runs.html
     );
@@ -162,26 +167,39 @@ async fn pages_show_the_reviewers_branch_with_model_text_escaped(t: &TestDb) {
         )
         .await;
     let (loop_run, _) = paused_run(&s).await;
+    s.app
+        .call(
+            &BUYER.shared(),
+            "run-quiet",
+            GET_VENDOR_SUMMARY,
+            json!({"vendor_code": VENDOR}),
+        )
+        .await;
 
     let mut b = Browser::new(&s);
     b.sign_in(&s.token(&REVIEWER.principal())).await;
     let runs = b.get("/runs").await;
     assert!(runs.html.contains("run-sby-1") && runs.html.contains(&loop_run));
     assert!(!runs.html.contains("run-jkt-1"), "another branch's run");
+    let row = runs
+        .html
+        .split("run-sby-1</span></th>")
+        .nth(1)
+        .unwrap()
+        .split("</tr>")
+        .next()
+        .unwrap();
+    for count in ["3 calls", "1 denied", "1 failed", "1 drafted"] {
+        assert!(row.contains(count), "{count} in {row}");
+    }
     assert!(
-        runs.html
-            .contains("<th scope=\"col\" class=\"num\">Denials</th>")
+        !row.contains("waiting") && !row.contains("replayed"),
+        "{row}"
     );
-    let row = runs.html.split("run-sby-1</a></th>").nth(1).unwrap();
-    let cells: Vec<&str> = row
-        .split("<td class=\"num")
-        .skip(1)
-        .map(|c| c.split('>').nth(1).unwrap().split('<').next().unwrap())
-        .collect();
-    assert_eq!(
-        cells,
-        ["3", "1", "1", "0", "1", "0"],
-        "calls, denials, failures, replays, drafts, waiting"
+    let at = |run: &str| runs.html.find(run).unwrap();
+    assert!(
+        at("run-quiet") > at(&loop_run) && at("run-quiet") > at("run-sby-1"),
+        "runs needing attention come first, though the quiet run is the latest"
     );
 
     let denied = b.get("/runs?outcome=denied").await;
@@ -203,7 +221,8 @@ async fn pages_show_the_reviewers_branch_with_model_text_escaped(t: &TestDb) {
     );
     assert!(trail.html.contains(INJECTION));
     assert!(
-        trail.html.contains("class=\"row-denied\"") && trail.html.contains("class=\"row-failed\"")
+        trail.html.contains("class=\"step step-denied\"")
+            && trail.html.contains("class=\"step step-failed\"")
     );
 
     assert_eq!(
@@ -266,7 +285,14 @@ async fn approving_needs_review_approve_csrf_and_another_person(t: &TestDb) {
     b.sign_in(&s.token(&REVIEWER.principal())).await;
     let page = b.get("/approvals").await;
     assert!(page.html.contains("amount above 50000 needs a person"));
-    assert!(page.html.contains("amount ≤ 10000000 (tool)"));
+    assert!(
+        page.html.contains(
+            "<code>amount</code>: <strong>85\u{202f}000</strong> of the \
+             10\u{202f}000\u{202f}000 limit (tool)"
+        ),
+        "{}",
+        page.html
+    );
     assert!(page.html.contains("<label for=\"reject-why-"));
     assert_eq!(b.post(&approve, &[]).await.status, 403, "no CSRF token");
     assert_eq!(b.post(&approve, &[("csrf", "forged")]).await.status, 403);
@@ -287,7 +313,7 @@ async fn approving_needs_review_approve_csrf_and_another_person(t: &TestDb) {
     assert_eq!(s.hook_calls.load(Ordering::SeqCst), 1);
     let run = b.get(&format!("/runs/{run_id}")).await;
     assert!(run.html.contains(&format!("Approval {id} of finance_create_payment_request_draft was approved by you. Hook saw approval {id}.")), "{}", run.html);
-    assert!(run.html.contains("approval_granted"));
+    assert!(run.html.contains("approval granted"));
     let stored = s.queue.get(id).await.unwrap().unwrap();
     assert_eq!(
         (

@@ -25,13 +25,20 @@ pub struct PendingAction {
     pub signature: String,
     /// Why the policy asks for approval, for the person reviewing it.
     pub reason: String,
+    /// What the action would create (a draft tool's rolled-back run, or a remote draft's
+    /// preview hook), computed before the run paused; an approval binds to it. `None`
+    /// for a read tool, or when waiting for an answer rather than an approval.
+    #[serde(default)]
+    pub preview: Option<crate::runtime::Preview>,
 }
 
 impl PendingAction {
     /// An approval of exactly this action by `approved_by` (a person authenticated by the
     /// application showing the pending action).
     pub fn approve(&self, approved_by: impl Into<String>) -> Approval {
-        Approval::new(self.run_id.clone(), self.signature.clone(), approved_by)
+        let mut approval = Approval::new(self.run_id.clone(), self.signature.clone(), approved_by);
+        approval.preview_digest = self.preview.as_ref().map(|p| p.digest.clone());
+        approval
     }
 }
 
@@ -48,6 +55,13 @@ pub struct Approval {
     pub approved_at: Option<DateTime<Utc>>,
     /// The approver's note.
     pub note: Option<String>,
+    /// The digest of the preview the person saw ([`Preview::digest`]): the draft runs
+    /// only if it creates that same document; otherwise nothing is created and the run
+    /// pauses again with the new preview. `None` binds to the signature alone.
+    ///
+    /// [`Preview::digest`]: crate::Preview::digest
+    #[serde(default)]
+    pub preview_digest: Option<String>,
 }
 
 impl Approval {
@@ -63,6 +77,7 @@ impl Approval {
             approved_by: approved_by.into(),
             approved_at: None,
             note: None,
+            preview_digest: None,
         }
     }
 
@@ -75,6 +90,12 @@ impl Approval {
     /// Adds the approver's note.
     pub fn note(mut self, note: impl Into<String>) -> Self {
         self.note = Some(note.into());
+        self
+    }
+
+    /// Binds the approval to the preview with `digest` (see the field `preview_digest`).
+    pub fn bound_to(mut self, digest: impl Into<String>) -> Self {
+        self.preview_digest = Some(digest.into());
         self
     }
 

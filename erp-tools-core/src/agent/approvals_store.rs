@@ -18,6 +18,8 @@ use super::outcome::{PausedRun, ResumeError};
 use super::signature::action_digest;
 use super::stored::{ApprovalStatus, StoredApproval};
 use crate::audit::{AuditEntry, time_text};
+use crate::runtime::PreviewHook;
+use crate::runtime::preview::SharedHook;
 use crate::store::approvals::{self as sql, NewApproval, Which};
 use crate::tool::context::Principal;
 use crate::{Database, StoreError};
@@ -133,6 +135,7 @@ pub struct ApprovalQueue {
     pub(super) db: Database,
     ttl: Duration,
     clock: Arc<dyn Clock>,
+    pub(super) hooks: Arc<std::collections::HashMap<String, SharedHook>>,
 }
 
 impl std::fmt::Debug for ApprovalQueue {
@@ -151,7 +154,17 @@ impl ApprovalQueue {
             db,
             ttl: DEFAULT_APPROVAL_TTL,
             clock: Arc::new(SystemClock::new()),
+            hooks: Arc::default(),
         }
+    }
+
+    /// Previews calls of `tool` (a draft that does not write through the framework's
+    /// transaction, such as a draft in an external ERP) with `hook` before they wait for
+    /// approval, instead of a rolled-back run of the handler. The approved call runs only
+    /// if the hook, asked again just before, still returns the same preview.
+    pub fn preview_hook(mut self, tool: impl Into<String>, hook: impl PreviewHook) -> Self {
+        Arc::make_mut(&mut self.hooks).insert(tool.into(), Arc::new(hook));
+        self
     }
 
     /// Pending approvals stored from now on can be decided for `ttl`, then expire.
@@ -193,19 +206,32 @@ impl ApprovalQueue {
         let expires = now + chrono::Duration::from_std(self.ttl).unwrap_or(chrono::Duration::MAX);
         let paused_json = serde_json::to_string(paused)
             .map_err(|e| StoreError::Sqlx(sqlx::Error::Protocol(e.to_string())))?;
+        // The same action with another preview (a price changed) is another approval.
+        let mut digest = action_digest(&p.tool, &p.arguments);
+        let preview = match &p.preview {
+            Some(preview) => {
+                digest =
+                    crate::validate::canonical_hash(&serde_json::json!([digest, preview.digest]));
+                let json = serde_json::to_string(preview)
+                    .map_err(|e| StoreError::Sqlx(sqlx::Error::Protocol(e.to_string())))?;
+                Some((json, preview.digest.clone()))
+            }
+            None => None,
+        };
         let new = NewApproval {
             run_id: &p.run_id,
             call_id: &p.call_id,
             tool: &p.tool,
             arguments: p.arguments.to_string(),
             signature: &p.signature,
-            digest: action_digest(&p.tool, &p.arguments),
+            digest,
             reason: &p.reason,
             limits,
             user_id: &paused.on_behalf_of,
             branch_id: paused.branch_id,
             branch_code,
             paused_run: paused_json,
+            preview,
             created_at: time_text(now),
             expires_at: time_text(expires),
         };

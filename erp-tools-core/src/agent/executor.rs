@@ -10,9 +10,10 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use crate::registry::ToolRegistry;
+use crate::runtime::admit::Admitted;
 use crate::runtime::prepare::Prepared;
 use crate::runtime::run_id::BadRunId;
-use crate::runtime::{CallError, CallOutcome, ToolRuntime};
+use crate::runtime::{CallError, CallOutcome, Preview, ToolRuntime};
 use crate::tool::context::Principal;
 use crate::tool::error::ToolError;
 use crate::tool::input::InputAnswers;
@@ -31,13 +32,26 @@ pub(crate) trait Executor: Send + Sync {
     ) -> BoxFuture<'a, Result<Option<ToolError>, CallError>>;
 
     /// Runs a prepared call of a checked run, with a person's `answers` for its handler:
-    /// its refusal recorded, or the admitted call executed ([`ToolRuntime::finish`]).
+    /// its refusal recorded, or the admitted call executed ([`ToolRuntime::finish`]). A
+    /// draft `bound` to an approved preview's digest creates nothing if its document
+    /// differs, and ends with the new preview.
     fn finish<'a>(
         &'a self,
         principal: &'a Arc<Principal>,
         prepared: Prepared<'a>,
         answers: InputAnswers,
+        bound: Option<&'a str>,
     ) -> BoxFuture<'a, Result<CallOutcome, CallError>>;
+
+    /// What an admitted draft call would create: its handler run in a transaction that
+    /// is rolled back (`runtime/preview.rs`); `None` for a read tool.
+    fn preview<'a>(
+        &'a self,
+        principal: &'a Arc<Principal>,
+        run_id: &'a str,
+        call_id: &'a str,
+        admitted: &'a Admitted<'a>,
+    ) -> BoxFuture<'a, Option<Result<Preview, sqlx::Error>>>;
 }
 
 impl Executor for ToolRuntime {
@@ -58,7 +72,26 @@ impl Executor for ToolRuntime {
         principal: &'a Arc<Principal>,
         prepared: Prepared<'a>,
         answers: InputAnswers,
+        bound: Option<&'a str>,
     ) -> BoxFuture<'a, Result<CallOutcome, CallError>> {
-        Box::pin(ToolRuntime::finish(self, principal, prepared, answers))
+        Box::pin(ToolRuntime::finish_bound(
+            self, principal, prepared, answers, bound,
+        ))
+    }
+
+    fn preview<'a>(
+        &'a self,
+        principal: &'a Arc<Principal>,
+        run_id: &'a str,
+        call_id: &'a str,
+        admitted: &'a Admitted<'a>,
+    ) -> BoxFuture<'a, Option<Result<Preview, sqlx::Error>>> {
+        Box::pin(crate::runtime::preview::preview_admitted(
+            self.database(),
+            principal,
+            run_id,
+            call_id,
+            admitted,
+        ))
     }
 }

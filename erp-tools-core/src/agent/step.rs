@@ -16,11 +16,13 @@ use super::policy::{Decision, Denial};
 use super::signature::action_signature;
 use super::state::{CallRef, Event, State};
 use crate::audit::Outcome;
+use crate::runtime::Preview;
 use crate::runtime::admit::Check;
-use crate::runtime::prepare::prepare;
+use crate::runtime::prepare::{Prepared, prepare};
+use crate::runtime::preview::changed_preview;
 use crate::runtime::{CallError, ToolCall};
 use crate::text;
-use crate::tool::context::Principal;
+use crate::tool::context::{Principal, ToolContext};
 use crate::tool::input::InputAnswers;
 
 impl Agent {
@@ -91,7 +93,7 @@ impl Agent {
                 .await?;
                 let result = self
                     .exec
-                    .finish(principal, prepared, InputAnswers::default())
+                    .finish(principal, prepared, InputAnswers::default(), None)
                     .await;
                 return self.answered(principal, st, &call, Some(result)).await;
             }
@@ -108,6 +110,9 @@ impl Agent {
                 return self.denied(principal, st, &call, denial).await;
             }
             Decision::RequireApproval { signature, reason } => {
+                let preview = self
+                    .preview_of(principal, st, call_id, name, &prepared)
+                    .await;
                 prepared.record_outcome("awaiting_approval");
                 let event = Event::new(AgentEventKind::AwaitingApproval)
                     .call(&call)
@@ -120,11 +125,36 @@ impl Agent {
                     arguments: normalised.clone(),
                     signature: signature.clone(),
                     reason,
+                    preview,
                 };
                 return Ok(Some(RunStatus::AwaitingApproval { action, signature }));
             }
             Decision::Allow { approved_by } => approved_by,
         };
+
+        // An approval bound to a preview: the action runs only if it creates that same
+        // document. A hook's preview is asked again now; a draft's is compared inside
+        // its transaction.
+        let bound = st
+            .approvals
+            .iter()
+            .rev()
+            .find(|a| a.covers(&st.run_id, &signature))
+            .and_then(|a| a.preview_digest.clone());
+        let hooked = self
+            .queue
+            .as_ref()
+            .is_some_and(|q| q.hooks.contains_key(name));
+        if let Some(expected) = bound.as_deref().filter(|_| hooked)
+            && let Some(now) = self
+                .preview_of(principal, st, call_id, name, &prepared)
+                .await
+            && now.digest != expected
+        {
+            prepared.record_outcome("awaiting_approval");
+            return self.pause_again(principal, st, &call, now).await;
+        }
+        let bound = bound.filter(|_| !hooked);
 
         // Recorded before execution, so a crash mid-call still leaves a trace.
         let event = Event::new(AgentEventKind::Started)
@@ -135,10 +165,85 @@ impl Agent {
         let result = self
             .with_deadline(
                 remaining,
-                self.exec.finish(principal, prepared, st.answers.clone()),
+                self.exec
+                    .finish(principal, prepared, st.answers.clone(), bound.as_deref()),
             )
             .await;
+        if let Some(Ok(out)) = &result
+            && let Some(now) = out.error.as_ref().and_then(changed_preview)
+        {
+            return self.pause_again(principal, st, &call, now).await;
+        }
         self.answered(principal, st, &call, result).await
+    }
+
+    /// What the pending call would create: the remote draft's hook, or the draft handler
+    /// run in a transaction that is rolled back; `None` for a read tool.
+    async fn preview_of(
+        &self,
+        principal: &Arc<Principal>,
+        st: &State,
+        call_id: &str,
+        name: &str,
+        prepared: &Prepared<'_>,
+    ) -> Option<Preview> {
+        if let Some(hook) = self.queue.as_ref().and_then(|q| q.hooks.get(name)) {
+            let ctx = ToolContext::new(principal.clone(), st.run_id.clone(), call_id, name);
+            let args = prepared.arguments();
+            return Some(
+                hook.preview(&ctx, args)
+                    .await
+                    .unwrap_or_else(|e| Preview::refused(&e)),
+            );
+        }
+        let Ok(admitted) = &prepared.admission else {
+            return None;
+        };
+        match self
+            .exec
+            .preview(principal, &st.run_id, call_id, admitted)
+            .await?
+        {
+            Ok(preview) => Some(preview),
+            Err(e) => {
+                tracing::warn!(error = %e, tool = name, "the preview could not be computed");
+                Some(Preview::refused(&crate::ToolError::internal(e)))
+            }
+        }
+    }
+
+    /// The approved action would create another document than the preview a person
+    /// approved: nothing was created, and the run pauses again with the new preview
+    /// (a new approval; the old one no longer applies).
+    async fn pause_again(
+        &self,
+        principal: &Arc<Principal>,
+        st: &mut State,
+        call: &CallRef<'_>,
+        preview: Preview,
+    ) -> Result<Option<RunStatus>, AuditError> {
+        let run_id = st.run_id.clone();
+        st.approvals.retain(|a| !a.covers(&run_id, call.signature));
+        // The same proposal waits again; resuming it is not a repeat of the action.
+        if let Some(seen) = st.counts.get_mut(call.signature) {
+            *seen = seen.saturating_sub(1);
+        }
+        let reason = super::text::preview_changed();
+        let event = Event::new(AgentEventKind::AwaitingApproval)
+            .call(call)
+            .detail(reason.clone());
+        self.record(st, principal, event).await?;
+        let action = PendingAction {
+            run_id,
+            call_id: call.call_id.to_string(),
+            tool: call.tool.to_string(),
+            arguments: call.arguments.clone(),
+            signature: call.signature.to_string(),
+            reason,
+            preview: Some(preview),
+        };
+        let signature = call.signature.to_string();
+        Ok(Some(RunStatus::AwaitingApproval { action, signature }))
     }
 
     /// A call the policy or admission refused: told to the model, audited, the run goes on.
@@ -201,6 +306,7 @@ impl Agent {
                     arguments: call.arguments.clone(),
                     signature: call.signature.to_string(),
                     reason: input.question.clone(),
+                    preview: None,
                 };
                 return Ok(Some(RunStatus::AwaitingInput { action, input }));
             }

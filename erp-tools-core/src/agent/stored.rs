@@ -85,6 +85,10 @@ pub struct StoredApproval {
     pub resume_count: i64,
     /// How the last resumed run ended (`done`, `awaiting_approval`, ...).
     pub resume_status: Option<String>,
+    /// What the action would create, computed before the run paused (see
+    /// [`PendingAction::preview`](super::PendingAction::preview)); the approval binds to
+    /// it.
+    pub preview: Option<crate::runtime::Preview>,
 }
 
 impl StoredApproval {
@@ -105,6 +109,7 @@ impl StoredApproval {
             .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
             .map(|t| t.with_timezone(&chrono::Utc));
         approval.note = self.note.clone();
+        approval.preview_digest = self.preview.as_ref().map(|p| p.digest.clone());
         Some(approval)
     }
 

@@ -62,3 +62,11 @@ pub(crate) fn awaiting_input(request: &InputRequest) -> String {
 pub(crate) fn input_given(key: &str, answer: &str, by: &str) -> String {
     format!("answer to {key}: {answer} (given by {by})")
 }
+
+/// Why a run pauses again after its approval: the draft would create another document.
+pub(crate) fn preview_changed() -> String {
+    "The document this action would create differs from the preview that was approved (a \
+     price or another value changed since); nothing was created. A person must approve \
+     the new preview."
+        .to_string()
+}

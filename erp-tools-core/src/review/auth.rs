@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::Form;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
@@ -42,16 +42,31 @@ pub(super) struct SignInForm {
     token: String,
     #[serde(default)]
     csrf: String,
+    /// The console page to return to.
+    #[serde(default)]
+    next: String,
 }
 
-/// `GET /sign-in`: the form, with a fresh CSRF token in the form and in a cookie.
-pub(super) async fn sign_in_page(State(c): State<Arc<Console>>) -> Response {
-    sign_in_form(&c, StatusCode::OK, None)
+/// The sign-in page's query: the page asked for before signing in.
+#[derive(Deserialize)]
+pub(super) struct NextQuery {
+    #[serde(default)]
+    next: String,
 }
 
-fn sign_in_form(c: &Console, status: StatusCode, error: Option<String>) -> Response {
+/// `GET /sign-in?next=`: the form, with a fresh CSRF token in the form and in a cookie.
+pub(super) async fn sign_in_page(
+    State(c): State<Arc<Console>>,
+    Query(q): Query<NextQuery>,
+) -> Response {
+    sign_in_form(&c, StatusCode::OK, None, &q.next)
+}
+
+fn sign_in_form(c: &Console, status: StatusCode, error: Option<String>, next: &str) -> Response {
+    let next = c.local_path(next);
     let Some(csrf) = random_token() else {
         return c.message(
+            None,
             StatusCode::SERVICE_UNAVAILABLE,
             "Cannot sign in now",
             "The server could not create a sign-in form; try again.",
@@ -61,7 +76,10 @@ fn sign_in_form(c: &Console, status: StatusCode, error: Option<String>) -> Respo
         &c.env,
         status,
         "sign_in.html",
-        json!({ "base": c.base(), "csrf": csrf, "error": error, "me": null, "notice": null }),
+        json!({
+            "base": c.base(), "csrf": csrf, "error": error, "me": null, "notice": null,
+            "nav": "", "next": next,
+        }),
     );
     let cookie = set_cookie(
         SIGN_IN_COOKIE,
@@ -85,18 +103,19 @@ pub(super) async fn sign_in(
 ) -> Response {
     let expected = cookie(&headers, SIGN_IN_COOKIE).unwrap_or_default();
     if expected.is_empty() || !same_secret(&expected, form.csrf.trim()) {
-        return c.csrf_refused();
+        return c.csrf_refused(None);
     }
     let (principal, expires) = match authenticate(&c.config.authenticator, form.token.trim()).await
     {
         Ok(ok) => ok,
         Err(e) => {
             let why = format!("The token was refused: {e}.");
-            return sign_in_form(&c, StatusCode::UNAUTHORIZED, Some(why));
+            return sign_in_form(&c, StatusCode::UNAUTHORIZED, Some(why), &form.next);
         }
     };
     if !principal.has_scope(REVIEW_READ) {
         return c.message(
+            None,
             StatusCode::FORBIDDEN,
             "Not a reviewer",
             &format!(
@@ -109,6 +128,7 @@ pub(super) async fn sign_in(
     let now = now_secs();
     let Some(id) = c.sessions.start(principal, expires).await else {
         return c.message(
+            None,
             StatusCode::SERVICE_UNAVAILABLE,
             "Cannot sign in now",
             "The server could not start a session; try again.",
@@ -123,7 +143,10 @@ pub(super) async fn sign_in(
         secure,
     );
     let clear = set_cookie(SIGN_IN_COOKIE, "", c.base(), 0, secure);
-    let mut response = Redirect::to(&format!("{}/runs", c.base())).into_response();
+    let to = c
+        .local_path(form.next.trim())
+        .unwrap_or_else(|| format!("{}/runs", c.base()));
+    let mut response = Redirect::to(&to).into_response();
     for v in [session, clear] {
         if let Ok(v) = v.parse() {
             response.headers_mut().append(header::SET_COOKIE, v);
@@ -149,7 +172,7 @@ pub(super) async fn sign_out(
         return Redirect::to(&format!("{}/sign-in", c.base())).into_response();
     };
     if !same_secret(&session.csrf, form.csrf.trim()) {
-        return c.csrf_refused();
+        return c.csrf_refused(Some(&session));
     }
     c.sessions.end(&headers).await;
     let clear = set_cookie(SESSION_COOKIE, "", c.base(), 0, c.config.secure_cookie);

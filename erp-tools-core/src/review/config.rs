@@ -10,6 +10,8 @@ use crate::Database;
 use crate::agent::{ApprovalQueue, StoredApproval};
 use crate::auth::Authenticator;
 
+use super::document::DocumentView;
+
 /// The scope a token needs to sign in to the console and read it.
 pub const REVIEW_READ: &str = "review:read";
 /// The scope a token needs to approve or reject actions.
@@ -32,7 +34,13 @@ pub struct ReviewConfig {
     pub(super) secure_cookie: bool,
     pub(super) on_approved: Option<ApprovedHook>,
     pub(super) page_size: i64,
+    pub(super) views: Vec<DocumentView>,
+    pub(super) people: Option<PeopleFn>,
+    pub(super) origins: Vec<String>,
 }
+
+/// Names a person by their user id (see [`ReviewConfig::people`]).
+pub type PeopleFn = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 impl std::fmt::Debug for ReviewConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -42,6 +50,8 @@ impl std::fmt::Debug for ReviewConfig {
             .field("secure_cookie", &self.secure_cookie)
             .field("on_approved", &self.on_approved.is_some())
             .field("page_size", &self.page_size)
+            .field("views", &self.views)
+            .field("origins", &self.origins)
             .finish_non_exhaustive()
     }
 }
@@ -59,7 +69,48 @@ impl ReviewConfig {
             secure_cookie: true,
             on_approved: None,
             page_size: 25,
+            views: Vec::new(),
+            people: None,
+            origins: Vec::new(),
         }
+    }
+
+    /// Shows documents of `view`'s type with it: their page, their line in Drafts, and
+    /// the preview of a pending action that would create one. A document type without a
+    /// view is shown as its JSON.
+    pub fn document_view(mut self, view: DocumentView) -> Self {
+        self.views.retain(|v| v.doc_type != view.doc_type);
+        self.views.push(view);
+        self
+    }
+
+    /// Names people by their user id (the ERP's user directory, the same one the
+    /// principal resolver reads): the console shows the name, the id on hover. Without
+    /// it, people are shown by id.
+    pub fn people(
+        mut self,
+        name_of: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.people = Some(Arc::new(name_of));
+        self
+    }
+
+    /// Also accepts forms posted from `origin` (`https://admin.example.com`), besides the
+    /// console's own origin. A POST whose `Origin` is another, or whose
+    /// `Sec-Fetch-Site` says it came from another site, is refused before its CSRF token
+    /// is read.
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.origins
+            .push(origin.into().trim_end_matches('/').to_string());
+        self
+    }
+
+    pub(super) fn view(&self, doc_type: &str) -> Option<&DocumentView> {
+        self.views.iter().find(|v| v.doc_type == doc_type)
+    }
+
+    pub(super) fn name_of(&self, user: &str) -> Option<String> {
+        self.people.as_ref().and_then(|f| f(user))
     }
 
     /// The path the application nests the router at (links and the cookie's `Path`),

@@ -3,23 +3,28 @@
 //! [`router`] is an [`axum::Router`] of server-rendered HTML pages (no
 //! JavaScript needed) that the application mounts next to its MCP endpoint:
 //!
-//! - **Runs**: every agent run of the reviewer's branch, over MCP or the agent loop, with
-//!   the person, first and last time and the counts of calls, denials, failures, replays,
-//!   drafts and waiting approvals; filtered by outcome, paginated.
-//! - **Run**: its audit trail in order (tool, arguments, outcome, message, replayed flag,
-//!   tool call id, model, prompt version); denials and failures stand out.
-//! - **Drafts**: the documents agents drafted, each with a "Drafted by agent" badge
-//!   linking to its run, the person it was drafted for and when.
-//! - **Approvals**: actions waiting for a person (arguments, signature, reason, limits)
-//!   with approve and reject forms, and the decisions taken, by whom and when.
+//! - **Runs**: every agent run of the reviewer's branch, over MCP or the agent loop, named
+//!   by its first tool, with the person and what happened (calls, waiting approvals,
+//!   denials, failures, replays, drafts); runs that need a person first; searched by
+//!   document number, person, tool, run id or date; filtered by outcome, paginated.
+//! - **Run**: its story, one card per call (arguments once, every event in order, a
+//!   drafted document's result as untrusted data); denials and failures stand out.
+//! - **Drafts**: the documents agents drafted with vendor, total and status, each linked
+//!   to its page, with a "Drafted by agent" badge linking to its run.
+//! - **Document**: one drafted document as the application's [`DocumentView`] shows it
+//!   (header, lines, total, status, a link into the ERP), and the run that drafted it.
+//! - **Approvals**: actions waiting for a person, each shown as what approving creates
+//!   (its priced [`Preview`](crate::Preview)) and where it stands against each hard limit,
+//!   with approve and reject forms; the decisions taken, by whom and when.
 //!
 //! Reviewers sign in with a token verified exactly as the MCP endpoint verifies it, which
 //! must grant [`REVIEW_READ`]; deciding needs [`REVIEW_APPROVE`] too, and nobody decides an
 //! action proposed on their own behalf. The session is an opaque id in an `HttpOnly`,
 //! `SameSite=Strict` cookie that expires with the token; sessions are kept in the
 //! database (a restart keeps reviewers signed in; every replica of one database shares
-//! them; signing out ends the session on all). Every form carries a CSRF token, and
-//! a POST without the session's token is refused. A reviewer sees the runs, drafts and
+//! them; signing out ends the session on all). Every form carries a CSRF token, and a
+//! POST without the session's token, or from another origin (`Origin`,
+//! `Sec-Fetch-Site`), is refused. A reviewer sees the runs, drafts and
 //! approvals of their own branch only. Everything a model wrote (arguments, messages,
 //! results) is escaped: it renders as text, never as markup.
 //!
@@ -46,13 +51,21 @@
 //! # let _ = app; Ok(()) }
 //! ```
 
+mod approvals;
 mod auth;
 mod config;
+mod document;
+mod documents;
+mod guard;
 mod pages;
 mod render;
 mod session;
+mod story;
 
-pub use config::{ApprovedHook, DEFAULT_MOUNT_PATH, REVIEW_APPROVE, REVIEW_READ, ReviewConfig};
+pub use config::{
+    ApprovedHook, DEFAULT_MOUNT_PATH, PeopleFn, REVIEW_APPROVE, REVIEW_READ, ReviewConfig,
+};
+pub use document::{DocumentLoader, DocumentView};
 
 use std::sync::Arc;
 
@@ -65,13 +78,17 @@ use axum::routing::{get, post};
 /// | route | page |
 /// |---|---|
 /// | `GET /` | redirects to the runs |
-/// | `GET /sign-in`, `POST /sign-in`, `POST /sign-out` | the session |
-/// | `GET /runs?outcome=&page=` | Runs |
-/// | `GET /runs/{run_id}` | Run |
+/// | `GET /sign-in?next=`, `POST /sign-in`, `POST /sign-out` | the session (back to `next`) |
+/// | `GET /runs?outcome=&q=&page=` | Runs, those needing attention first; `q` searches |
+/// | `GET /runs/{run_id}` | Run: its story, call by call |
 /// | `GET /drafts?page=` | Drafts |
-/// | `GET /approvals` | Approvals |
+/// | `GET /documents/{doc_type}/{number}` | a drafted document |
+/// | `GET /approvals` | Approvals, each with its priced preview |
 /// | `POST /approvals/{id}/approve`, `POST /approvals/{id}/reject` | decisions |
 /// | `GET /style.css` | the stylesheet |
+///
+/// Any other path answers a 404 page. Every POST must come from the console's own
+/// origin (`Origin`, `Sec-Fetch-Site`) and carry the session's CSRF token.
 pub fn router(config: ReviewConfig) -> Router {
     let state = Arc::new(pages::Console::new(config));
     Router::new()
@@ -79,12 +96,18 @@ pub fn router(config: ReviewConfig) -> Router {
         .route("/sign-in", get(auth::sign_in_page).post(auth::sign_in))
         .route("/sign-out", post(auth::sign_out))
         .route("/runs", get(pages::runs))
-        .route("/runs/{run_id}", get(pages::run))
-        .route("/drafts", get(pages::drafts))
-        .route("/approvals", get(pages::approvals))
-        .route("/approvals/{id}/approve", post(pages::approve))
-        .route("/approvals/{id}/reject", post(pages::reject))
+        .route("/runs/{run_id}", get(story::run))
+        .route("/drafts", get(documents::drafts))
+        .route("/documents/{doc_type}/{number}", get(documents::document))
+        .route("/approvals", get(approvals::approvals))
+        .route("/approvals/{id}/approve", post(approvals::approve))
+        .route("/approvals/{id}/reject", post(approvals::reject))
         .route("/style.css", get(render::stylesheet))
+        .fallback(pages::not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::same_origin,
+        ))
         .layer(axum::middleware::map_response(render::security_headers))
         .with_state(state)
 }

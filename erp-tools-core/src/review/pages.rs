@@ -1,36 +1,44 @@
-//! The pages: Runs, Run, Drafts, Approvals, and the approve / reject forms.
+//! The console's state and its shared page helpers, the Runs page and the 404 page. The
+//! Run page is in `story.rs`, Drafts and document pages in `documents.rs`, Approvals and
+//! the decisions in `approvals.rs`.
 
 use std::sync::Arc;
 
-use axum::Form;
-use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::extract::{FromRequestParts, OriginalUri, Query, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use minijinja::Environment;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::config::{REVIEW_APPROVE, ReviewConfig};
-use super::render::{self, path_segment, pretty_json, short_time};
-use super::session::{Session, Sessions, same_secret};
-use crate::agent::{ApprovalStatus, DecisionError, StoredApproval};
-use crate::audit::{AuditRecord, time_text};
-use crate::store::review::{self as sql, RunFilter};
+use super::render::{self, path_segment, when};
+use super::session::{Session, Sessions};
+use crate::audit::time_text;
+use crate::store::review::{self as sql, RunFilter, RunSearch};
 
 /// The session of a request's reviewer; a request without a live session is sent to the
-/// sign-in page.
-pub(super) struct Reviewer(Session);
+/// sign-in page, which returns to the page asked for.
+pub(super) struct Reviewer(pub Session);
 
 impl FromRequestParts<Arc<Console>> for Reviewer {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, c: &Arc<Console>) -> Result<Self, Response> {
-        c.sessions
-            .current(&parts.headers)
-            .await
-            .map(Reviewer)
-            .ok_or_else(|| c.to_sign_in())
+        if let Some(s) = c.sessions.current(&parts.headers).await {
+            return Ok(Reviewer(s));
+        }
+        let asked = parts
+            .extensions
+            .get::<OriginalUri>()
+            .map(|u| u.0.clone())
+            .unwrap_or_else(|| parts.uri.clone());
+        let next = asked
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_default();
+        Err(c.to_sign_in(Some(&next)))
     }
 }
 
@@ -55,22 +63,34 @@ impl Console {
         &self.config.mount_path
     }
 
-    /// A page with a heading and one paragraph.
-    pub(super) fn message(&self, status: StatusCode, title: &str, text: &str) -> Response {
-        render::page(
-            &self.env,
-            status,
-            "message.html",
-            json!({
-                "base": self.base(), "me": null, "notice": null,
-                "title": title, "text": text,
-            }),
-        )
+    /// A page with a heading and one paragraph; with the navigation and the reviewer's
+    /// name when `session` is a signed-in reviewer's.
+    pub(super) fn message(
+        &self,
+        session: Option<&Session>,
+        status: StatusCode,
+        title: &str,
+        text: &str,
+    ) -> Response {
+        let context = json!({ "title": title, "text": text, "nav": "" });
+        match session {
+            Some(s) => self.render_status(s, status, "message.html", context),
+            None => render::page(
+                &self.env,
+                status,
+                "message.html",
+                json!({
+                    "base": self.base(), "me": null, "notice": null, "nav": "",
+                    "title": title, "text": text,
+                }),
+            ),
+        }
     }
 
     /// The answer to a POST without the session's CSRF token.
-    pub(super) fn csrf_refused(&self) -> Response {
+    pub(super) fn csrf_refused(&self, session: Option<&Session>) -> Response {
         self.message(
+            session,
             StatusCode::FORBIDDEN,
             "Form refused",
             "This form did not carry a valid CSRF token, so nothing was done. Reload the \
@@ -78,13 +98,40 @@ impl Console {
         )
     }
 
-    /// Where a request without a live session is sent.
-    fn to_sign_in(&self) -> Response {
-        Redirect::to(&format!("{}/sign-in", self.base())).into_response()
+    /// Where a request without a live session is sent; `next` is the console page to
+    /// return to after signing in.
+    pub(super) fn to_sign_in(&self, next: Option<&str>) -> Response {
+        let mut href = format!("{}/sign-in", self.base());
+        if let Some(next) = next.and_then(|n| self.local_path(n)) {
+            href.push_str("?next=");
+            href.push_str(&path_segment(&next));
+        }
+        Redirect::to(&href).into_response()
+    }
+
+    /// `path` if it is a page of this console (never another site or another app).
+    pub(super) fn local_path(&self, path: &str) -> Option<String> {
+        let rest = path.strip_prefix(self.base())?;
+        let ok = rest.starts_with('/')
+            && !rest.starts_with("//")
+            && !rest.contains('\\')
+            && !rest.starts_with("/sign-")
+            && path.chars().all(|c| c.is_ascii_graphic());
+        ok.then(|| path.to_string())
     }
 
     /// `template` for `session`'s reviewer, with the layout's values added to `context`.
-    fn render(&self, session: &Session, template: &str, mut context: Value) -> Response {
+    pub(super) fn render(&self, session: &Session, template: &str, context: Value) -> Response {
+        self.render_status(session, StatusCode::OK, template, context)
+    }
+
+    fn render_status(
+        &self,
+        session: &Session,
+        status: StatusCode,
+        template: &str,
+        mut context: Value,
+    ) -> Response {
         let p = &session.principal;
         if let Value::Object(map) = &mut context {
             map.insert("base".into(), json!(self.base()));
@@ -93,30 +140,55 @@ impl Console {
             map.insert(
                 "me".into(),
                 json!({
-                    "user": p.user_id(),
+                    "user": self.person(p.user_id()),
                     "branch": p.branch_code(),
                     "can_approve": p.has_scope(REVIEW_APPROVE),
                 }),
             );
         }
-        render::page(&self.env, StatusCode::OK, template, context)
+        render::page(&self.env, status, template, context)
     }
 
-    fn run_href(&self, run_id: &str) -> String {
+    /// A person as the templates show them: name (when the application names people)
+    /// and id.
+    pub(super) fn person(&self, user: &str) -> Value {
+        json!({ "id": user, "name": self.config.name_of(user).unwrap_or_else(|| format!("user {user}")) })
+    }
+
+    pub(super) fn run_href(&self, run_id: &str) -> String {
         format!("{}/runs/{}", self.base(), path_segment(run_id))
     }
 
-    fn store_failed(&self, e: impl std::fmt::Display) -> Response {
+    pub(super) fn document_href(&self, doc_type: &str, number: &str) -> String {
+        format!(
+            "{}/documents/{}/{}",
+            self.base(),
+            path_segment(doc_type),
+            path_segment(number)
+        )
+    }
+
+    pub(super) fn store_failed(&self, session: &Session, e: impl std::fmt::Display) -> Response {
         tracing::error!(error = %e, "the review console could not read the database");
         self.message(
+            Some(session),
             StatusCode::INTERNAL_SERVER_ERROR,
             "Cannot read the database",
             "The page could not be read from the database; the server log has the detail.",
         )
     }
 
-    fn now(&self) -> String {
+    pub(super) fn now(&self) -> String {
         time_text(chrono::Utc::now())
+    }
+
+    /// The read pool, after the audit writer committed what it holds, so every call that
+    /// has returned shows with its final outcome.
+    pub(super) async fn read_pool(&self) -> sqlx::AnyPool {
+        if let Err(e) = self.config.database().flush_audit().await {
+            tracing::warn!(error = %e, "review console: the audit log could not be flushed");
+        }
+        self.config.database().read_db().pool().clone()
     }
 }
 
@@ -125,23 +197,38 @@ pub(super) async fn home(State(c): State<Arc<Console>>) -> Response {
     Redirect::to(&format!("{}/runs", c.base())).into_response()
 }
 
+/// Any other path: a 404 page, with the navigation for a signed-in reviewer.
+pub(super) async fn not_found(State(c): State<Arc<Console>>, headers: HeaderMap) -> Response {
+    let session = c.sessions.current(&headers).await;
+    c.message(
+        session.as_ref(),
+        StatusCode::NOT_FOUND,
+        "Page not found",
+        "The console has no page at this address. Use the navigation to find runs, drafts \
+         and approvals, or search the runs.",
+    )
+}
+
 /// Query of the Runs and Drafts pages.
 #[derive(Deserialize)]
 pub(super) struct ListQuery {
     #[serde(default)]
     outcome: String,
     #[serde(default)]
-    page: Option<String>,
+    q: String,
+    #[serde(default)]
+    pub page: Option<String>,
 }
 
-fn page_number(raw: &Option<String>) -> i64 {
+pub(super) fn page_number(raw: &Option<String>) -> i64 {
     raw.as_deref()
         .and_then(|p| p.trim().parse::<i64>().ok())
         .filter(|p| *p >= 1 && *p <= 1_000_000)
         .unwrap_or(1)
 }
 
-/// `GET /runs?outcome=&page=`.
+/// `GET /runs?outcome=&q=&page=`: runs that need attention first (waiting approvals,
+/// denials, failures), then the latest activity.
 pub(super) async fn runs(
     State(c): State<Arc<Console>>,
     Query(q): Query<ListQuery>,
@@ -150,6 +237,7 @@ pub(super) async fn runs(
     let Some(filter) = RunFilter::parse(q.outcome.trim()) else {
         let known: Vec<&str> = RunFilter::ALL.iter().map(|(_, v, _)| *v).collect();
         return c.message(
+            Some(&session),
             StatusCode::BAD_REQUEST,
             "Unknown filter",
             &format!(
@@ -158,15 +246,44 @@ pub(super) async fn runs(
             ),
         );
     };
+    let query: String = q.q.trim().chars().take(100).collect();
     let page = page_number(&q.page);
     let size = c.config.page_size;
-    let pool = audit_read_pool(&c).await;
+    let pool = c.read_pool().await;
     let branch = session.principal.branch_id();
-    let mut lines =
-        match sql::runs(&pool, branch, filter, &c.now(), size + 1, (page - 1) * size).await {
-            Ok(lines) => lines,
-            Err(e) => return c.store_failed(e),
-        };
+    let mut search = RunSearch::new(&query);
+    if !query.is_empty() && c.config.people.is_some() {
+        // People by name: the branch's people whose name contains the words typed.
+        match sql::people(&pool, branch).await {
+            Ok(ids) => {
+                let needle = query.to_lowercase();
+                search.users = ids
+                    .into_iter()
+                    .filter(|id| {
+                        c.config
+                            .name_of(id)
+                            .is_some_and(|n| n.to_lowercase().contains(&needle))
+                    })
+                    .take(20)
+                    .collect();
+            }
+            Err(e) => return c.store_failed(&session, e),
+        }
+    }
+    let lines = sql::runs(
+        &pool,
+        branch,
+        filter,
+        &search,
+        &c.now(),
+        size + 1,
+        (page - 1) * size,
+    )
+    .await;
+    let mut lines = match lines {
+        Ok(lines) => lines,
+        Err(e) => return c.store_failed(&session, e),
+    };
     let has_next = lines.len() as i64 > size;
     lines.truncate(size as usize);
     let outcome = q.outcome.trim();
@@ -175,17 +292,23 @@ pub(super) async fn runs(
         if !outcome.is_empty() {
             href.push_str(&format!("&outcome={outcome}"));
         }
+        if !query.is_empty() {
+            href.push_str(&format!("&q={}", path_segment(&query)));
+        }
         href
     };
     let rows: Vec<Value> = lines
         .iter()
         .map(|l| {
             json!({
-                "href": c.run_href(&l.run_id), "run_id": l.run_id, "user": l.user_id,
-                "branch": l.branch_code, "first": short_time(&l.first_at),
-                "last": short_time(&l.last_at), "last_event": l.last_event,
+                "href": c.run_href(&l.run_id), "run_id": l.run_id,
+                "title": l.first_tool.clone().unwrap_or_else(|| "run".into()),
+                "person": c.person(&l.user_id), "branch": l.branch_code,
+                "first": when(&l.first_at), "last": when(&l.last_at),
+                "last_event": l.last_event.replace('_', " "),
                 "calls": l.calls, "denials": l.denials, "failures": l.failures,
                 "replays": l.replays, "drafts": l.drafts, "pending": l.pending,
+                "attention": l.pending > 0 || l.denials > 0 || l.failures > 0,
             })
         })
         .collect();
@@ -197,286 +320,9 @@ pub(super) async fn runs(
         &session,
         "runs.html",
         json!({
-            "nav": "runs", "rows": rows, "filters": filters, "page": page,
+            "nav": "runs", "rows": rows, "filters": filters, "page": page, "q": query,
             "prev": (page > 1).then(|| page_href(page - 1)),
             "next": has_next.then(|| page_href(page + 1)),
         }),
     )
-}
-
-/// One audit row as the Run page shows it.
-#[derive(Serialize)]
-struct TrailRow {
-    id: i64,
-    at: String,
-    source: String,
-    step: Option<i64>,
-    tool: Option<String>,
-    arguments: Option<String>,
-    outcome: String,
-    /// `denied`, `failed` or `decision`: how the row stands out.
-    flag: Option<&'static str>,
-    message: Option<String>,
-    replayed: bool,
-    call_id: Option<String>,
-    model: Option<String>,
-    prompt_version: Option<String>,
-    document: Option<String>,
-    signature: Option<String>,
-}
-
-fn trail_row(r: AuditRecord) -> TrailRow {
-    let flag = match r.outcome.as_str() {
-        "denied" | crate::agent::APPROVAL_REJECTED => Some("denied"),
-        "tool_error" | "failed" | "attempt" => Some("failed"),
-        "awaiting_approval" | crate::agent::APPROVAL_GRANTED | "approved" => Some("decision"),
-        _ => None,
-    };
-    TrailRow {
-        id: r.id,
-        at: short_time(&r.at),
-        source: r.source,
-        step: r.step,
-        tool: r.tool_name,
-        arguments: r.arguments.as_deref().map(pretty_json),
-        replayed: r.outcome == "replayed",
-        outcome: r.outcome,
-        flag,
-        message: r.message,
-        call_id: r.tool_call_id,
-        model: r.model,
-        prompt_version: r.prompt_version,
-        document: r.document.map(|d| format!("{} {}", d.doc_type, d.number)),
-        signature: r.action_signature,
-    }
-}
-
-/// `GET /runs/{run_id}`: the run's audit trail, in order.
-pub(super) async fn run(
-    State(c): State<Arc<Console>>,
-    Path(run_id): Path<String>,
-    Reviewer(session): Reviewer,
-) -> Response {
-    let branch = session.principal.branch_id();
-    let records = match c.config.database().audit_log(Some(&run_id)).await {
-        Ok(r) => r,
-        Err(e) => return c.store_failed(e),
-    };
-    let rows: Vec<TrailRow> = records
-        .into_iter()
-        .filter(|r| r.branch_id == Some(branch))
-        .map(trail_row)
-        .collect();
-    if rows.is_empty() {
-        return c.message(
-            StatusCode::NOT_FOUND,
-            "Run not found",
-            &format!("Run {run_id} has no activity in your branch."),
-        );
-    }
-    let approvals = match c.config.queue.for_run(branch, &run_id).await {
-        Ok(a) => a,
-        Err(e) => return c.store_failed(e),
-    };
-    let approvals: Vec<Value> = approvals.iter().map(|a| approval_view(&c, a)).collect();
-    let models: std::collections::BTreeSet<&str> =
-        rows.iter().filter_map(|r| r.model.as_deref()).collect();
-    c.render(
-        &session,
-        "run.html",
-        json!({
-            "nav": "runs", "run_id": run_id, "rows": rows, "approvals": approvals,
-            "models": models.into_iter().collect::<Vec<_>>(),
-        }),
-    )
-}
-
-/// `GET /drafts?page=`.
-pub(super) async fn drafts(
-    State(c): State<Arc<Console>>,
-    Query(q): Query<ListQuery>,
-    Reviewer(session): Reviewer,
-) -> Response {
-    let page = page_number(&q.page);
-    let size = c.config.page_size;
-    let pool = audit_read_pool(&c).await;
-    let branch = session.principal.branch_id();
-    let mut lines = match sql::drafts(&pool, branch, size + 1, (page - 1) * size).await {
-        Ok(lines) => lines,
-        Err(e) => return c.store_failed(e),
-    };
-    let has_next = lines.len() as i64 > size;
-    lines.truncate(size as usize);
-    let rows: Vec<Value> = lines
-        .iter()
-        .map(|d| {
-            json!({
-                "number": d.document_number, "type": d.document_type.replace('_', " "),
-                "id": d.document_id, "tool": d.tool, "user": d.user_id,
-                "at": short_time(&d.at), "run_id": d.run_id, "href": c.run_href(&d.run_id),
-            })
-        })
-        .collect();
-    let page_href = |n: i64| format!("{}/drafts?page={n}", c.base());
-    c.render(
-        &session,
-        "drafts.html",
-        json!({
-            "nav": "drafts", "rows": rows, "page": page,
-            "prev": (page > 1).then(|| page_href(page - 1)),
-            "next": has_next.then(|| page_href(page + 1)),
-        }),
-    )
-}
-
-fn approval_view(c: &Console, a: &StoredApproval) -> Value {
-    json!({
-        "id": a.id, "tool": a.tool, "run_id": a.run_id, "href": c.run_href(&a.run_id),
-        "call_id": a.call_id,
-        "arguments": serde_json::to_string_pretty(&a.arguments).unwrap_or_default(),
-        "signature": a.signature, "reason": a.reason, "limits": a.limits, "user": a.user_id,
-        "branch": a.branch_code, "status": a.status.as_str(),
-        "created": short_time(&a.created_at), "expires": short_time(&a.expires_at),
-        "decided_by": a.decided_by, "decided_at": a.decided_at.as_deref().map(short_time),
-        "note": a.note, "resumed_at": a.resumed_at.as_deref().map(short_time),
-        "resume_count": a.resume_count, "resume_status": a.resume_status,
-        "approve_href": format!("{}/approvals/{}/approve", c.base(), a.id),
-        "reject_href": format!("{}/approvals/{}/reject", c.base(), a.id),
-    })
-}
-
-/// `GET /approvals`: pending actions with their forms, then the latest decisions.
-pub(super) async fn approvals(
-    State(c): State<Arc<Console>>,
-    Reviewer(session): Reviewer,
-) -> Response {
-    let branch = session.principal.branch_id();
-    let (pending, decided) = match (
-        c.config.queue.pending(branch).await,
-        c.config.queue.decided(branch, 50).await,
-    ) {
-        (Ok(p), Ok(d)) => (p, d),
-        (Err(e), _) | (_, Err(e)) => return c.store_failed(e),
-    };
-    let me = session.principal.user_id();
-    let pending: Vec<Value> = pending
-        .iter()
-        .map(|a| {
-            let mut v = approval_view(&c, a);
-            v["own"] = json!(a.user_id == me);
-            v
-        })
-        .collect();
-    let decided: Vec<Value> = decided.iter().map(|a| approval_view(&c, a)).collect();
-    c.render(
-        &session,
-        "approvals.html",
-        json!({ "nav": "approvals", "pending": pending, "decided": decided }),
-    )
-}
-
-/// The approve and reject forms' fields.
-#[derive(Deserialize)]
-pub(super) struct DecisionForm {
-    #[serde(default)]
-    csrf: String,
-    #[serde(default)]
-    note: String,
-}
-
-/// `POST /approvals/{id}/approve`.
-pub(super) async fn approve(
-    State(c): State<Arc<Console>>,
-    headers: HeaderMap,
-    Path(id): Path<i64>,
-    Form(form): Form<DecisionForm>,
-) -> Response {
-    decide(c, headers, id, form, ApprovalStatus::Approved).await
-}
-
-/// `POST /approvals/{id}/reject`.
-pub(super) async fn reject(
-    State(c): State<Arc<Console>>,
-    headers: HeaderMap,
-    Path(id): Path<i64>,
-    Form(form): Form<DecisionForm>,
-) -> Response {
-    decide(c, headers, id, form, ApprovalStatus::Rejected).await
-}
-
-async fn decide(
-    c: Arc<Console>,
-    headers: HeaderMap,
-    id: i64,
-    form: DecisionForm,
-    decision: ApprovalStatus,
-) -> Response {
-    let Some(session) = c.sessions.current(&headers).await else {
-        return c.to_sign_in();
-    };
-    if !same_secret(&session.csrf, form.csrf.trim()) {
-        return c.csrf_refused();
-    }
-    let reviewer = &session.principal;
-    if !reviewer.has_scope(REVIEW_APPROVE) {
-        return c.message(
-            StatusCode::FORBIDDEN,
-            "Not allowed to decide",
-            &format!(
-                "Your token grants reading the console but not {REVIEW_APPROVE}; nothing was \
-                 decided. Ask for a token with {REVIEW_APPROVE}."
-            ),
-        );
-    }
-    let queue = &c.config.queue;
-    let result = match decision {
-        ApprovalStatus::Rejected => queue.reject(id, reviewer, &form.note).await,
-        _ => queue.approve(id, reviewer, Some(&form.note)).await,
-    };
-    let decided = match result {
-        Ok(d) => d,
-        Err(e) => {
-            let (status, title) = match &e {
-                DecisionError::NotFound(_) => (StatusCode::NOT_FOUND, "Approval not found"),
-                DecisionError::OwnAction(_) => (StatusCode::FORBIDDEN, "Four eyes"),
-                DecisionError::ReasonRequired => (StatusCode::BAD_REQUEST, "Say why"),
-                DecisionError::Store(_) => {
-                    (StatusCode::INTERNAL_SERVER_ERROR, "Nothing was decided")
-                }
-                DecisionError::Expired { .. } | DecisionError::AlreadyDecided { .. } => {
-                    (StatusCode::CONFLICT, "Already settled")
-                }
-            };
-            let mut text = e.to_string();
-            if let Some(first) = text.get(..1) {
-                text = format!("{}{}.", first.to_uppercase(), &text[1..]);
-            }
-            return c.message(status, title, &text);
-        }
-    };
-    let mut notice = format!(
-        "Approval {} of {} was {} by you.",
-        decided.id,
-        decided.tool,
-        decided.status.as_str()
-    );
-    if decided.status == ApprovalStatus::Approved
-        && let Some(hook) = &c.config.on_approved
-    {
-        match hook(decided.clone()).await {
-            Ok(text) => notice.push_str(&format!(" {text}")),
-            Err(e) => notice.push_str(&format!(" Resuming the run failed: {e}")),
-        }
-    }
-    c.sessions.notify(&headers, notice).await;
-    Redirect::to(&c.run_href(&decided.run_id)).into_response()
-}
-
-/// The read pool, after the audit writer committed what it holds, so every call that has
-/// returned shows with its final outcome.
-async fn audit_read_pool(c: &Console) -> sqlx::AnyPool {
-    if let Err(e) = c.config.database().flush_audit().await {
-        tracing::warn!(error = %e, "review console: the audit log could not be flushed");
-    }
-    c.config.database().read_db().pool().clone()
 }

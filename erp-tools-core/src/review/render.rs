@@ -15,6 +15,8 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("drafts.html", include_str!("templates/drafts.html")),
     ("approvals.html", include_str!("templates/approvals.html")),
     ("pager.html", include_str!("templates/pager.html")),
+    ("macros.html", include_str!("templates/macros.html")),
+    ("document.html", include_str!("templates/document.html")),
 ];
 
 const STYLESHEET: &str = include_str!("templates/style.css");
@@ -110,6 +112,47 @@ pub(super) fn pretty_json(text: &str) -> String {
         .unwrap_or_else(|| text.to_string())
 }
 
+/// A stored time as the templates show it: `text` for people ("3 min ago", "in 23 h",
+/// "20 Nov 2026, 08:15 UTC"), `utc` to the second for the hover, `iso` for `datetime`.
+pub(super) fn when(text: &str) -> serde_json::Value {
+    serde_json::json!({
+        "text": human_time(text, chrono::Utc::now()),
+        "utc": short_time(text),
+        "iso": text,
+    })
+}
+
+/// `text` relative to `now` when it is within a day, else the date and minute in UTC.
+pub(super) fn human_time(text: &str, now: chrono::DateTime<chrono::Utc>) -> String {
+    let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) else {
+        return short_time(text);
+    };
+    let t = t.with_timezone(&chrono::Utc);
+    let secs = (now - t).num_seconds();
+    let (ago, s) = if secs >= 0 {
+        (true, secs)
+    } else {
+        (false, -secs)
+    };
+    let span = match s {
+        0..60 => {
+            return if ago {
+                "just now".into()
+            } else {
+                "in under a minute".into()
+            };
+        }
+        60..3600 => format!("{} min", s / 60),
+        3600..86400 => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+        _ => return t.format("%-d %b %Y, %H:%M UTC").to_string(),
+    };
+    if ago {
+        format!("{span} ago")
+    } else {
+        format!("in {span}")
+    }
+}
+
 /// A stored time (`2026-11-20T08:15:02.123456Z`) to the second, as people read it.
 pub(super) fn short_time(text: &str) -> String {
     match text.split_once('T') {
@@ -150,6 +193,22 @@ mod tests {
             .unwrap();
         assert!(!html.contains("<script>"), "{html}");
         assert!(html.contains("&lt;script&gt;"), "{html}");
+    }
+
+    #[test]
+    fn times_read_as_people_say_them() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-11-20T10:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        assert_eq!(human_time("2026-11-20T09:59:30.5Z", now), "just now");
+        assert_eq!(human_time("2026-11-20T09:57:00Z", now), "3 min ago");
+        assert_eq!(human_time("2026-11-20T07:30:00Z", now), "2 h 30 min ago");
+        assert_eq!(human_time("2026-11-21T09:00:00Z", now), "in 23 h 0 min");
+        assert_eq!(
+            human_time("2026-11-02T08:15:02Z", now),
+            "2 Nov 2026, 08:15 UTC"
+        );
+        assert_eq!(human_time("not a time", now), "not a time");
     }
 
     #[test]

@@ -8,6 +8,10 @@
 //! stored result, anything else is refused; either way nothing is written but the audit
 //! row's outcome.
 //!
+//! A call bound to an approved [`Preview`] (`bound`, its digest) compares the handler's
+//! output with it before anything commits: a different document is rolled back and the
+//! call ends with the new preview (see `runtime/preview.rs`).
+//!
 //! [`StoredKey::verdict`]: crate::idempotency::StoredKey
 
 use std::panic::AssertUnwindSafe;
@@ -17,6 +21,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::answer::{Finished, panic_text};
+use super::preview::{Preview, binding_digest};
 use super::row::final_row;
 use crate::audit::{AuditEntry, AuditId, Outcome};
 use crate::idempotency::{Claim, IdempotencyKey, Verdict, request_hash};
@@ -106,13 +111,14 @@ pub(crate) async fn run_audited(
     key: &IdempotencyKey,
     args: Value,
     entry: &AuditEntry,
+    bound: Option<&str>,
 ) -> Result<Finished, StoreError> {
     let mut attempt = Attempt {
         pending: Some(db.queue_attempt(entry).await?),
         id: None,
     };
     let transaction = tracing::info_span!("erp_tools.draft_transaction");
-    let ran = run(db, handler, ctx, key, args, &mut attempt)
+    let ran = run(db, handler, ctx, key, args, &mut attempt, bound)
         .instrument(transaction)
         .await;
     let (finished, audit_finished) = match ran {
@@ -141,6 +147,7 @@ async fn run(
     key: &IdempotencyKey,
     args: Value,
     attempt: &mut Attempt,
+    bound: Option<&str>,
 ) -> Result<Done, Failure> {
     let tool = ctx.tool_name();
     let request_hash = request_hash(&args);
@@ -200,6 +207,15 @@ async fn run(
                 let err = text::document_not_recorded(tool);
                 return Err(Failure::Tool(Finished::failed(Outcome::ToolError, err)));
             };
+            // Bound to an approved preview: a different document creates nothing.
+            if let Some(expected) = bound
+                && binding_digest(&output.value, Some(&document)) != expected
+            {
+                rollback(tx).await;
+                let now = Preview::rolled_back(output.value, output.text, &document);
+                let err = super::preview::changed(tool, &now);
+                return Err(Failure::Tool(Finished::failed(Outcome::ToolError, err)));
+            }
             let mut tx = tx;
             // The attempt row must be durable before this transaction commits.
             let durable = tracing::info_span!("erp_tools.audit_durable");

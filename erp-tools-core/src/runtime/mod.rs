@@ -6,6 +6,7 @@ pub(crate) mod call;
 mod draft;
 pub(crate) mod limits;
 pub(crate) mod prepare;
+pub(crate) mod preview;
 mod read;
 mod row;
 pub(crate) mod run_id;
@@ -27,6 +28,7 @@ use admit::{Admitted, Check};
 use answer::Finished;
 pub use call::{CallError, CallOutcome, ToolCall};
 use prepare::{Prepared, prepare};
+pub use preview::{Preview, PreviewHook, PreviewKind};
 use run_id::BadRunId;
 
 /// The registry plus the database: what every transport calls tools through.
@@ -201,6 +203,19 @@ impl ToolRuntime {
         prepared: Prepared<'_>,
         answers: InputAnswers,
     ) -> Result<CallOutcome, CallError> {
+        self.finish_bound(principal, prepared, answers, None).await
+    }
+
+    /// [`finish`](Self::finish), with a draft bound to an approved preview's digest
+    /// (`bound`): a different document is rolled back and the call ends with the new
+    /// preview (`runtime/preview.rs`).
+    pub(crate) async fn finish_bound(
+        &self,
+        principal: &Arc<Principal>,
+        prepared: Prepared<'_>,
+        answers: InputAnswers,
+        bound: Option<&str>,
+    ) -> Result<CallOutcome, CallError> {
         let Prepared {
             span,
             started,
@@ -215,7 +230,10 @@ impl ToolRuntime {
                 return self.record_refusal(entry, outcome, error).await;
             }
             match admission {
-                Ok(admitted) => self.execute(principal, entry, admitted, answers).await,
+                Ok(admitted) => {
+                    self.execute(principal, entry, admitted, answers, bound)
+                        .await
+                }
                 Err(refused) => {
                     let outcome = refused.outcome();
                     let unknown = (refused.check == Check::UnknownTool)
@@ -261,6 +279,7 @@ impl ToolRuntime {
         entry: AuditEntry,
         admitted: Admitted<'_>,
         answers: InputAnswers,
+        bound: Option<&str>,
     ) -> Result<CallOutcome, CallError> {
         let def = admitted.tool.def;
         let ctx = ToolContext::new(
@@ -275,7 +294,8 @@ impl ToolRuntime {
                 read::run_audited(&self.db, handler, &ctx, admitted.args, &entry).await
             }
             (Handler::Draft(handler), Some(key)) => {
-                draft::run_audited(&self.db, handler, &ctx, &key, admitted.args, &entry).await
+                draft::run_audited(&self.db, handler, &ctx, &key, admitted.args, &entry, bound)
+                    .await
             }
             (Handler::Draft(_), None) => {
                 unreachable!("admission gives every draft call its idempotency key")

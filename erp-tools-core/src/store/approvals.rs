@@ -7,7 +7,7 @@ use crate::agent::stored::{ApprovalStatus, StoredApproval};
 
 const COLUMNS: &str = "id, agent_run_id, tool_call_id, tool_name, arguments, action_signature, \
      reason, limits, user_id, branch_id, branch_code, status, created_at, expires_at, decided_by, \
-     decided_at, decision_note, resumed_at, resume_count, resume_status";
+     decided_at, decision_note, resumed_at, resume_count, resume_status, preview";
 
 /// A pending action to store.
 pub(crate) struct NewApproval<'a> {
@@ -23,6 +23,8 @@ pub(crate) struct NewApproval<'a> {
     pub branch_id: i64,
     pub branch_code: &'a str,
     pub paused_run: String,
+    /// The preview as JSON, and its digest.
+    pub preview: Option<(String, String)>,
     pub created_at: String,
     pub expires_at: String,
 }
@@ -33,8 +35,9 @@ pub(crate) async fn insert(pool: &sqlx::AnyPool, new: NewApproval<'_>) -> Result
     sqlx::query(
         "INSERT INTO erp_approvals (agent_run_id, tool_call_id, tool_name, arguments, \
          action_signature, action_digest, reason, limits, user_id, branch_id, branch_code, \
-         paused_run, status, created_at, expires_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'pending', $13, $14) \
+         paused_run, status, created_at, expires_at, preview, preview_digest) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'pending', $13, $14, $15, \
+         $16) \
          ON CONFLICT (agent_run_id, tool_call_id, action_digest) DO NOTHING",
     )
     .bind(new.run_id.to_string())
@@ -51,6 +54,8 @@ pub(crate) async fn insert(pool: &sqlx::AnyPool, new: NewApproval<'_>) -> Result
     .bind(new.paused_run)
     .bind(new.created_at)
     .bind(new.expires_at)
+    .bind(new.preview.as_ref().map(|p| p.0.clone()))
+    .bind(new.preview.map(|p| p.1))
     .execute(pool)
     .await?;
     sqlx::query_scalar(
@@ -175,6 +180,11 @@ pub(crate) async fn mark_resumed(
 fn from_row(row: &sqlx::any::AnyRow) -> Result<StoredApproval, sqlx::Error> {
     let arguments: String = row.try_get("arguments")?;
     let status: String = row.try_get("status")?;
+    let preview: Option<String> = row.try_get("preview")?;
+    let preview = preview
+        .map(|p| serde_json::from_str(&p))
+        .transpose()
+        .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
     Ok(StoredApproval {
         id: row.try_get("id")?,
         run_id: row.try_get("agent_run_id")?,
@@ -199,5 +209,6 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<StoredApproval, sqlx::Error> {
         resumed_at: row.try_get("resumed_at")?,
         resume_count: row.try_get("resume_count")?,
         resume_status: row.try_get("resume_status")?,
+        preview,
     })
 }

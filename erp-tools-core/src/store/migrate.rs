@@ -41,6 +41,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0009_review_sessions",
         include_str!("../../migrations/sqlite/0009_review_sessions.sql"),
     ),
+    (
+        "erp_tools/0011_approval_preview",
+        include_str!("../../migrations/sqlite/0011_approval_preview.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -74,6 +78,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/0009_review_sessions",
         include_str!("../../migrations/postgres/0009_review_sessions.sql"),
+    ),
+    (
+        "erp_tools/0011_approval_preview",
+        include_str!("../../migrations/postgres/0011_approval_preview.sql"),
     ),
 ];
 

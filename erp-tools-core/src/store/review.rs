@@ -19,6 +19,62 @@ pub(crate) struct RunLine {
     pub replays: i64,
     pub drafts: i64,
     pub pending: i64,
+    /// The run's first tool, to name it by.
+    pub first_tool: Option<String>,
+}
+
+/// What the Runs page searches for: a run id, person id, tool or document number (or a
+/// part of one), a date (`2026-12-02`), and the ids of people whose name matched.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RunSearch {
+    pub text: String,
+    pub users: Vec<String>,
+}
+
+impl RunSearch {
+    pub(crate) fn new(text: &str) -> Self {
+        RunSearch {
+            text: text.trim().to_string(),
+            users: Vec::new(),
+        }
+    }
+
+    /// The SQL condition on `a` (from `$5`), and its values.
+    fn condition(&self) -> (String, Vec<String>) {
+        if self.text.is_empty() {
+            return (String::new(), Vec::new());
+        }
+        let like: String = self
+            .text
+            .to_lowercase()
+            .chars()
+            .filter(|c| !matches!(c, '%' | '_' | '\\'))
+            .collect();
+        let is_date = !self.text.is_empty()
+            && self.text.len() <= 10
+            && self.text.chars().all(|c| c.is_ascii_digit() || c == '-');
+        let mut values = vec![
+            self.text.clone(),
+            format!("%{like}%"),
+            if is_date {
+                format!("{}%", self.text)
+            } else {
+                "\u{1}".to_string()
+            },
+        ];
+        let mut users = String::new();
+        for u in &self.users {
+            values.push(u.clone());
+            users.push_str(&format!(" OR x.user_id = ${}", 4 + values.len()));
+        }
+        let sql = format!(
+            " AND a.agent_run_id IN (SELECT x.agent_run_id FROM erp_audit_log x \
+             WHERE x.branch_id = $1 AND (x.agent_run_id = $5 OR x.user_id = $5 \
+             OR LOWER(x.tool_name) LIKE $6 OR LOWER(x.document_number) LIKE $6 \
+             OR x.at LIKE $7{users}))"
+        );
+        (sql, values)
+    }
 }
 
 /// Which runs the Runs page shows.
@@ -68,9 +124,13 @@ impl RunFilter {
 }
 
 // A loop call that fails or is refused in the pipeline has a runtime row and a loop event
-// with the same call id: it is counted once, by its runtime row.
+// with the same call id: it is counted once, by its runtime row. Runs that need a person
+// (waiting approvals, denials, failures) come first.
 const RUNS_SQL: &str = "SELECT s.*, \
-       (SELECT l.outcome FROM erp_audit_log l WHERE l.id = s.last_id) AS last_event \
+       (SELECT l.outcome FROM erp_audit_log l WHERE l.id = s.last_id) AS last_event, \
+       (SELECT l.tool_name FROM erp_audit_log l WHERE l.agent_run_id = s.agent_run_id \
+           AND l.branch_id = $1 AND l.tool_name IS NOT NULL ORDER BY l.id LIMIT 1) \
+           AS first_tool \
      FROM (SELECT a.agent_run_id, MIN(a.user_id) AS user_id, MIN(a.branch_code) AS branch_code, \
        MIN(a.at) AS first_at, MAX(a.at) AS last_at, MAX(a.id) AS last_id, \
        SUM(CASE WHEN a.source = 'runtime' THEN 1 ELSE 0 END) AS calls, \
@@ -88,26 +148,34 @@ const RUNS_SQL: &str = "SELECT s.*, \
            AND a.document_number IS NOT NULL THEN 1 ELSE 0 END) AS drafts, \
        (SELECT COUNT(*) FROM erp_approvals p WHERE p.agent_run_id = a.agent_run_id \
            AND p.branch_id = $1 AND p.status = 'pending' AND p.expires_at > $2) AS pending \
-     FROM erp_audit_log a WHERE a.branch_id = $1 GROUP BY a.agent_run_id) s \
-     WHERE {FILTER} ORDER BY s.last_id DESC LIMIT $3 OFFSET $4";
+     FROM erp_audit_log a WHERE a.branch_id = $1{SEARCH} GROUP BY a.agent_run_id) s \
+     WHERE {FILTER} ORDER BY CASE WHEN s.pending > 0 OR s.denials > 0 OR s.failures > 0 \
+     THEN 0 ELSE 1 END, s.last_id DESC LIMIT $3 OFFSET $4";
 
-/// Runs of `branch_id` matching `filter`, the latest activity first: `limit` from `offset`.
+/// Runs of `branch_id` matching `filter` and `search`, those needing attention first,
+/// then the latest activity: `limit` from `offset`.
 pub(crate) async fn runs(
     pool: &sqlx::AnyPool,
     branch_id: i64,
     filter: RunFilter,
+    search: &RunSearch,
     now: &str,
     limit: i64,
     offset: i64,
 ) -> Result<Vec<RunLine>, sqlx::Error> {
-    let sql = RUNS_SQL.replace("{FILTER}", filter.condition());
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+    let (condition, values) = search.condition();
+    let sql = RUNS_SQL
+        .replace("{FILTER}", filter.condition())
+        .replace("{SEARCH}", &condition);
+    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(branch_id)
         .bind(now.to_string())
         .bind(limit)
-        .bind(offset)
-        .fetch_all(pool)
-        .await?;
+        .bind(offset);
+    for v in values {
+        q = q.bind(v);
+    }
+    let rows = q.fetch_all(pool).await?;
     rows.iter()
         .map(|row| {
             Ok(RunLine {
@@ -123,6 +191,7 @@ pub(crate) async fn runs(
                 replays: count(row, "replays")?,
                 drafts: count(row, "drafts")?,
                 pending: count(row, "pending")?,
+                first_tool: row.try_get("first_tool")?,
             })
         })
         .collect()
@@ -183,4 +252,87 @@ pub(crate) async fn drafts(
             })
         })
         .collect()
+}
+
+/// The people who have runs in `branch_id` (their user ids), for searching by name.
+pub(crate) async fn people(
+    pool: &sqlx::AnyPool,
+    branch_id: i64,
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT DISTINCT user_id FROM erp_audit_log WHERE branch_id = $1 ORDER BY user_id LIMIT 1000",
+    )
+    .bind(branch_id)
+    .fetch_all(pool)
+    .await
+}
+
+/// A document a draft call stored with its idempotency key: what the handler returned.
+#[derive(Clone, Debug)]
+pub(crate) struct DraftedDocument {
+    pub run_id: String,
+    pub tool: String,
+    pub user_id: String,
+    pub document_type: String,
+    pub document_id: i64,
+    pub number: String,
+    pub response: Option<serde_json::Value>,
+    pub response_text: Option<String>,
+    pub created_at: String,
+}
+
+const DOCUMENT_COLUMNS: &str = "agent_run_id, tool_name, user_id, document_type, document_id, \
+    document_number, response, response_text, created_at";
+
+fn drafted(row: &sqlx::any::AnyRow) -> Result<DraftedDocument, sqlx::Error> {
+    let response: Option<String> = row.try_get("response")?;
+    Ok(DraftedDocument {
+        run_id: row.try_get("agent_run_id")?,
+        tool: row.try_get("tool_name")?,
+        user_id: row.try_get("user_id")?,
+        document_type: row.try_get("document_type")?,
+        document_id: row.try_get("document_id")?,
+        number: row.try_get("document_number")?,
+        response: response.and_then(|r| serde_json::from_str(&r).ok()),
+        response_text: row.try_get("response_text")?,
+        created_at: row.try_get("created_at")?,
+    })
+}
+
+/// Document `number` of `doc_type` drafted in `branch_id`, if an agent drafted it.
+pub(crate) async fn document(
+    pool: &sqlx::AnyPool,
+    branch_id: i64,
+    doc_type: &str,
+    number: &str,
+) -> Result<Option<DraftedDocument>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {DOCUMENT_COLUMNS} FROM erp_idempotency_keys WHERE branch_id = $1 \
+         AND document_type = $2 AND document_number = $3 LIMIT 1"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(branch_id)
+        .bind(doc_type.to_string())
+        .bind(number.to_string())
+        .fetch_optional(pool)
+        .await?;
+    row.as_ref().map(drafted).transpose()
+}
+
+/// The documents run `run_id` drafted in `branch_id`.
+pub(crate) async fn run_documents(
+    pool: &sqlx::AnyPool,
+    branch_id: i64,
+    run_id: &str,
+) -> Result<Vec<DraftedDocument>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {DOCUMENT_COLUMNS} FROM erp_idempotency_keys WHERE branch_id = $1 \
+         AND agent_run_id = $2 AND document_number IS NOT NULL"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(branch_id)
+        .bind(run_id.to_string())
+        .fetch_all(pool)
+        .await?;
+    rows.iter().map(drafted).collect()
 }

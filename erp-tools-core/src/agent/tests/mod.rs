@@ -11,9 +11,10 @@ use super::executor::Executor;
 use super::*;
 use crate::audit::Outcome;
 use crate::registry::ToolRegistry;
+use crate::runtime::admit::Admitted;
 use crate::runtime::prepare::Prepared;
 use crate::runtime::run_id::BadRunId;
-use crate::runtime::{CallError, CallOutcome, ToolCall};
+use crate::runtime::{CallError, CallOutcome, Preview, ToolCall};
 use crate::schema::{Property, Schema, SchemaKind};
 use crate::tool::context::{Principal, ToolContext};
 use crate::tool::error::ToolError;
@@ -108,6 +109,7 @@ impl Executor for FakeExec {
         _: &'a Arc<Principal>,
         prepared: Prepared<'a>,
         _: InputAnswers,
+        _: Option<&'a str>,
     ) -> BoxFuture<'a, Result<CallOutcome, CallError>> {
         let call = prepared.call.clone();
         let out = match prepared.admission {
@@ -122,6 +124,16 @@ impl Executor for FakeExec {
         };
         self.calls.lock().unwrap().push(call);
         Box::pin(async move { out })
+    }
+    fn preview<'a>(
+        &'a self,
+        _: &'a Arc<Principal>,
+        _: &'a str,
+        _: &'a str,
+        _: &'a Admitted<'a>,
+    ) -> BoxFuture<'a, Option<Result<Preview, sqlx::Error>>> {
+        // The stand-in's tools write nothing: there is nothing to preview.
+        Box::pin(async { None })
     }
 }
 

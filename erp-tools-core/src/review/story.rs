@@ -1,0 +1,156 @@
+//! The Run page: the run's story, one card per tool call (its arguments once, every
+//! event of it in order, its result as untrusted data) and one per loop event outside a
+//! call (the answer, a brake).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use super::approvals::approval_view;
+use super::pages::{Console, Reviewer};
+use super::render::{pretty_json, when};
+use crate::audit::AuditRecord;
+use crate::store::review as sql;
+
+/// How an event stands out: `denied`, `failed` or `decision`.
+fn flag(outcome: &str) -> Option<&'static str> {
+    match outcome {
+        "denied" | crate::agent::APPROVAL_REJECTED => Some("denied"),
+        "tool_error" | "failed" | "attempt" | "interrupted" => Some("failed"),
+        "awaiting_approval" | crate::agent::APPROVAL_GRANTED | "approved" => Some("decision"),
+        _ => None,
+    }
+}
+
+fn event(c: &Console, r: &AuditRecord) -> Value {
+    json!({
+        "id": r.id, "at": when(&r.at), "source": r.source, "step": r.step,
+        "outcome": r.outcome.replace('_', " "), "flag": flag(&r.outcome),
+        "message": r.message, "replayed": r.outcome == "replayed",
+        "person": c.person(&r.user_id),
+        "document": r.document.as_ref().map(|d| json!({
+            "label": format!("{} {}", d.doc_type.replace('_', " "), d.number),
+            "href": c.document_href(&d.doc_type, &d.number),
+        })),
+    })
+}
+
+/// `GET /runs/{run_id}`: the run's story.
+pub(super) async fn run(
+    State(c): State<Arc<Console>>,
+    Path(run_id): Path<String>,
+    Reviewer(session): Reviewer,
+) -> Response {
+    let branch = session.principal.branch_id();
+    let pool = c.read_pool().await;
+    let records = match c.config.database().audit_log(Some(&run_id)).await {
+        Ok(r) => r,
+        Err(e) => return c.store_failed(&session, e),
+    };
+    let records: Vec<AuditRecord> = records
+        .into_iter()
+        .filter(|r| r.branch_id == Some(branch))
+        .collect();
+    if records.is_empty() {
+        return c.message(
+            Some(&session),
+            StatusCode::NOT_FOUND,
+            "Run not found",
+            &format!("Run {run_id} has no activity in your branch."),
+        );
+    }
+    let documents = match sql::run_documents(&pool, branch, &run_id).await {
+        Ok(d) => d,
+        Err(e) => return c.store_failed(&session, e),
+    };
+    let approvals = match c.config.queue.for_run(branch, &run_id).await {
+        Ok(a) => a,
+        Err(e) => return c.store_failed(&session, e),
+    };
+
+    // One card per call id, in the order calls began; loop events outside a call each
+    // get their own.
+    let mut cards: Vec<Value> = Vec::new();
+    let mut by_call: HashMap<String, usize> = HashMap::new();
+    for r in &records {
+        let at = match &r.tool_call_id {
+            Some(id) if !id.is_empty() => *by_call.entry(id.clone()).or_insert_with(|| {
+                cards.push(json!({
+                    "kind": "call", "call_id": id, "tool": r.tool_name, "step": r.step,
+                    "arguments": null, "events": [], "result": null, "flag": null,
+                }));
+                cards.len() - 1
+            }),
+            _ => {
+                cards.push(json!({
+                    "kind": "event", "tool": null, "events": [], "flag": null,
+                    "title": r.outcome.replace('_', " "), "arguments": null, "result": null,
+                    "step": r.step,
+                }));
+                cards.len() - 1
+            }
+        };
+        let card = &mut cards[at];
+        if card["arguments"].is_null()
+            && let Some(args) = &r.arguments
+        {
+            card["arguments"] = json!(pretty_json(args));
+        }
+        if card["tool"].is_null() && r.tool_name.is_some() {
+            card["tool"] = json!(r.tool_name);
+        }
+        if let Some(f) = flag(&r.outcome)
+            && (card["flag"].is_null() || f == "denied")
+        {
+            card["flag"] = json!(f);
+        }
+        if let Some(doc) = &r.document
+            && card["result"].is_null()
+            && let Some(d) = documents.iter().find(|d| d.number == doc.number)
+        {
+            card["result"] = json!({
+                "text": d.response_text.clone().or_else(|| d.response.as_ref().map(|_| {
+                    c.config.view(&d.document_type).map_or_else(
+                        || format!("{} {} was drafted.", d.document_type.replace('_', " "), d.number),
+                        |v| format!("{} {} was drafted.", v.title, d.number),
+                    )
+                })),
+                "structured": d.response.as_ref().and_then(|v| serde_json::to_string_pretty(v).ok()),
+                "href": c.document_href(&d.document_type, &d.number),
+                "label": format!("{} {}", d.document_type.replace('_', " "), d.number),
+            });
+        }
+        let ev = event(&c, r);
+        if let Value::Array(events) = &mut card["events"] {
+            events.push(ev);
+        }
+    }
+    let first = &records[0];
+    let title = records
+        .iter()
+        .find_map(|r| r.tool_name.clone())
+        .unwrap_or_else(|| "run".into());
+    let models: std::collections::BTreeSet<&str> =
+        records.iter().filter_map(|r| r.model.as_deref()).collect();
+    let prompts: std::collections::BTreeSet<&str> = records
+        .iter()
+        .filter_map(|r| r.prompt_version.as_deref())
+        .collect();
+    let approvals: Vec<Value> = approvals.iter().map(|a| approval_view(&c, a)).collect();
+    c.render(
+        &session,
+        "run.html",
+        json!({
+            "nav": "runs", "run_id": run_id, "title": title, "cards": cards,
+            "approvals": approvals, "person": c.person(&first.user_id),
+            "branch": first.branch_code, "started": when(&first.at),
+            "models": models.into_iter().collect::<Vec<_>>(),
+            "prompts": prompts.into_iter().collect::<Vec<_>>(),
+            "rows": records.len(),
+        }),
+    )
+}
