@@ -7,6 +7,7 @@ extern crate self as erp_tools_core;
 
 pub mod export;
 pub mod registry;
+pub mod remote;
 pub mod report;
 pub mod schema;
 mod text;
@@ -90,6 +91,7 @@ pub mod __private_0_1_0 {
     pub use crate::tool::handler::{Handler, HandlerFuture, HandlerOutput};
     pub use crate::tool::output::{Rendered, TextOf, Unrendered};
     pub use crate::tool::{ErpTool, ToolDef, ToolDefParts};
+    pub use crate::remote::RemoteDraft;
     pub use crate::{DraftTx, Limit, NoArgs, ReadDb, Tier, ToolArgs, ToolContext, ToolError};
     pub use ::core;
     pub use ::futures;

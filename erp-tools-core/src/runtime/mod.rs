@@ -7,6 +7,7 @@ mod draft;
 pub(crate) mod limits;
 pub(crate) mod prepare;
 mod read;
+mod remote;
 mod row;
 pub(crate) mod run_id;
 
@@ -269,7 +270,10 @@ impl ToolRuntime {
             (Handler::Draft(handler), Some(key)) => {
                 draft::run_audited(&self.db, handler, &ctx, &key, admitted.args, &entry).await
             }
-            (Handler::Draft(_), None) => {
+            (Handler::Remote(handler), Some(key)) => {
+                remote::run_audited(&self.db, handler, &ctx, &key, admitted.args, &entry).await
+            }
+            (Handler::Draft(_) | Handler::Remote(_), None) => {
                 unreachable!("admission gives every draft call its idempotency key")
             }
         };

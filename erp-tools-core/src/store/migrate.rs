@@ -37,6 +37,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0008_replicas",
         include_str!("../../migrations/sqlite/0008_replicas.sql"),
     ),
+    (
+        "erp_tools/0010_remote_drafts",
+        include_str!("../../migrations/sqlite/0010_remote_drafts.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -67,6 +71,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0008_replicas",
         include_str!("../../migrations/postgres/0008_replicas.sql"),
     ),
+    (
+        "erp_tools/0010_remote_drafts",
+        include_str!("../../migrations/postgres/0010_remote_drafts.sql"),
+    ),
 ];
 
 /// The SQLite migration that drops the main file's audit table after its rows were copied
@@ -85,6 +93,10 @@ pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/audit/0002_replica",
         include_str!("../../migrations/sqlite/audit/0002_replica.sql"),
+    ),
+    (
+        "erp_tools/audit/0003_erp_outcome",
+        include_str!("../../migrations/sqlite/audit/0003_erp_outcome.sql"),
     ),
 ];
 
