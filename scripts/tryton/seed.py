@@ -45,11 +45,11 @@ def use_company(company):
 
 
 # The first company through the configuration wizard (it also adds it to the admin).
-sby_party = Party(name='PT Niaga Surabaya')
+sby_party = Party(name='PT Niaga Surabaya', code='SBY-01')
 sby_party.save()
 create_company(party=sby_party, currency=currency)
 sby, = Company.find([('party', '=', sby_party.id)])
-jkt_party = Party(name='PT Niaga Jakarta')
+jkt_party = Party(name='PT Niaga Jakarta', code='JKT-01')
 jkt_party.save()
 jkt = Company(party=jkt_party, currency=currency)
 jkt.save()
