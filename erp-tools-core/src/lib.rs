@@ -84,6 +84,7 @@ pub mod prelude {
 /// misbehaving (the macro crate's tests check that the name follows the version).
 #[doc(hidden)]
 pub mod __private_0_1_0 {
+    pub use crate::remote::RemoteDraft;
     pub use crate::schema::output::output_schema_for;
     pub use crate::schema::{Bounds, Property, Schema, SchemaKind, StringFormat};
     pub use crate::text::undecodable_arguments;
@@ -91,7 +92,6 @@ pub mod __private_0_1_0 {
     pub use crate::tool::handler::{Handler, HandlerFuture, HandlerOutput};
     pub use crate::tool::output::{Rendered, TextOf, Unrendered};
     pub use crate::tool::{ErpTool, ToolDef, ToolDefParts};
-    pub use crate::remote::RemoteDraft;
     pub use crate::{DraftTx, Limit, NoArgs, ReadDb, Tier, ToolArgs, ToolContext, ToolError};
     pub use ::core;
     pub use ::futures;

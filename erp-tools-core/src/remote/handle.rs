@@ -204,8 +204,10 @@ impl RemoteDraft {
         if let Some(before) = self.before_send.as_mut()
             && let Err(e) = before().await
         {
-            return Err(ToolError::internal(format!("could not mark the key as sending: {e}"))
-                .not_done(format!("No draft was created in {system}.")));
+            return Err(
+                ToolError::internal(format!("could not mark the key as sending: {e}"))
+                    .not_done(format!("No draft was created in {system}.")),
+            );
         }
         self.sent = Sent::Sending;
         match bounded(self.timeout, writer.create(&self.marker)).await {

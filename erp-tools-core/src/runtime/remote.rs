@@ -51,7 +51,8 @@ pub(crate) async fn run_audited(
     }
     if let Some((outcome, error)) = erp
         && let Err(e) =
-            keys::record_erp_outcome(db.audit_pool(), audit_id, &outcome, error.as_deref()).await
+            keys::record_erp_outcome(db.audit_writer_pool(), audit_id, &outcome, error.as_deref())
+                .await
     {
         tracing::error!(error = %e, audit_id, "could not record the ERP's answer on the audit row");
     }
@@ -172,7 +173,10 @@ async fn run(
     let sent = std::mem::replace(&mut draft.sent, Sent::Nothing);
     let erp: ErpOutcome = match &sent {
         Sent::Nothing | Sent::Sending => None,
-        Sent::Created(d) => Some((format!("created {} {} ({})", d.doc_type, d.id, d.number), None)),
+        Sent::Created(d) => Some((
+            format!("created {} {} ({})", d.doc_type, d.id, d.number),
+            None,
+        )),
         Sent::Found(d) => Some((
             format!("found by marker {} {} ({})", d.doc_type, d.id, d.number),
             None,
@@ -214,7 +218,8 @@ async fn run(
                 tracing::warn!(key = %key, "a remote draft's key was taken over before it settled");
             }
             let replayed = !matches!(sent, Sent::Created(_));
-            let mut f = Finished::succeeded(Tier::Draft, output.value, output.text, Some(doc), replayed);
+            let mut f =
+                Finished::succeeded(Tier::Draft, output.value, output.text, Some(doc), replayed);
             if replayed {
                 f.audit_message = Some(format!(
                     "the document of client_ref {} already existed in {system}; settled without creating",
@@ -233,7 +238,9 @@ async fn run(
                 (_, Some(doc)) => {
                     // Written, then the handler failed: the key keeps the document.
                     keys::found(pool, key, &owner, &doc).await?;
-                    let err = result.err().unwrap_or_else(|| text::document_not_recorded(tool));
+                    let err = result
+                        .err()
+                        .unwrap_or_else(|| text::document_not_recorded(tool));
                     err.or_not_done(&format!(
                         "The draft {} exists in {system}; retry with the same client_ref to get its result.",
                         doc.number
@@ -242,7 +249,9 @@ async fn run(
                 (_, None) if start == Start::MaybeSent && !matches!(sent, Sent::Refused(_)) => {
                     // The earlier attempt was never looked up: keep the key pending.
                     keys::mark(pool, key, &owner, "unknown", &after(Duration::ZERO)).await?;
-                    let err = result.err().unwrap_or_else(|| text::document_not_recorded(tool));
+                    let err = result
+                        .err()
+                        .unwrap_or_else(|| text::document_not_recorded(tool));
                     err.or_not_done(
                         "An earlier attempt with this client_ref may have created the draft; nothing is \
                          confirmed. Retry with the same client_ref.",
@@ -250,7 +259,9 @@ async fn run(
                 }
                 (_, None) => {
                     keys::release(pool, key, &owner).await?;
-                    let err = result.err().unwrap_or_else(|| text::document_not_recorded(tool));
+                    let err = result
+                        .err()
+                        .unwrap_or_else(|| text::document_not_recorded(tool));
                     err.or_not_done(&format!("No draft was created in {system}."))
                 }
             };

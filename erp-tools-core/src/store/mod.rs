@@ -467,6 +467,12 @@ impl Database {
         &self.inner.audit_pool
     }
 
+    /// The pool that writes the audit log (the writer's; SQLite: the audit file), for a
+    /// column the writer does not own (a remote draft's `erp_outcome`).
+    pub(crate) fn audit_writer_pool(&self) -> &AnyPool {
+        &self.inner.audit_writer_pool
+    }
+
     // ---- idempotency keys ---------------------------------------------------------------
 
     /// Deletes idempotency keys created more than `older_than` ago and returns how many
