@@ -136,12 +136,9 @@ async fn branches(tryton: &tryton::Tryton) -> Result<Vec<(i64, String)>, String>
     Ok(out)
 }
 
+/// How long one request to Tryton may take (`ERP_TOOLS_REMOTE_TIMEOUT_MS`, default 10 s).
 fn timeout() -> Duration {
-    std::env::var("ERP_TOOLS_REMOTE_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map(Duration::from_millis)
-        .unwrap_or(erp_tools_core::remote::RemoteDraft::DEFAULT_TIMEOUT)
+    remote::request_timeout()
 }
 
 #[tokio::main]

@@ -47,29 +47,38 @@ fn caller(ctx: &ToolContext) -> Caller<'_> {
 
 /// A read that Tryton did not answer with data, for the model.
 fn read_error(e: RemoteError) -> ToolError {
-    match e {
+    read_error_then(e, "Nothing was changed.")
+}
+
+/// A read that Tryton did not answer with data, saying `not_done` (a draft's reads say
+/// no draft was created).
+fn read_error_then(e: RemoteError, not_done: &str) -> ToolError {
+    let err = match &e {
         RemoteError::Denied { user, message, .. } => ToolError::new(
             ToolErrorKind::Denied,
             format!(
                 "Tryton refused the Tryton user {} this read; its message, quoted: {}.",
-                quoted(&user),
-                quoted(&message)
+                quoted(user),
+                quoted(message)
             ),
         )
-        .next_step("This person's Tryton access rules do not allow it; do not retry.")
-        .not_done("Nothing was changed."),
+        .next_step("This person's Tryton access rules do not allow it; do not retry."),
         RemoteError::Invalid { message, .. } => ToolError::rejected(format!(
             "Tryton refused the read; its message, quoted: {}.",
-            quoted(&message)
-        ))
-        .not_done("Nothing was changed."),
-        RemoteError::Unreachable { .. } | RemoteError::Unknown { .. } => ToolError::new(
+            quoted(message)
+        )),
+        RemoteError::Unreachable { .. } => {
+            ToolError::new(ToolErrorKind::Internal, "Tryton could not be reached.")
+                .next_step("Tell the user Tryton is unreachable, or retry later.")
+        }
+        RemoteError::Unknown { .. } => ToolError::new(
             ToolErrorKind::Internal,
-            format!("Tryton did not answer the read ({e}).").replace('\n', " "),
+            "Tryton did not answer the read in time.",
         )
-        .next_step("Tell the user Tryton is unreachable, or retry later.")
-        .not_done("Nothing was changed."),
-    }
+        .next_step("Retry later; if it keeps failing, tell the user Tryton is not answering."),
+    };
+    err.with_details(serde_json::Value::String(e.to_string()))
+        .not_done(not_done)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -459,7 +468,7 @@ pub async fn draft_purchase(
         let n = i + 1;
         let rows = supplier_rows(&tryton, &who, line.product_id, Some(args.supplier_id))
             .await
-            .map_err(|e| read_error(e).or_not_done("No draft was created."))?;
+            .map_err(|e| read_error_then(e, "No draft was created."))?;
         let Some(row) = rows.first() else {
             return Err(ToolError::rejected(format!(
                 "Line {n}: supplier {} has no price for product {} in branch {}.",

@@ -187,6 +187,7 @@ impl Tryton {
 
 /// A request that failed without an HTTP answer: refused before sending, or unknown.
 fn transport_error(e: reqwest::Error) -> RemoteError {
+    let e = e.without_url();
     if e.is_connect() {
         RemoteError::Unreachable {
             detail: e.to_string(),
