@@ -183,7 +183,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             // The pending keys of calls a stopped process left: looked up by their marker.
             let lookup = purchasing::PurchaseLookup;
             let lookups: [(&str, &dyn RemoteLookup); 1] = [("purchasing_draft_purchase", &lookup)];
-            let done = remote::reconcile(&db, &lookups, 1000, timeout() * 2)
+            let done = remote::reconcile(&db, &lookups, 1000, timeout() * 3)
                 .await
                 .map_err(|e| format!("the start-up reconcile of remote drafts failed: {e}"))?;
             eprintln!(

@@ -48,6 +48,11 @@ impl TrytonRun {
             );
             return None;
         }
+        Some(Self::start_now())
+    }
+
+    /// Starts Tryton now (the kill harness, the benchmark); panics when it does not start.
+    pub fn start_now() -> TrytonRun {
         let dir = tempfile::tempdir().expect("scratch directory");
         let out = Command::new("bash")
             .arg(workspace().join("scripts/tryton/start.sh"))
@@ -63,13 +68,19 @@ impl TrytonRun {
         let url = read("url").trim().to_string();
         let keys = serde_json::from_str(&read("keys.json")).expect("keys.json");
         let facts = serde_json::from_str(&read("facts.json")).expect("facts.json");
-        Some(TrytonRun {
+        TrytonRun {
             dir,
             url,
             keys,
             facts,
             http: reqwest::Client::new(),
-        })
+        }
+    }
+
+    /// The REST base URL with another port (a proxy's in front of this Tryton).
+    pub fn url_via(&self, port: u16) -> String {
+        self.url
+            .replace(&format!(":{}/", self.port()), &format!(":{port}/"))
     }
 
     /// The keys file's path (`ERP_TOOLS_TRYTON_KEYS`).

@@ -143,6 +143,27 @@ pub(crate) async fn take_over(
     Ok(done.rows_affected() == 1)
 }
 
+/// Takes over a key left `claimed` (nothing was sent for it) whatever its lease: its
+/// earlier owner can no longer send, since marking it `sending` names the owner.
+pub(crate) async fn take_over_claimed(
+    pool: &AnyPool,
+    key: &IdempotencyKey,
+    owner: &str,
+    lease_until: &str,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE erp_idempotency_keys SET remote_owner = $1, remote_lease_until = $2 \
+         WHERE agent_run_id = $3 AND client_ref = $4 AND remote_state = 'claimed'",
+    )
+    .bind(owner.to_string())
+    .bind(lease_until.to_string())
+    .bind(key.agent_run_id.clone())
+    .bind(key.client_ref.clone())
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Marks the key `sending` (a create may be in flight until `lease_until`); only while
 /// `owner` holds it.
 pub(crate) async fn mark(

@@ -51,7 +51,8 @@ pub struct Reconciled {
 
 /// Reconciles up to `limit` pending keys of remote drafts, with `lookups` (tool name →
 /// its lookup). A key whose lease has not run out (its request may still be in flight)
-/// is waited for, `max_wait` in all at most. Each reconciled key gets an audit row
+/// is waited for, `max_wait` in all at most (a key left `claimed` sent nothing and is freed
+/// at once). Each reconciled key gets an audit row
 /// (`remote_reconciled`, with the document when found) and a log line.
 ///
 /// Run it at start-up, after [`Database::open`](crate::Database::open), before serving:
@@ -74,6 +75,18 @@ pub async fn reconcile(
             done.unresolved += 1;
             continue;
         };
+        let timeout = super::remote_timeout();
+        if p.state == "claimed" {
+            // Nothing was sent: no request to wait for.
+            if keys::take_over_claimed(pool, &p.key, &owner, &after(timeout)).await? {
+                let outcome = reconcile_one(db, &p, *lookup, &owner, timeout).await?;
+                done.released += 1;
+                audit(db, &p, &outcome).await?;
+            } else {
+                done.unresolved += 1;
+            }
+            continue;
+        }
         if let Some(until) = p
             .lease_until
             .as_deref()
@@ -83,7 +96,6 @@ pub async fn reconcile(
             let wake = (tokio::time::Instant::now() + left).min(deadline);
             tokio::time::sleep_until(wake).await;
         }
-        let timeout = super::remote_timeout();
         if !keys::take_over(pool, &p.key, &owner, &after(timeout * 2), None).await? {
             done.unresolved += 1;
             continue;
