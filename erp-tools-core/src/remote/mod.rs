@@ -28,11 +28,15 @@ pub(crate) mod handle;
 pub(crate) mod keys;
 #[cfg(feature = "runtime")]
 mod reconcile;
+mod timeout;
 
 pub use error::{RemoteError, quoted};
 pub use handle::{RemoteDraft, RemoteWrite};
 #[cfg(feature = "runtime")]
 pub use reconcile::{Reconciled, RemoteCaller, RemoteLookup, reconcile};
+#[cfg(feature = "runtime")]
+pub(crate) use timeout::remote_timeout;
+pub use timeout::{request_timeout, set_request_timeout};
 
 /// The marker a remote draft's document carries: `erp-tools:` and the first 24 hex
 /// digits of the sha256 of the key (`agent_run_id`, a newline, `client_ref`). The same key
@@ -50,39 +54,6 @@ pub fn marker(agent_run_id: &str, client_ref: &str) -> String {
 #[cfg(feature = "runtime")]
 pub(crate) fn marker_for(key: &crate::idempotency::IdempotencyKey) -> String {
     marker(&key.agent_run_id, &key.client_ref)
-}
-
-/// The timeout [`set_request_timeout`] set, in milliseconds (0: not set).
-static TIMEOUT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// Sets how long one request to another system may take in this process (the create and
-/// the lookup by marker each), before its outcome is unknown; it also sizes the keys'
-/// leases. Without it: `ERP_TOOLS_REMOTE_TIMEOUT_MS`, else [`RemoteDraft::DEFAULT_TIMEOUT`].
-pub fn set_request_timeout(timeout: std::time::Duration) {
-    let ms = u64::try_from(timeout.as_millis())
-        .unwrap_or(u64::MAX)
-        .max(1);
-    TIMEOUT_MS.store(ms, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// How long one request to another system may take: [`set_request_timeout`],
-/// `ERP_TOOLS_REMOTE_TIMEOUT_MS`, or [`RemoteDraft::DEFAULT_TIMEOUT`].
-pub fn request_timeout() -> std::time::Duration {
-    let set = TIMEOUT_MS.load(std::sync::atomic::Ordering::Relaxed);
-    if set > 0 {
-        return std::time::Duration::from_millis(set);
-    }
-    std::env::var("ERP_TOOLS_REMOTE_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .filter(|ms| *ms > 0)
-        .map(std::time::Duration::from_millis)
-        .unwrap_or(RemoteDraft::DEFAULT_TIMEOUT)
-}
-
-#[cfg(feature = "runtime")]
-pub(crate) fn remote_timeout() -> std::time::Duration {
-    request_timeout()
 }
 
 /// How many remote drafts' keys are still pending (claimed, sending or unknown): zero

@@ -75,7 +75,7 @@ pub async fn reconcile(
             done.unresolved += 1;
             continue;
         };
-        let timeout = super::remote_timeout();
+        let timeout = super::timeout::remote_timeout();
         if p.state == "claimed" {
             // Nothing was sent: no request to wait for.
             if keys::take_over_claimed(pool, &p.key, &owner, &after(timeout)).await? {

@@ -25,6 +25,7 @@ mod pools;
 mod postgres;
 pub(crate) mod rate_buckets;
 mod recover;
+mod remote_outcome;
 mod replicas;
 #[cfg(feature = "review")]
 pub(crate) mod review;
@@ -465,12 +466,6 @@ impl Database {
     /// read-only too, so `SELECT`s on them also see the log.
     pub fn audit_pool(&self) -> &AnyPool {
         &self.inner.audit_pool
-    }
-
-    /// The pool that writes the audit log (the writer's; SQLite: the audit file), for a
-    /// column the writer does not own (a remote draft's `erp_outcome`).
-    pub(crate) fn audit_writer_pool(&self) -> &AnyPool {
-        &self.inner.audit_writer_pool
     }
 
     // ---- idempotency keys ---------------------------------------------------------------
