@@ -4,6 +4,7 @@
 #
 #   scripts/bench.sh           the full run: release builds, criterion benchmarks 1-3,
 #                              the concurrency storm, compile time and memory binaries
+#   ERP_TOOLS_TRYTON=1 scripts/bench.sh   also benchmark 7 (a draft into a real Tryton)
 #   scripts/bench.sh --smoke   compile every benchmark and execute it once with tiny sizes,
 #                              on debug builds (for CI); results in target/bench-results/smoke/
 #
@@ -60,6 +61,11 @@ if [[ $mode == smoke ]]; then
     --json "$out/interleaved.json"
   "$bin/compile_time" --tools 3 --reps 1 --check --json "$out/compile_time.json"
   "$bin/report" "$out" > /dev/null
+  if [[ ${ERP_TOOLS_TRYTON:-} == 1 ]]; then
+    "$bin/tryton_draft" --rounds 2 --warmup 0 | tail -1 > "$out/tryton_draft.json"
+  else
+    echo "tryton_draft: skipped (ERP_TOOLS_TRYTON=1 runs it against scripts/tryton/'s Tryton)"
+  fi
 else
   cargo build --release -p erp-tools-benches --bins --benches
   cargo build --release -p erp-tools-core --example distributor
@@ -70,5 +76,11 @@ else
   "$bin/memory" --binary "$bin/examples/distributor" --json "$out/memory.json"
   "$bin/compile_time" --json "$out/compile_time.json"
   "$bin/report" "$out"
+  # Benchmark 7 needs a real Tryton (scripts/tryton/start.sh: Python, PyPI packages).
+  if [[ ${ERP_TOOLS_TRYTON:-} == 1 ]]; then
+    "$bin/tryton_draft" | tee "$out/tryton_draft.txt" | tail -1 > "$out/tryton_draft.json"
+  else
+    echo "tryton_draft: skipped (ERP_TOOLS_TRYTON=1 runs it against scripts/tryton/'s Tryton)"
+  fi
 fi
 echo "bench.sh $mode: done in $(( $(date +%s) - start )) s; results in $out"

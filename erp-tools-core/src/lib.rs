@@ -7,6 +7,7 @@ extern crate self as erp_tools_core;
 
 pub mod export;
 pub mod registry;
+pub mod remote;
 pub mod report;
 pub mod schema;
 mod text;
@@ -87,6 +88,7 @@ pub mod prelude {
 /// misbehaving (the macro crate's tests check that the name follows the version).
 #[doc(hidden)]
 pub mod __private_0_1_0 {
+    pub use crate::remote::RemoteDraft;
     pub use crate::schema::output::output_schema_for;
     pub use crate::schema::{Bounds, Property, Schema, SchemaKind, StringFormat};
     pub use crate::text::undecodable_arguments;

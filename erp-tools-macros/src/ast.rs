@@ -243,7 +243,7 @@ pub(crate) struct Param<'a> {
 pub(crate) enum ParamKind<'a> {
     /// `self`, `&self`, ...
     Receiver,
-    /// `ToolContext`, `ReadDb` or `DraftTx`, by reference (`Some(mutable)`) or by value (`None`).
+    /// `ToolContext`, `ReadDb`, `DraftTx` or `RemoteDraft`, by reference (`Some(mutable)`) or by value (`None`).
     Runtime {
         /// The type's name.
         which: RuntimeType,
@@ -265,6 +265,8 @@ pub(crate) enum RuntimeType {
     ReadDb,
     /// `DraftTx`
     DraftTx,
+    /// `RemoteDraft`: a draft whose document is written in another system.
+    RemoteDraft,
 }
 
 impl<'a> ToolFn<'a> {
@@ -300,6 +302,7 @@ fn classify_param(ty: &Type) -> ParamKind<'_> {
         Some("ToolContext") => RuntimeType::Context,
         Some("ReadDb") => RuntimeType::ReadDb,
         Some("DraftTx") => RuntimeType::DraftTx,
+        Some("RemoteDraft") => RuntimeType::RemoteDraft,
         _ => return ParamKind::Value(ty),
     };
     ParamKind::Runtime {

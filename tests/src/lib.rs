@@ -16,6 +16,8 @@
 //! - [`agent`]: scripted-model helpers for the agent loop;
 //! - [`proxy`]: a round-robin TCP proxy in front of several servers, as a load balancer;
 //! - [`identity`]: a fake OpenID provider (discovery, a rotatable JWKS, signed tokens);
+//! - [`tryton`]: a real Tryton started by scripts/tryton/ for the remote-draft tests, and
+//!   [`fault_proxy`]: a proxy in front of it that loses, holds or replaces answers;
 //! - [`review`]: the review console served on 127.0.0.1, and a reviewer's cookie-keeping
 //!   client.
 //!
@@ -27,6 +29,7 @@ pub mod app;
 pub mod db;
 pub mod drafts;
 pub mod exports;
+pub mod fault_proxy;
 pub mod http;
 pub mod identity;
 pub mod ids;
@@ -35,6 +38,7 @@ pub mod principals;
 pub mod provider_fixture;
 pub mod proxy;
 pub mod review;
+pub mod tryton;
 
 /// Runs `$scenario(&TestDb)` on SQLite and on PostgreSQL as two tests, `$name::sqlite` and
 /// `$name::postgres`. Without `ERP_TOOLS_PG_URL` the PostgreSQL test prints

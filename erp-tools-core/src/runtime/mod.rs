@@ -8,6 +8,7 @@ pub(crate) mod limits;
 pub(crate) mod prepare;
 pub(crate) mod preview;
 mod read;
+mod remote;
 mod row;
 pub(crate) mod run_id;
 
@@ -297,7 +298,10 @@ impl ToolRuntime {
                 draft::run_audited(&self.db, handler, &ctx, &key, admitted.args, &entry, bound)
                     .await
             }
-            (Handler::Draft(_), None) => {
+            (Handler::Remote(handler), Some(key)) => {
+                remote::run_audited(&self.db, handler, &ctx, &key, admitted.args, &entry).await
+            }
+            (Handler::Draft(_) | Handler::Remote(_), None) => {
                 unreachable!("admission gives every draft call its idempotency key")
             }
         };

@@ -42,6 +42,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/sqlite/0009_review_sessions.sql"),
     ),
     (
+        "erp_tools/0010_remote_drafts",
+        include_str!("../../migrations/sqlite/0010_remote_drafts.sql"),
+    ),
+    (
         "erp_tools/0011_approval_preview",
         include_str!("../../migrations/sqlite/0011_approval_preview.sql"),
     ),
@@ -80,6 +84,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/postgres/0009_review_sessions.sql"),
     ),
     (
+        "erp_tools/0010_remote_drafts",
+        include_str!("../../migrations/postgres/0010_remote_drafts.sql"),
+    ),
+    (
         "erp_tools/0011_approval_preview",
         include_str!("../../migrations/postgres/0011_approval_preview.sql"),
     ),
@@ -101,6 +109,10 @@ pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/audit/0002_replica",
         include_str!("../../migrations/sqlite/audit/0002_replica.sql"),
+    ),
+    (
+        "erp_tools/audit/0003_erp_outcome",
+        include_str!("../../migrations/sqlite/audit/0003_erp_outcome.sql"),
     ),
 ];
 

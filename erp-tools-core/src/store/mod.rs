@@ -25,6 +25,7 @@ mod pools;
 mod postgres;
 pub(crate) mod rate_buckets;
 mod recover;
+mod remote_outcome;
 mod replicas;
 mod retention;
 #[cfg(feature = "review")]

@@ -50,6 +50,12 @@ pub(crate) const NOTHING_COMMITTED: &str = "interrupted: the server stopped whil
 pub(crate) const DOCUMENT_COMMITTED: &str = "interrupted: the server stopped after the draft \
      committed; a retry with the same client_ref replays it";
 
+/// The message of a row closed while its remote draft's key is pending: the other system
+/// may have the document (see `remote/`).
+pub(crate) const REMOTE_PENDING: &str = "interrupted: the server stopped while the call was \
+     writing to another system; nothing is confirmed there; the remote drafts' reconcile pass \
+     or a retry with the same client_ref looks the document up by its marker";
+
 /// What the lease task of one `Database` works with.
 pub(super) struct LeaseTask {
     pub audit_pool: AnyPool,
@@ -169,9 +175,10 @@ pub(crate) async fn recover(
         let document = match (client_ref, row.tool_name.as_deref()) {
             (Some(client_ref), Some(tool)) => {
                 sqlx::query(
-                    "SELECT document_type, document_id, document_number FROM erp_idempotency_keys \
+                    "SELECT document_type, document_id, document_number, remote_state \
+                     FROM erp_idempotency_keys \
                      WHERE agent_run_id = $1 AND client_ref = $2 AND tool_name = $3 AND created_at >= $4 \
-                     AND document_id IS NOT NULL",
+                     AND (document_id IS NOT NULL OR remote_state IS NOT NULL)",
                 )
                 .bind(&row.agent_run_id)
                 .bind(&client_ref)
@@ -183,6 +190,10 @@ pub(crate) async fn recover(
             _ => None,
         };
         match document {
+            Some(doc) if doc.try_get::<Option<i64>, _>("document_id")?.is_none() => {
+                done.interrupted +=
+                    audit::close_interrupted(audit_pool, row.id, REMOTE_PENDING, None).await?;
+            }
             Some(doc) => {
                 let document = (
                     doc.try_get("document_type")?,

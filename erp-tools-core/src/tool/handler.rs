@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::context::ToolContext;
 use super::error::ToolError;
 use super::handles::{DraftTx, ReadDb};
+use crate::remote::RemoteDraft;
 
 /// What a handler produced: its output as JSON (the structured result) and, when the
 /// output type implements [`ModelText`](crate::ModelText), the text the model reads.
@@ -36,6 +37,11 @@ pub(crate) type ReadHandlerFn = for<'a> fn(&'a ToolContext, &'a ReadDb, Value) -
 pub(crate) type DraftHandlerFn =
     for<'a> fn(&'a ToolContext, &'a mut DraftTx, Value) -> HandlerFuture<'a>;
 
+/// A remote draft handler (its document lives in another system) with its arguments still
+/// as JSON (already validated against the schema).
+pub(crate) type RemoteHandlerFn =
+    for<'a> fn(&'a ToolContext, &'a mut RemoteDraft, Value) -> HandlerFuture<'a>;
+
 /// The entry point the runtime calls. The tier decides which database handle the handler
 /// gets, so a read tool is never given a write handle.
 #[derive(Clone, Copy)]
@@ -44,6 +50,9 @@ pub enum Handler {
     Read(ReadHandlerFn),
     /// A draft tool's entry point.
     Draft(DraftHandlerFn),
+    /// A draft tool's entry point whose document is written in another system
+    /// ([`RemoteDraft`]).
+    Remote(RemoteHandlerFn),
 }
 
 impl std::fmt::Debug for Handler {
@@ -51,6 +60,7 @@ impl std::fmt::Debug for Handler {
         f.write_str(match self {
             Handler::Read(_) => "Handler::Read",
             Handler::Draft(_) => "Handler::Draft",
+            Handler::Remote(_) => "Handler::Remote",
         })
     }
 }

@@ -94,7 +94,7 @@ impl ToolDef {
     pub fn tier(&self) -> Tier {
         match self.handler {
             Handler::Read(_) => Tier::Read,
-            Handler::Draft(_) => Tier::Draft,
+            Handler::Draft(_) | Handler::Remote(_) => Tier::Draft,
         }
     }
     /// Scopes a caller must hold, all of them.

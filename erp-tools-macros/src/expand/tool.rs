@@ -160,6 +160,10 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
             quote!(__erp_tool_db: &'__erp_tool #private::ReadDb),
             quote!(#private::Handler::Read),
         ),
+        Tier::Draft if plan.remote => (
+            quote!(__erp_tool_db: &'__erp_tool mut #private::RemoteDraft),
+            quote!(#private::Handler::Remote),
+        ),
         Tier::Draft => (
             quote!(__erp_tool_db: &'__erp_tool mut #private::DraftTx),
             quote!(#private::Handler::Draft),

@@ -1,6 +1,6 @@
 //! Rules on the handler's signature: `async fn`, not generic, no `self`; parameters
-//! `&ToolContext`, then `&ReadDb` (read) or `&mut DraftTx` (draft), then the arguments by
-//! value; returns `Result<T, ToolError>`.
+//! `&ToolContext`, then `&ReadDb` (read) or `&mut DraftTx` / `&mut RemoteDraft` (draft),
+//! then the arguments by value; returns `Result<T, ToolError>`.
 
 use syn::{ReturnType, Type};
 
@@ -9,13 +9,14 @@ use super::types::type_string;
 use crate::ast::{Param, ParamKind, RuntimeType, ToolFn, last_ident, type_args};
 use crate::errors::Errors;
 
-/// Checks the signature; returns whether the handler takes the database handle, its
-/// arguments type and its output type (the `T` of `Result<T, ToolError>`).
+/// Checks the signature; returns whether the handler takes the database handle (and
+/// whether that handle is a [`RuntimeType::RemoteDraft`]), its arguments type and its
+/// output type (the `T` of `Result<T, ToolError>`).
 pub(super) fn check_signature<'a>(
     f: &ToolFn<'a>,
     tier: Option<Tier>,
     errors: &mut Errors,
-) -> (bool, Option<&'a Type>, Option<&'a Type>) {
+) -> (bool, bool, Option<&'a Type>, Option<&'a Type>) {
     let sig = &f.original.sig;
     let fn_name = f.ident;
     if sig.asyncness.is_none() {
@@ -42,13 +43,14 @@ pub(super) fn check_signature<'a>(
     }
 
     const SHAPE: &str = "a tool handler takes `ctx: &ToolContext`, then `db: &ReadDb` (read tier) or \
-                         `tx: &mut DraftTx` (draft tier), then one arguments type";
+                         `tx: &mut DraftTx` or `erp: &mut RemoteDraft` (draft tier), then one arguments type";
     let db_fix = |t: Option<Tier>| match t {
         Some(Tier::Draft) => "`tx: &mut DraftTx`",
         _ => "`db: &ReadDb`",
     };
 
     let mut takes_db = false;
+    let mut remote = false;
     let mut args: Option<&'a Type> = None;
     for p in f
         .params
@@ -117,10 +119,14 @@ pub(super) fn check_signature<'a>(
                 reference,
                 ty,
             } => {
-                let wanted = match tier {
-                    Some(Tier::Draft) => RuntimeType::DraftTx,
+                // A draft writes either locally (`DraftTx`) or in another system
+                // (`RemoteDraft`); both are `&mut`.
+                let wanted = match (tier, which) {
+                    (Some(Tier::Draft), RuntimeType::RemoteDraft) => RuntimeType::RemoteDraft,
+                    (Some(Tier::Draft), _) => RuntimeType::DraftTx,
                     _ => RuntimeType::ReadDb,
                 };
+                let is_write = matches!(which, RuntimeType::DraftTx | RuntimeType::RemoteDraft);
                 if takes_db {
                     errors.spanned(ty, format!("too many parameters; {SHAPE}"));
                 } else if args.is_some() {
@@ -130,6 +136,10 @@ pub(super) fn check_signature<'a>(
                     );
                 } else if tier.is_some() && *which != wanted {
                     let msg = match which {
+                        RuntimeType::RemoteDraft => {
+                            "read tools get `&ReadDb`, never a handle that writes to another system; write \
+                             `db: &ReadDb` or make it a draft tool with `tier = \"draft\"`"
+                        }
                         RuntimeType::DraftTx => {
                             "read tools get `&ReadDb`, never a write handle; write `db: &ReadDb` \
                                                   or make it a draft tool with `tier = \"draft\"`"
@@ -140,13 +150,15 @@ pub(super) fn check_signature<'a>(
                         }
                     };
                     errors.spanned(ty, msg);
-                } else if tier.is_some() && *reference != Some(*which == RuntimeType::DraftTx) {
-                    errors.spanned(
-                        ty,
-                        format!("write {} for the database handle", db_fix(tier)),
-                    );
+                } else if tier.is_some() && *reference != Some(is_write) {
+                    let fix = match which {
+                        RuntimeType::RemoteDraft => "`erp: &mut RemoteDraft`",
+                        _ => db_fix(tier),
+                    };
+                    errors.spanned(ty, format!("write {fix} for the database handle"));
                 }
                 takes_db = true;
+                remote = *which == RuntimeType::RemoteDraft;
             }
             ParamKind::Value(ty) => {
                 if args.is_some() {
@@ -175,7 +187,8 @@ pub(super) fn check_signature<'a>(
                 &sig.ident,
                 format!(
                     "a draft tool takes `tx: &mut DraftTx` after the context: the draft is written in the transaction \
-                     that claims the idempotency key; write `async fn {fn_name}(ctx: &ToolContext, tx: &mut DraftTx, args: ..)`"
+                     that claims the idempotency key; write `async fn {fn_name}(ctx: &ToolContext, tx: &mut DraftTx, args: ..)` \
+                     (or `erp: &mut RemoteDraft` for a document written in another system over its API)"
                 ),
             );
         }
@@ -208,7 +221,7 @@ pub(super) fn check_signature<'a>(
             None
         }
     };
-    (takes_db, args, output)
+    (takes_db, remote, args, output)
 }
 
 fn result_ok_type(ty: &Type) -> Option<&Type> {

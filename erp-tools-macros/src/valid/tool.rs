@@ -36,6 +36,8 @@ pub(crate) struct ToolPlan<'a> {
     pub limits: Vec<(String, String)>,
     /// Whether the handler takes the database handle.
     pub takes_db: bool,
+    /// Whether that handle is `&mut RemoteDraft` (a draft written in another system).
+    pub remote: bool,
     /// The arguments type, if the handler takes one.
     pub args: Option<&'a Type>,
     /// The `T` of `Result<T, ToolError>`.
@@ -294,7 +296,7 @@ pub(crate) fn check_tool<'a>(
         );
     }
 
-    let (takes_db, args, output) = check_signature(f, tier, errors);
+    let (takes_db, remote, args, output) = check_signature(f, tier, errors);
 
     if !errors.is_empty() {
         return None;
@@ -310,6 +312,7 @@ pub(crate) fn check_tool<'a>(
         destructive: attr.destructive.as_ref().is_some_and(|b| b.value),
         limits,
         takes_db,
+        remote,
         args,
         output: output?,
         krate: attr.krate.clone(),

@@ -1,0 +1,329 @@
+//! The SQL of remote drafts' keys: a row in `erp_idempotency_keys` claimed *pending*
+//! (`remote_state`) before anything is sent, leased to one call at a time
+//! (`remote_owner`, `remote_lease_until`), settled with the document and the response.
+//!
+//! States (`remote_state`): `claimed` (a call holds it, nothing sent), `sending` (the create
+//! may be in flight until the lease ends), `unknown` (a call ended without an answer),
+//! `found` (the recovery pass found the document; the response is not stored yet), `NULL`
+//! (settled, or a local draft's key). Times are UTC RFC 3339 text (`time_text`), which
+//! compares in time order as text.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use sqlx::{AnyPool, Row};
+
+use crate::audit::{AuditId, time_text};
+use crate::idempotency::{Claim, IdempotencyKey};
+use crate::tool::handles::DocumentRef;
+
+/// A remote draft's key row as stored.
+#[derive(Clone, Debug)]
+pub(crate) struct RemoteKey {
+    pub request_hash: String,
+    pub tool_name: String,
+    pub user_id: String,
+    pub branch_id: i64,
+    pub state: Option<String>,
+    pub lease_until: Option<String>,
+    pub document: Option<DocumentRef>,
+    pub response: Option<Value>,
+    pub response_text: Option<String>,
+}
+
+impl RemoteKey {
+    /// Settled: the document and the response are stored.
+    pub(crate) fn settled(&self) -> bool {
+        self.state.is_none() && self.document.is_some() && self.response.is_some()
+    }
+}
+
+/// `now + d` as stored text.
+pub(crate) fn after(d: Duration) -> String {
+    let d = chrono::Duration::from_std(d).unwrap_or(chrono::Duration::days(1));
+    time_text(chrono::Utc::now() + d)
+}
+
+/// Reads the key row.
+pub(crate) async fn load(
+    pool: &AnyPool,
+    key: &IdempotencyKey,
+) -> Result<Option<RemoteKey>, sqlx::Error> {
+    let row = sqlx::query(
+        "SELECT request_hash, tool_name, user_id, branch_id, document_type, document_id, \
+         document_number, response, response_text, remote_state, remote_lease_until \
+         FROM erp_idempotency_keys WHERE agent_run_id = $1 AND client_ref = $2",
+    )
+    .bind(key.agent_run_id.clone())
+    .bind(key.client_ref.clone())
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let doc_type: Option<String> = row.try_get("document_type")?;
+    let doc_id: Option<i64> = row.try_get("document_id")?;
+    let doc_number: Option<String> = row.try_get("document_number")?;
+    let response: Option<String> = row.try_get("response")?;
+    Ok(Some(RemoteKey {
+        request_hash: row.try_get("request_hash")?,
+        tool_name: row.try_get("tool_name")?,
+        user_id: row.try_get("user_id")?,
+        branch_id: row.try_get("branch_id")?,
+        state: row.try_get("remote_state")?,
+        lease_until: row.try_get("remote_lease_until")?,
+        document: match (doc_type, doc_id, doc_number) {
+            (Some(doc_type), Some(id), Some(number)) => Some(DocumentRef {
+                doc_type,
+                id,
+                number,
+            }),
+            _ => None,
+        },
+        response: response.and_then(|r| serde_json::from_str(&r).ok()),
+        response_text: row.try_get("response_text")?,
+    }))
+}
+
+/// Claims a new key as `claimed` by `owner` until `lease_until`; `true` if this call now
+/// owns it (`false`: the key exists).
+pub(crate) async fn claim(
+    pool: &AnyPool,
+    c: &Claim<'_>,
+    marker: &str,
+    owner: &str,
+    lease_until: &str,
+    audit_id: AuditId,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "INSERT INTO erp_idempotency_keys \
+         (agent_run_id, client_ref, request_hash, tool_name, user_id, branch_id, created_at, \
+          remote_state, remote_marker, remote_owner, remote_lease_until, audit_id) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'claimed', $8, $9, $10, $11) \
+         ON CONFLICT (agent_run_id, client_ref) DO NOTHING",
+    )
+    .bind(c.key.agent_run_id.clone())
+    .bind(c.key.client_ref.clone())
+    .bind(c.request_hash.to_string())
+    .bind(c.tool_name.to_string())
+    .bind(c.user_id.to_string())
+    .bind(c.branch_id)
+    .bind(crate::audit::now_text())
+    .bind(marker.to_string())
+    .bind(owner.to_string())
+    .bind(lease_until.to_string())
+    .bind(audit_id)
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Takes over a pending key whose lease has run out (one conditional `UPDATE`: of two
+/// callers, one wins); `true` if this call now owns it. The key keeps its state, so the
+/// new owner knows whether a create may have been sent.
+pub(crate) async fn take_over(
+    pool: &AnyPool,
+    key: &IdempotencyKey,
+    owner: &str,
+    lease_until: &str,
+    audit_id: Option<AuditId>,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE erp_idempotency_keys SET remote_owner = $1, remote_lease_until = $2, \
+         audit_id = COALESCE($3, audit_id) \
+         WHERE agent_run_id = $4 AND client_ref = $5 AND remote_state IS NOT NULL \
+         AND (remote_lease_until IS NULL OR remote_lease_until < $6)",
+    )
+    .bind(owner.to_string())
+    .bind(lease_until.to_string())
+    .bind(audit_id)
+    .bind(key.agent_run_id.clone())
+    .bind(key.client_ref.clone())
+    .bind(crate::audit::now_text())
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Takes over a key left `claimed` (nothing was sent for it) whatever its lease: its
+/// earlier owner can no longer send, since marking it `sending` names the owner.
+pub(crate) async fn take_over_claimed(
+    pool: &AnyPool,
+    key: &IdempotencyKey,
+    owner: &str,
+    lease_until: &str,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE erp_idempotency_keys SET remote_owner = $1, remote_lease_until = $2 \
+         WHERE agent_run_id = $3 AND client_ref = $4 AND remote_state = 'claimed'",
+    )
+    .bind(owner.to_string())
+    .bind(lease_until.to_string())
+    .bind(key.agent_run_id.clone())
+    .bind(key.client_ref.clone())
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Marks the key `sending` (a create may be in flight until `lease_until`); only while
+/// `owner` holds it.
+pub(crate) async fn mark(
+    pool: &AnyPool,
+    key: &IdempotencyKey,
+    owner: &str,
+    state: &str,
+    lease_until: &str,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE erp_idempotency_keys SET remote_state = $1, remote_lease_until = $2 \
+         WHERE agent_run_id = $3 AND client_ref = $4 AND remote_owner = $5",
+    )
+    .bind(state.to_string())
+    .bind(lease_until.to_string())
+    .bind(key.agent_run_id.clone())
+    .bind(key.client_ref.clone())
+    .bind(owner.to_string())
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Stores the document found for a pending key (state `found`, lease released), so the
+/// next call replays it without sending anything.
+pub(crate) async fn found(
+    pool: &AnyPool,
+    key: &IdempotencyKey,
+    owner: &str,
+    doc: &DocumentRef,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE erp_idempotency_keys SET remote_state = 'found', remote_owner = NULL, \
+         remote_lease_until = NULL, document_type = $1, document_id = $2, document_number = $3 \
+         WHERE agent_run_id = $4 AND client_ref = $5 AND remote_owner = $6",
+    )
+    .bind(doc.doc_type.clone())
+    .bind(doc.id)
+    .bind(doc.number.clone())
+    .bind(key.agent_run_id.clone())
+    .bind(key.client_ref.clone())
+    .bind(owner.to_string())
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Settles the key: the document, the response and the call's audit row; the key is no
+/// longer pending.
+pub(crate) async fn settle(
+    pool: &AnyPool,
+    key: &IdempotencyKey,
+    owner: &str,
+    doc: &DocumentRef,
+    response: &Value,
+    response_text: Option<&str>,
+    audit_id: AuditId,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE erp_idempotency_keys SET remote_state = NULL, remote_owner = NULL, \
+         remote_lease_until = NULL, document_type = $1, document_id = $2, document_number = $3, \
+         response = $4, response_text = $5, audit_id = $6 \
+         WHERE agent_run_id = $7 AND client_ref = $8 AND remote_owner = $9",
+    )
+    .bind(doc.doc_type.clone())
+    .bind(doc.id)
+    .bind(doc.number.clone())
+    .bind(response.to_string())
+    .bind(response_text.map(str::to_string))
+    .bind(audit_id)
+    .bind(key.agent_run_id.clone())
+    .bind(key.client_ref.clone())
+    .bind(owner.to_string())
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Frees a key whose call certainly created nothing (the row is deleted, as a local
+/// draft's failed transaction leaves no key).
+pub(crate) async fn release(
+    pool: &AnyPool,
+    key: &IdempotencyKey,
+    owner: &str,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "DELETE FROM erp_idempotency_keys WHERE agent_run_id = $1 AND client_ref = $2 \
+         AND remote_owner = $3 AND document_id IS NULL",
+    )
+    .bind(key.agent_run_id.clone())
+    .bind(key.client_ref.clone())
+    .bind(owner.to_string())
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// A pending key as the recovery pass reads it.
+#[derive(Clone, Debug)]
+pub(crate) struct PendingKey {
+    pub key: IdempotencyKey,
+    pub tool_name: String,
+    pub user_id: String,
+    pub branch_id: i64,
+    pub state: String,
+    pub marker: String,
+    pub lease_until: Option<String>,
+}
+
+/// Up to `limit` keys left `claimed`, `sending` or `unknown` (oldest first).
+pub(crate) async fn pending(pool: &AnyPool, limit: i64) -> Result<Vec<PendingKey>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT agent_run_id, client_ref, tool_name, user_id, branch_id, remote_state, \
+         remote_marker, remote_lease_until FROM erp_idempotency_keys \
+         WHERE remote_state IN ('claimed', 'sending', 'unknown') ORDER BY created_at LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(PendingKey {
+                key: IdempotencyKey {
+                    agent_run_id: row.try_get("agent_run_id")?,
+                    client_ref: row.try_get("client_ref")?,
+                },
+                tool_name: row.try_get("tool_name")?,
+                user_id: row.try_get("user_id")?,
+                branch_id: row.try_get("branch_id")?,
+                state: row.try_get("remote_state")?,
+                marker: row.try_get("remote_marker")?,
+                lease_until: row.try_get("remote_lease_until")?,
+            })
+        })
+        .collect()
+}
+
+/// How many keys are still pending (any state but settled).
+pub(crate) async fn pending_count(pool: &AnyPool) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM erp_idempotency_keys WHERE remote_state IS NOT NULL \
+         AND remote_state <> 'found'",
+    )
+    .fetch_one(pool)
+    .await
+}
+
+/// Records what the other system answered on the call's audit row (`erp_outcome`,
+/// `erp_error`: the system's text, as data).
+pub(crate) async fn record_erp_outcome(
+    audit_pool: &AnyPool,
+    audit_id: AuditId,
+    outcome: &str,
+    error: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE erp_audit_log SET erp_outcome = $1, erp_error = $2 WHERE id = $3")
+        .bind(outcome.to_string())
+        .bind(error.map(str::to_string))
+        .bind(audit_id)
+        .execute(audit_pool)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,34 @@
+//! How long one request to another system may take before its outcome is unknown.
+
+/// The timeout [`set_request_timeout`] set, in milliseconds (0: not set).
+static TIMEOUT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Sets how long one request to another system may take in this process (the create and
+/// the lookup by marker each), before its outcome is unknown; it also sizes the keys'
+/// leases. Without it: `ERP_TOOLS_REMOTE_TIMEOUT_MS`, else [`RemoteDraft::DEFAULT_TIMEOUT`](super::RemoteDraft::DEFAULT_TIMEOUT).
+pub fn set_request_timeout(timeout: std::time::Duration) {
+    let ms = u64::try_from(timeout.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1);
+    TIMEOUT_MS.store(ms, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// How long one request to another system may take: [`set_request_timeout`],
+/// `ERP_TOOLS_REMOTE_TIMEOUT_MS`, or [`RemoteDraft::DEFAULT_TIMEOUT`](super::RemoteDraft::DEFAULT_TIMEOUT).
+pub fn request_timeout() -> std::time::Duration {
+    let set = TIMEOUT_MS.load(std::sync::atomic::Ordering::Relaxed);
+    if set > 0 {
+        return std::time::Duration::from_millis(set);
+    }
+    std::env::var("ERP_TOOLS_REMOTE_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map(std::time::Duration::from_millis)
+        .unwrap_or(super::handle::RemoteDraft::DEFAULT_TIMEOUT)
+}
+
+#[cfg(feature = "runtime")]
+pub(crate) fn remote_timeout() -> std::time::Duration {
+    request_timeout()
+}

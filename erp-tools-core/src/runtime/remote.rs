@@ -1,0 +1,310 @@
+//! Executing a remote draft (a document written in another system, see
+//! [`RemoteDraft`](crate::remote::RemoteDraft) for the protocol): the call's `attempt`
+//! row is made durable, the key is claimed pending (or its stored result replayed, or a
+//! pending key taken over once its lease ran out), the handler writes through the
+//! handle, and the key is settled, kept pending or freed by what the handle saw.
+
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+use futures::FutureExt;
+use serde_json::Value;
+
+use super::answer::{Finished, panic_text};
+use super::row::final_row;
+use crate::audit::{AuditEntry, AuditId, Outcome};
+use crate::idempotency::{Claim, IdempotencyKey, StoredKey, Verdict, request_hash};
+use crate::remote::error::{in_progress, unknown_outcome};
+use crate::remote::handle::{RemoteDraft, Sent, Start};
+use crate::remote::keys::{self, RemoteKey, after};
+use crate::remote::{marker_for, remote_timeout};
+use crate::store::{Database, StoreError};
+use crate::text;
+use crate::tool::Tier;
+use crate::tool::context::ToolContext;
+use crate::tool::handler::RemoteHandlerFn;
+
+/// What the other system did in one call, for the audit row's `erp_outcome`/`erp_error`.
+type ErpOutcome = Option<(String, Option<String>)>;
+
+/// Runs a remote draft call with its audit row. The `attempt` row is durable before the
+/// key is claimed, so nothing is ever sent to the other system by an unaudited call.
+/// `Err` only when the attempt row could not be committed (nothing was sent).
+pub(crate) async fn run_audited(
+    db: &Database,
+    handler: RemoteHandlerFn,
+    ctx: &ToolContext,
+    key: &IdempotencyKey,
+    args: Value,
+    entry: &AuditEntry,
+) -> Result<Finished, StoreError> {
+    let audit_id = db.queue_attempt(entry).await?.durable().await?;
+    let (finished, erp) = match run(db, handler, ctx, key, args, audit_id).await {
+        Ok(done) => done,
+        Err(e) => (
+            Finished::failed(Outcome::ToolError, text::draft_transaction_failed(e)),
+            None,
+        ),
+    };
+    if let Err(e) = db.record_outcome(audit_id, final_row(&finished)).await {
+        tracing::error!(error = %e, audit_id, "could not queue the outcome of a call");
+    }
+    if let Some((outcome, error)) = erp
+        && let Err(e) =
+            keys::record_erp_outcome(db.audit_writer_pool(), audit_id, &outcome, error.as_deref())
+                .await
+    {
+        tracing::error!(error = %e, audit_id, "could not record the ERP's answer on the audit row");
+    }
+    Ok(finished)
+}
+
+/// The key's owner token for one call: the replica, then a number unique in the process.
+fn owner_token(db: &Database) -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}/{n}", db.replica_id())
+}
+
+/// How long to wait for an earlier call's lease: until `lease_until`, at most `cap`.
+fn wait_for(lease_until: Option<&str>, cap: Duration) -> Option<Duration> {
+    let until = chrono::DateTime::parse_from_rfc3339(lease_until?).ok()?;
+    let left = until.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    let left = left.to_std().ok()?;
+    Some(left.min(cap))
+}
+
+async fn run(
+    db: &Database,
+    handler: RemoteHandlerFn,
+    ctx: &ToolContext,
+    key: &IdempotencyKey,
+    args: Value,
+    audit_id: AuditId,
+) -> Result<(Finished, ErpOutcome), sqlx::Error> {
+    let tool = ctx.tool_name();
+    let hash = request_hash(&args);
+    let claim = Claim {
+        key,
+        request_hash: &hash,
+        tool_name: tool,
+        user_id: ctx.user_id(),
+        branch_id: ctx.branch_id(),
+    };
+    let pool = db.pool();
+    let timeout = remote_timeout();
+    let marker = marker_for(key);
+    let owner = owner_token(db);
+    // The claim's lease covers the handler's reads; `sending` gets its own lease.
+    let claim_lease = timeout * 3;
+    let mut start = None;
+    for _ in 0..4 {
+        if keys::claim(pool, &claim, &marker, &owner, &after(claim_lease), audit_id).await? {
+            start = Some(Start::Fresh);
+            break;
+        }
+        let Some(stored) = keys::load(pool, key).await? else {
+            continue;
+        };
+        if let Some(refusal) = decided(&stored, ctx, key, tool, &hash) {
+            return Ok((refusal, None));
+        }
+        // Pending. An earlier call that ended without an answer is waited for until its
+        // lease ends (its request may still be in flight), then looked up.
+        if stored.state.as_deref() == Some("unknown")
+            && let Some(wait) = wait_for(stored.lease_until.as_deref(), timeout * 2)
+        {
+            tokio::time::sleep(wait).await;
+        }
+        if keys::take_over(pool, key, &owner, &after(claim_lease), Some(audit_id)).await? {
+            start = Some(match (stored.state.as_deref(), stored.document.clone()) {
+                (Some("found"), Some(doc)) => Start::Known(doc),
+                // The earlier owner never marked it sending: nothing was sent, and that
+                // owner can no longer send (its `mark` names it as owner).
+                (Some("claimed"), _) => Start::Fresh,
+                _ => Start::MaybeSent,
+            });
+            break;
+        }
+        match stored.state.as_deref() {
+            Some("unknown") | Some("found") => continue,
+            _ => {
+                let err = in_progress(&key.client_ref);
+                return Ok((Finished::failed(Outcome::ToolError, err), None));
+            }
+        }
+    }
+    let Some(start) = start else {
+        let err = in_progress(&key.client_ref);
+        return Ok((Finished::failed(Outcome::ToolError, err), None));
+    };
+
+    let mut draft = RemoteDraft {
+        marker,
+        start: start.clone(),
+        sent: Sent::Nothing,
+        timeout,
+        agent_run_id: key.agent_run_id.clone(),
+        user_id: ctx.user_id().to_string(),
+        before_send: Some({
+            let (pool, key, owner) = (pool.clone(), key.clone(), owner.clone());
+            Box::new(move || {
+                let (pool, key, owner) = (pool.clone(), key.clone(), owner.clone());
+                Box::pin(async move {
+                    let lease = after(timeout + timeout / 2 + Duration::from_secs(1));
+                    match keys::mark(&pool, &key, &owner, "sending", &lease).await {
+                        Ok(true) => Ok(()),
+                        Ok(false) => Err("another call took the key over".to_string()),
+                        Err(e) => Err(e.to_string()),
+                    }
+                })
+            })
+        }),
+        system: None,
+    };
+    let ran = AssertUnwindSafe(handler(ctx, &mut draft, args))
+        .catch_unwind()
+        .await;
+    let system = draft
+        .system
+        .clone()
+        .unwrap_or_else(|| "the ERP".to_string());
+    let document = draft.document().cloned();
+    let sent = std::mem::replace(&mut draft.sent, Sent::Nothing);
+    let erp: ErpOutcome = match &sent {
+        Sent::Nothing | Sent::Sending => None,
+        Sent::Created(d) => Some((
+            format!("created {} {} ({})", d.doc_type, d.id, d.number),
+            None,
+        )),
+        Sent::Found(d) => Some((
+            format!("found by marker {} {} ({})", d.doc_type, d.id, d.number),
+            None,
+        )),
+        Sent::Refused(e) | Sent::Unknown(e) => Some((
+            match (&sent, e.status()) {
+                (Sent::Refused(_), Some(s)) => format!("refused {s}"),
+                (Sent::Refused(_), None) => "not sent: unreachable".to_string(),
+                (_, Some(s)) => format!("unknown outcome {s}"),
+                (_, None) => "unknown outcome".to_string(),
+            },
+            Some(e.detail().to_string()),
+        )),
+    };
+    let erp = erp.or_else(|| match &start {
+        Start::Known(d) => Some((
+            format!("known from recovery {} {} ({})", d.doc_type, d.id, d.number),
+            None,
+        )),
+        _ => None,
+    });
+    let result = match ran {
+        Ok(r) => r,
+        Err(panic) => Err(text::handler_panicked(Tier::Draft, &panic_text(&panic))),
+    };
+    let finished = match (result, document) {
+        (Ok(output), Some(doc)) => {
+            if !keys::settle(
+                pool,
+                key,
+                &owner,
+                &doc,
+                &output.value,
+                output.text.as_deref(),
+                audit_id,
+            )
+            .await?
+            {
+                tracing::warn!(key = %key, "a remote draft's key was taken over before it settled");
+            }
+            let replayed = !matches!(sent, Sent::Created(_));
+            let mut f =
+                Finished::succeeded(Tier::Draft, output.value, output.text, Some(doc), replayed);
+            if replayed {
+                f.audit_message = Some(format!(
+                    "the document of client_ref {} already existed in {system}; settled without creating",
+                    key.client_ref
+                ));
+            }
+            f
+        }
+        (result, document) => {
+            let err = match (&sent, document) {
+                (Sent::Unknown(_) | Sent::Sending, _) => {
+                    let lease = after(timeout);
+                    keys::mark(pool, key, &owner, "unknown", &lease).await?;
+                    unknown_outcome(&system)
+                }
+                (_, Some(doc)) => {
+                    // Written, then the handler failed: the key keeps the document.
+                    keys::found(pool, key, &owner, &doc).await?;
+                    let err = result
+                        .err()
+                        .unwrap_or_else(|| text::document_not_recorded(tool));
+                    err.or_not_done(&format!(
+                        "The draft {} exists in {system}; retry with the same client_ref to get its result.",
+                        doc.number
+                    ))
+                }
+                (_, None) if start == Start::MaybeSent && !matches!(sent, Sent::Refused(_)) => {
+                    // The earlier attempt was never looked up: keep the key pending.
+                    keys::mark(pool, key, &owner, "unknown", &after(Duration::ZERO)).await?;
+                    let err = result
+                        .err()
+                        .unwrap_or_else(|| text::document_not_recorded(tool));
+                    err.or_not_done(
+                        "An earlier attempt with this client_ref may have created the draft; nothing is \
+                         confirmed. Retry with the same client_ref.",
+                    )
+                }
+                (_, None) => {
+                    keys::release(pool, key, &owner).await?;
+                    let err = result
+                        .err()
+                        .unwrap_or_else(|| text::document_not_recorded(tool));
+                    err.or_not_done(&format!("No draft was created in {system}."))
+                }
+            };
+            Finished::failed(Outcome::ToolError, err)
+        }
+    };
+    Ok((finished, erp))
+}
+
+/// The answer for a key that is already decided: a replay of a settled key, or a refusal
+/// for other arguments or another caller; `None` while it is pending for this call.
+fn decided(
+    stored: &RemoteKey,
+    ctx: &ToolContext,
+    key: &IdempotencyKey,
+    tool: &str,
+    hash: &str,
+) -> Option<Finished> {
+    let as_stored = StoredKey {
+        request_hash: stored.request_hash.clone(),
+        tool_name: stored.tool_name.clone(),
+        user_id: stored.user_id.clone(),
+        branch_id: stored.branch_id,
+        document: stored.document.clone(),
+        response: stored.response.clone(),
+        response_text: stored.response_text.clone(),
+    };
+    match as_stored.verdict(ctx.user_id(), ctx.branch_id(), tool, hash) {
+        Verdict::Mismatch { same_caller } => Some(Finished::failed(
+            Outcome::ToolError,
+            text::key_mismatch(key, &as_stored, tool, same_caller),
+        )),
+        Verdict::Replay if stored.settled() => {
+            let mut f = Finished::succeeded(
+                Tier::Draft,
+                stored.response.clone().unwrap_or(Value::Null),
+                stored.response_text.clone(),
+                stored.document.clone(),
+                true,
+            );
+            f.audit_message = Some(format!("replay of client_ref {}", key.client_ref));
+            Some(f)
+        }
+        Verdict::Replay => None,
+    }
+}

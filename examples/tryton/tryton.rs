@@ -1,0 +1,317 @@
+//! A small client for Tryton's REST API (`trytond/protocols/rest.py`): search, read and
+//! create, as one Tryton user (their REST key) inside one company (the
+//! `X-Tryton-Context` header on every request), with Tryton's answers mapped to
+//! [`RemoteError`].
+//!
+//! What Tryton 8.2 answers (recorded against the scripted Tryton, see scripts/tryton/):
+//! - a created record: HTTP 200 with the record (`{"__name__": "purchase.purchase", "id":
+//!   7, "number": null, "state": "draft", ...}` for the fields asked with `f=`);
+//! - validation: HTTP 400 `{"status": 400, "message": "A value is required for field
+//!   \"Unit\" in record ...", "description": ""}`;
+//! - access: HTTP 400 too, `"You are not allowed to access \"Purchase\"."` (no group) or
+//!   `"You are not allowed to create records of \"Purchase Line\" because they fail on at
+//!   least one of these rules:\nUser in companies"` (another company);
+//! - a missing or unknown key: HTTP 401 (an HTML page);
+//! - an unknown field or a server fault: HTTP 500 (an HTML page; the transaction was
+//!   rolled back, but a 5xx may also come from a proxy after the commit: unknown).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE;
+use erp_tools_core::remote::RemoteError;
+use serde_json::{Value, json};
+
+/// Tryton's name in model-facing text.
+pub const SYSTEM: &str = "Tryton";
+
+/// The REST API of one Tryton database, with every person's key.
+#[derive(Clone)]
+pub struct Tryton {
+    http: reqwest::Client,
+    /// `http://host:port/<database>`.
+    base: String,
+    /// Subject → REST key (`res.user.application`).
+    keys: HashMap<String, String>,
+}
+
+impl std::fmt::Debug for Tryton {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tryton")
+            .field("base", &self.base)
+            .field("users", &self.keys.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Who a request runs as, and in which company.
+#[derive(Clone, Debug)]
+pub struct Caller<'a> {
+    /// The person (token subject); their key is looked up.
+    pub user: &'a str,
+    /// The Tryton company of their branch.
+    pub company: i64,
+}
+
+impl Tryton {
+    /// From `ERP_TOOLS_TRYTON_URL` (base URL including the database) and
+    /// `ERP_TOOLS_TRYTON_KEYS` (a JSON file: subject → key).
+    pub fn from_env(timeout: Duration) -> Result<Tryton, String> {
+        let base = std::env::var("ERP_TOOLS_TRYTON_URL").map_err(|_| {
+            "set ERP_TOOLS_TRYTON_URL to Tryton's base URL including the database, e.g. \
+             http://127.0.0.1:8000/erp (scripts/tryton/start.sh prints it)"
+                .to_string()
+        })?;
+        let path = std::env::var("ERP_TOOLS_TRYTON_KEYS").map_err(|_| {
+            "set ERP_TOOLS_TRYTON_KEYS to a JSON file mapping each subject to their Tryton REST key"
+                .to_string()
+        })?;
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("ERP_TOOLS_TRYTON_KEYS {path}: {e}"))?;
+        let keys: HashMap<String, String> = serde_json::from_str(&text).map_err(|e| {
+            format!("ERP_TOOLS_TRYTON_KEYS {path}: not a JSON object of subject -> key: {e}")
+        })?;
+        Tryton::new(&base, keys, timeout)
+    }
+
+    /// A client for `base` with `keys`.
+    pub fn new(
+        base: &str,
+        keys: HashMap<String, String>,
+        timeout: Duration,
+    ) -> Result<Tryton, String> {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(Tryton {
+            http,
+            base: base.trim_end_matches('/').to_string(),
+            keys,
+        })
+    }
+
+    /// The subjects that have a key.
+    pub fn subjects(&self) -> impl Iterator<Item = &str> {
+        self.keys.keys().map(String::as_str)
+    }
+
+    fn key(&self, user: &str) -> Result<&str, RemoteError> {
+        self.keys
+            .get(user)
+            .map(String::as_str)
+            .ok_or_else(|| RemoteError::Denied {
+                status: 401,
+                user: user.to_string(),
+                message: "this person has no Tryton REST key configured (ERP_TOOLS_TRYTON_KEYS)"
+                    .into(),
+            })
+    }
+
+    fn url(&self, model: &str) -> String {
+        format!("{}/rest/model/{model}", self.base)
+    }
+
+    /// `GET .../<model>?d=<domain>&f=<fields>`: the records `caller` may see. (Field names
+    /// and URL-safe base64 need no percent-encoding.)
+    pub async fn search(
+        &self,
+        caller: &Caller<'_>,
+        model: &str,
+        domain: &Value,
+        fields: &[&str],
+        limit: Option<usize>,
+    ) -> Result<Vec<Value>, RemoteError> {
+        let mut url = format!("{}?d={}", self.url(model), b64(domain));
+        for f in fields {
+            url.push_str("&f=");
+            url.push_str(f);
+        }
+        if let Some(limit) = limit {
+            url.push_str(&format!("&s={limit}"));
+        }
+        let request = self.http.get(url);
+        let value = self.send(caller, request).await?;
+        match value {
+            Value::Array(records) => Ok(records),
+            other => Err(RemoteError::Unknown {
+                status: Some(200),
+                detail: format!("a search answered something else than a list: {other}"),
+            }),
+        }
+    }
+
+    /// `POST .../<model>?f=<fields>` with `body`: the created record.
+    pub async fn create(
+        &self,
+        caller: &Caller<'_>,
+        model: &str,
+        body: &Value,
+        fields: &[&str],
+    ) -> Result<Value, RemoteError> {
+        let fields: Vec<String> = fields.iter().map(|f| format!("f={f}")).collect();
+        let url = format!("{}?{}", self.url(model), fields.join("&"));
+        let request = self.http.post(url).json(body);
+        self.send(caller, request).await
+    }
+
+    async fn send(
+        &self,
+        caller: &Caller<'_>,
+        request: reqwest::RequestBuilder,
+    ) -> Result<Value, RemoteError> {
+        let key = self.key(caller.user)?;
+        let context = json!({"company": caller.company, "companies": [caller.company]});
+        let response = request
+            .header("Authorization", format!("bearer {key}"))
+            .header("X-Tryton-Context", b64(&context))
+            .send()
+            .await
+            .map_err(transport_error)?;
+        let status = response.status().as_u16();
+        let body = response.text().await.map_err(|e| RemoteError::Unknown {
+            status: Some(status),
+            detail: format!("the answer was cut off: {e}"),
+        })?;
+        if (200..300).contains(&status) {
+            return serde_json::from_str(&body).map_err(|e| RemoteError::Unknown {
+                status: Some(status),
+                detail: format!("the answer is not JSON ({e}): {}", short(&body)),
+            });
+        }
+        Err(classify(status, &body, caller.user))
+    }
+}
+
+/// A request that failed without an HTTP answer: refused before sending, or unknown.
+fn transport_error(e: reqwest::Error) -> RemoteError {
+    let e = e.without_url();
+    if e.is_connect() {
+        RemoteError::Unreachable {
+            detail: e.to_string(),
+        }
+    } else {
+        RemoteError::Unknown {
+            status: None,
+            detail: if e.is_timeout() {
+                format!("no answer in time: {e}")
+            } else {
+                e.to_string()
+            },
+        }
+    }
+}
+
+/// Tryton's answer with an error status, as a [`RemoteError`]: access errors come as
+/// HTTP 400 too, told apart by their message.
+pub fn classify(status: u16, body: &str, user: &str) -> RemoteError {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let message = parsed
+        .as_ref()
+        .and_then(|v| v.get("message"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let description = parsed
+        .as_ref()
+        .and_then(|v| v.get("description"))
+        .and_then(Value::as_str)
+        .filter(|d| !d.is_empty())
+        .map(str::to_string);
+    let text = match (&message, &description) {
+        (Some(m), Some(d)) => format!("{m} ({d})"),
+        (Some(m), None) => m.clone(),
+        _ => short(body),
+    };
+    match status {
+        401 => RemoteError::Denied {
+            status,
+            user: user.to_string(),
+            message: "Tryton did not accept this person's REST key".into(),
+        },
+        403 => RemoteError::Denied {
+            status,
+            user: user.to_string(),
+            message: text,
+        },
+        400 if message.as_deref().is_some_and(is_access_error) => RemoteError::Denied {
+            status,
+            user: user.to_string(),
+            message: text,
+        },
+        400 | 404 | 422 => RemoteError::Invalid {
+            status,
+            message: text,
+        },
+        _ => RemoteError::Unknown {
+            status: Some(status),
+            detail: text,
+        },
+    }
+}
+
+/// Whether a 400's message is one of Tryton's access errors.
+fn is_access_error(message: &str) -> bool {
+    message.starts_with("You are not allowed") || message.contains("User in companies")
+}
+
+/// URL-safe base64 of a JSON value (Tryton's `d=`, `o=` and `X-Tryton-Context`).
+pub fn b64(value: &Value) -> String {
+    URL_SAFE.encode(value.to_string())
+}
+
+/// An HTML error page as one short line of text.
+fn short(body: &str) -> String {
+    let text: String = body
+        .split(['<', '>'])
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 0)
+        .map(|(_, t)| t.trim())
+        .filter(|t| !t.is_empty() && !t.starts_with("!doctype"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    text.chars().take(300).collect()
+}
+
+/// A Tryton decimal (`{"__class__": "Decimal", "decimal": "9.50"}`).
+pub fn decimal(value: &Value) -> Option<rust_decimal::Decimal> {
+    value.get("decimal")?.as_str()?.parse().ok()
+}
+
+/// A decimal as Tryton reads it.
+pub fn to_decimal(d: rust_decimal::Decimal) -> Value {
+    json!({"__class__": "Decimal", "decimal": d.to_string()})
+}
+
+/// The id of a many2one as the REST API returns it (an id, or `{"id": ..}` with `f=x.y`).
+pub fn id_of(value: &Value) -> Option<i64> {
+    value.as_i64().or_else(|| value.get("id")?.as_i64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tryton_answers_are_classified_by_status_and_message() {
+        let access = r#"{"status": 400, "message": "You are not allowed to access \"Purchase\".", "description": "Within groups: "}"#;
+        assert!(matches!(
+            classify(400, access, "clerk"),
+            RemoteError::Denied { .. }
+        ));
+        let invalid = r#"{"status": 400, "message": "A value is required for field \"Unit\".", "description": ""}"#;
+        assert!(matches!(
+            classify(400, invalid, "b"),
+            RemoteError::Invalid { .. }
+        ));
+        assert!(matches!(
+            classify(401, "<html>", "b"),
+            RemoteError::Denied { .. }
+        ));
+        assert!(matches!(
+            classify(502, "Bad Gateway", "b"),
+            RemoteError::Unknown { .. }
+        ));
+    }
+}
