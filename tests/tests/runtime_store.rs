@@ -27,6 +27,9 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0005_approvals",
             "erp_tools/0007_audit_writer",
             "erp_tools/0008_replicas",
+            "erp_tools/0009_review_sessions",
+            "erp_tools/0010_remote_drafts",
+            "erp_tools/0011_approval_preview",
         ]
     );
 
@@ -45,6 +48,9 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0005_approvals",
             "erp_tools/0007_audit_writer",
             "erp_tools/0008_replicas",
+            "erp_tools/0009_review_sessions",
+            "erp_tools/0010_remote_drafts",
+            "erp_tools/0011_approval_preview",
             "0001_fixture_tables",
             "0002_fixture_seed"
         ]
