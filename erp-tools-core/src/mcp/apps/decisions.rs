@@ -98,6 +98,8 @@ pub fn approval_view(approval: &StoredApproval) -> Value {
         "decided_by": approval.decided_by,
         "decided_at": approval.decided_at,
         "note": approval.note,
+        "resume_count": approval.resume_count,
+        "resume_status": approval.resume_status,
     })
 }
 
