@@ -265,8 +265,7 @@ impl ServerHandler for ErpMcpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let served = apps::served_cards(&self.apps, self.registry());
-        Ok(apps::list_resources(&served))
+        apps::list_resources(&apps::served_cards(&self.apps, self.registry()))
     }
 
     async fn list_resource_templates(
@@ -274,7 +273,7 @@ impl ServerHandler for ErpMcpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(apps::list_resource_templates())
+        apps::list_resource_templates(&apps::served_cards(&self.apps, self.registry()))
     }
 
     async fn read_resource(

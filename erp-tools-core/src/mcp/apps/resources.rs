@@ -2,8 +2,9 @@
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    CacheScope, ListResourceTemplatesResult, ListResourcesResult, MetaObject, ReadResourceResult,
-    Resource, ResourceContents,
+    CacheScope, ListResourceTemplatesRequestMethod, ListResourceTemplatesResult,
+    ListResourcesRequestMethod, ListResourcesResult, MetaObject, ReadResourceResult, Resource,
+    ResourceContents,
 };
 use serde_json::json;
 
@@ -16,8 +17,12 @@ fn meta() -> Option<MetaObject> {
     card_meta().as_object().cloned().map(MetaObject)
 }
 
-/// The cards `served` (their URIs), as `resources/list` lists them.
-pub(crate) fn list_resources(served: &[&'static str]) -> ListResourcesResult {
+/// The cards `served` (their URIs), as `resources/list` lists them; a server serving none
+/// declares no resources and answers as it did without apps (method not found).
+pub(crate) fn list_resources(served: &[&'static str]) -> Result<ListResourcesResult, ErrorData> {
+    if served.is_empty() {
+        return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
+    }
     let resources = served
         .iter()
         .map(|uri| {
@@ -28,16 +33,23 @@ pub(crate) fn list_resources(served: &[&'static str]) -> ListResourcesResult {
             r
         })
         .collect();
-    ListResourcesResult::with_all_items(resources)
+    Ok(ListResourcesResult::with_all_items(resources)
         .with_cache_scope(CacheScope::Public)
-        .with_ttl_ms(CARD_TTL_MS)
+        .with_ttl_ms(CARD_TTL_MS))
 }
 
-/// No templates: every card has a fixed URI.
-pub(crate) fn list_resource_templates() -> ListResourceTemplatesResult {
-    ListResourceTemplatesResult::with_all_items(Vec::new())
+/// No templates: every card has a fixed URI (method not found when no card is served).
+pub(crate) fn list_resource_templates(
+    served: &[&'static str],
+) -> Result<ListResourceTemplatesResult, ErrorData> {
+    if served.is_empty() {
+        return Err(ErrorData::method_not_found::<
+            ListResourceTemplatesRequestMethod,
+        >());
+    }
+    Ok(ListResourceTemplatesResult::with_all_items(Vec::new())
         .with_cache_scope(CacheScope::Public)
-        .with_ttl_ms(CARD_TTL_MS)
+        .with_ttl_ms(CARD_TTL_MS))
 }
 
 /// Card `uri`'s page, if it is one of the cards `served`.
