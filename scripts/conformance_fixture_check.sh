@@ -38,7 +38,7 @@ declare -A cannot=(
   [input-required-result-tampered-state]="the altered state is refused as an isError tool result (the project's rule for denials); the suite wants a JSON-RPC error"
   [input-required-result-capability-check]="test_input_required_result_capabilities picks sampling or elicitation by the client's capabilities: tools never sample"
   [server-stateless]="test_missing_capability, test_streaming_elicitation, test_logging_tool: a handler cannot require a client capability, stream requests or log to the client"
-  [caching]="prompts/list: erp-tools serves no prompts (resources/list and resources/templates/list carry ttlMs and cacheScope)"
+  [caching]="prompts/list, resources/list, resources/templates/list: the fixture serves no prompts and no card (a server with MCP Apps cards, as the example, answers the resource lists with ttlMs and cacheScope)"
 )
 scenarios=(tools-list tools-call-simple-text tools-call-error tools-call-image tools-call-audio
   tools-call-embedded-resource tools-call-mixed-content tools-call-with-logging
