@@ -18,6 +18,8 @@ pub fn registry() -> Result<ToolRegistry, RegistryError> {
             inventory::get_stock,
             inventory::list_below_reorder,
         ])
+        // Hosts with MCP Apps show the drafted order as a card.
+        .card::<purchasing::create_po_draft>(erp_tools_core::mcp::apps::DRAFT_CARD)
         .build()
 }
 

@@ -258,13 +258,12 @@ async fn run(cli: Cli) -> Result<(), String> {
             let db = app::open_db(&cli.db).await?;
             let authenticator = authenticator(identity, &db).await?;
             let runtime = ToolRuntime::new(registry.clone(), db.clone());
-            let console = review::console(
-                authenticator.clone(),
-                Arc::new(review::agent(registry, db.clone())?),
-            )?;
+            let agent = Arc::new(review::agent(registry, db.clone())?);
+            let console = review::console(authenticator.clone(), agent.clone())?;
             let provider = authenticator.authorization_servers();
             let config = HttpConfig::from_authenticator(authenticator)
-                .with_rate_limit(rate_limit_from_env()?);
+                .with_rate_limit(rate_limit_from_env()?)
+                .with_apps(review::apps(agent, &cli.resource)?);
             let options = config.serve_options();
             let router = erp_tools_core::mcp::router(runtime, config).nest("/review", console);
             eprintln!(

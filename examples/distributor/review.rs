@@ -15,6 +15,7 @@ use erp_tools_core::agent::{
     last_tool_result,
 };
 use erp_tools_core::auth::Authenticator;
+use erp_tools_core::mcp::apps::McpApps;
 use erp_tools_core::review::{self, DocumentView, ReviewConfig};
 use erp_tools_core::serde_json::json;
 use erp_tools_core::{Principal, ToolRegistry, ToolRuntime};
@@ -215,6 +216,30 @@ async fn po_json(
         .map_err(|e| e.to_string())?;
     po.map(|p| serde_json::to_value(p).map_err(|e| e.to_string()))
         .transpose()
+}
+
+/// The MCP Apps cards: the draft card links to the run in the console at `/review` next
+/// to `resource` (the MCP endpoint's URL); the approval card decides in the agent's queue
+/// and resumes an approved run in this process, as the console does.
+pub fn apps(agent: Arc<Agent>, resource: &str) -> Result<McpApps, String> {
+    let queue = agent
+        .queue()
+        .ok_or("the agent has no approval queue")?
+        .clone();
+    let console_url = match resource.strip_suffix("/mcp") {
+        Some(base) => format!("{base}/review"),
+        None => format!("{}/review", resource.trim_end_matches('/')),
+    };
+    Ok(McpApps::new()
+        .console_url(console_url)
+        .approvals(queue)
+        .on_approved(move |approval| {
+            let agent = agent.clone();
+            async move {
+                let out = resume(&agent, &approval).await?;
+                Ok(resumed_text(&out))
+            }
+        }))
 }
 
 /// The review console, resuming approved runs in this process.

@@ -150,6 +150,12 @@ async fn elsewhere_a_metrics_scope_is_needed() {
     let monitor = BUYER.holding(&[METRICS_SCOPE]);
     let allowed = get(Some(mint(&tokens, &monitor, ttl))).await;
     assert_eq!(allowed.status(), 200);
-    assert!(allowed.text().await.unwrap().contains("erp_tools_rate_limited_total"));
+    assert!(
+        allowed
+            .text()
+            .await
+            .unwrap()
+            .contains("erp_tools_rate_limited_total")
+    );
     served.abort();
 }

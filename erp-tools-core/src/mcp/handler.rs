@@ -5,13 +5,15 @@ use std::time::Duration;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, InputRequiredResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations, ToolsCapability,
+    Implementation, InputRequiredResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool, ToolAnnotations, ToolsCapability,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use super::apps::{self, McpApps};
 use super::input::{self, StateKeeper};
 use super::trace::{call_trace, request_id_string};
 use crate::audit::Outcome;
@@ -95,6 +97,8 @@ pub struct ErpMcpServer {
     identity: Identity,
     list_ttl_ms: u64,
     states: Arc<StateKeeper>,
+    /// MCP Apps: the cards and the approval card's queue ([`ErpMcpServer::with_apps`]).
+    apps: Arc<McpApps>,
 }
 
 /// How long a question's `requestState` stays valid by default.
@@ -131,6 +135,7 @@ impl ErpMcpServer {
             identity: Identity::FromRequest,
             list_ttl_ms: 0,
             states: StateKeeper::random(DEFAULT_INPUT_TTL),
+            apps: Arc::default(),
         }
     }
 
@@ -165,6 +170,12 @@ impl ErpMcpServer {
     /// `cacheScope: "private"` because the list depends on the caller). Default: 0.
     pub fn with_list_ttl(mut self, ttl: Duration) -> Self {
         self.list_ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        self
+    }
+
+    /// Serves MCP Apps cards ([`apps`](super::apps)) to hosts that declare the extension.
+    pub fn with_apps(mut self, apps: McpApps) -> Self {
+        self.apps = Arc::new(apps);
         self
     }
 
@@ -208,7 +219,8 @@ impl ErpMcpServer {
 
 impl ServerHandler for ErpMcpServer {
     fn get_info(&self) -> ServerConfig {
-        self.shared.info.clone()
+        let served = apps::served_cards(&self.apps, self.registry());
+        apps::declare(self.shared.info.clone(), &served)
     }
 
     async fn list_tools(
@@ -217,7 +229,16 @@ impl ServerHandler for ErpMcpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let tools = match self.caller(&context) {
-            Some(caller) => self.tools_for(&caller.principal),
+            Some(caller) => {
+                let tools = self.tools_for(&caller.principal);
+                apps::listed(
+                    &self.apps,
+                    self.registry(),
+                    tools,
+                    &caller.principal,
+                    &context,
+                )
+            }
             None => Vec::new(),
         };
         Ok(ListToolsResult::with_all_items(tools)
@@ -239,6 +260,31 @@ impl ServerHandler for ErpMcpServer {
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.shared.tools.iter().find(|t| t.name == name).cloned()
     }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        apps::list_resources(&apps::served_cards(&self.apps, self.registry()))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        apps::list_resource_templates(&apps::served_cards(&self.apps, self.registry()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let served = apps::served_cards(&self.apps, self.registry());
+        apps::read_resource(&served, &request.uri).map(Into::into)
+    }
 }
 
 impl ErpMcpServer {
@@ -252,6 +298,12 @@ impl ErpMcpServer {
         let Some(caller) = self.caller(&context) else {
             return Err(ErrorData::invalid_request(text::NOT_AUTHENTICATED, None));
         };
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        if let Some(r) =
+            apps::app_call(&self.apps, &request.name, &arguments, &caller.principal).await
+        {
+            return Ok(r.into());
+        }
         let trace = call_trace(&context, &request);
         let call = ToolCall {
             // The run the token or the agent host names; empty for none (the caller's own
@@ -259,7 +311,7 @@ impl ErpMcpServer {
             agent_run_id: caller.agent_run_id.clone().unwrap_or_default(),
             tool_call_id: request_id_string(&context.id),
             name: request.name.to_string(),
-            arguments: Value::Object(request.arguments.unwrap_or_default()),
+            arguments,
         };
         let runtime = self.runtime();
         // Inside the HTTP request's span when there is one; a `_meta` traceparent wins.
@@ -306,7 +358,18 @@ impl ErpMcpServer {
                 .await
                 .map_err(protocol_error)?;
             let Some(question) = outcome.input_request() else {
-                return Ok(call_tool_result(outcome).into());
+                let result = call_tool_result(outcome);
+                let run = caller.agent_run_id.as_deref();
+                let result = apps::finish(
+                    &self.apps,
+                    self.registry(),
+                    &caller.principal,
+                    run,
+                    &call.name,
+                    result,
+                    &context,
+                );
+                return Ok(result.into());
             };
             match Asking::of(&context) {
                 Asking::InputRequired => {
@@ -491,96 +554,5 @@ fn server_config(registry: &ToolRegistry) -> ServerConfig {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::schema::{Property, Schema, SchemaKind};
-    use crate::tool::handler::{Handler, HandlerFuture};
-    use crate::tool::{ToolDef, ToolDefParts};
-    use crate::{DraftTx, ToolContext};
-
-    fn args() -> Schema {
-        Schema::object(vec![Property {
-            name: "client_ref".into(),
-            schema: Schema::new(SchemaKind::String(None)),
-        }])
-    }
-    fn output() -> Value {
-        json!({"type": "object", "properties": {"number": {"type": "string"}}, "required": ["number"]})
-    }
-    fn draft<'a>(_: &'a ToolContext, _: &'a mut DraftTx, _: Value) -> HandlerFuture<'a> {
-        Box::pin(async { Ok(json!({"number": "PO-1"}).into()) })
-    }
-    static DRAFT: ToolDef = crate::__private_0_1_0::tool_def(ToolDefParts {
-        name: "purchasing_create_po_draft",
-        fn_name: "create_po_draft",
-        module: "purchasing",
-        scopes: &["purchasing:draft"],
-        title: "Create a purchase order draft",
-        description: "Create a DRAFT purchase order.",
-        example: None,
-        destructive: false,
-        limits: &[],
-        args_type: "Args",
-        input_schema: args,
-        output_schema: output,
-        handler: Handler::Draft(draft),
-    });
-
-    #[test]
-    fn draft_tools_are_annotated_and_declare_replayed() {
-        let registry = ToolRegistry::builder()
-            .module("purchasing", "Purchase orders. Cannot approve or post.")
-            .tools([&DRAFT])
-            .build()
-            .unwrap();
-        let tool = mcp_tool(&registry.tools()[0]);
-        let v = serde_json::to_value(&tool).unwrap();
-        assert_eq!(
-            v["annotations"],
-            json!({"readOnlyHint": false, "destructiveHint": false,
-                   "idempotentHint": true, "openWorldHint": false})
-        );
-        assert_eq!(v["title"], json!("Create a purchase order draft"));
-        assert_eq!(v["inputSchema"]["additionalProperties"], json!(false));
-        assert_eq!(
-            v["outputSchema"]["properties"]["replayed"]["type"],
-            json!("boolean")
-        );
-        assert!(instructions(&registry).contains("- purchasing: Purchase orders. Cannot approve"));
-        // The served definition is the exported one.
-        assert_eq!(v, crate::export::mcp_tool(&registry.tools()[0]));
-    }
-
-    #[test]
-    fn errors_keep_text_and_move_structure_to_meta() {
-        let r = call_tool_result(CallOutcome {
-            outcome: Outcome::Denied,
-            structured: json!({"error": "denied"}),
-            text: "You lack purchasing:draft.".into(),
-            document: None,
-            error: None,
-        });
-        assert_eq!(r.is_error, Some(true));
-        assert_eq!(r.structured_content, None);
-        assert_eq!(
-            r.meta.as_ref().map(|m| m.0[ERROR_META_KEY].clone()),
-            Some(json!({"error": "denied"}))
-        );
-        assert_eq!(
-            r.content[0].as_text().map(|t| t.text.as_str()),
-            Some("You lack purchasing:draft.")
-        );
-        let ok = call_tool_result(CallOutcome {
-            outcome: Outcome::Replayed,
-            structured: json!({"number": "PO-1", "replayed": true}),
-            text: "PO-1".into(),
-            document: None,
-            error: None,
-        });
-        assert_eq!(ok.is_error, Some(false));
-        assert_eq!(
-            ok.structured_content,
-            Some(json!({"number": "PO-1", "replayed": true}))
-        );
-    }
-}
+#[path = "handler_tests.rs"]
+mod tests;

@@ -16,6 +16,7 @@
 //! `initialize` handshake (sessions over HTTP) and serves 2026-07-28 (`server/discover`,
 //! per-request metadata, stateless HTTP).
 
+pub mod apps;
 #[cfg(feature = "mcp-http")]
 mod edge;
 mod handler;

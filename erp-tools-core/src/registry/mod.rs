@@ -86,6 +86,8 @@ pub struct RegisteredTool {
     pub(crate) output_schema: Arc<Value>,
     /// The description shown to models (doc comment plus example).
     pub(crate) description: String,
+    /// The MCP App card its results open (`ui://..`), from [`ToolRegistryBuilder::card`].
+    card: Option<&'static str>,
 }
 
 impl RegisteredTool {
@@ -118,6 +120,12 @@ impl RegisteredTool {
     /// The tool's name.
     pub fn name(&self) -> &'static str {
         self.def.name()
+    }
+
+    /// The `ui://` resource of the MCP App card that shows this tool's results, if one
+    /// was linked with [`ToolRegistryBuilder::card`].
+    pub fn card(&self) -> Option<&'static str> {
+        self.card
     }
 
     /// Validates and normalises `arguments` against the tool's strict schema, as the
@@ -169,6 +177,7 @@ impl std::error::Error for RegistryError {}
 pub struct ToolRegistryBuilder {
     modules: BTreeMap<&'static str, String>,
     tools: Vec<&'static ToolDef>,
+    cards: Vec<(&'static str, &'static str)>,
 }
 
 impl ToolRegistryBuilder {
@@ -192,6 +201,15 @@ impl ToolRegistryBuilder {
         self
     }
 
+    /// Links the results of tool `T` to an MCP App card (SEP-1865): a host that supports
+    /// the `io.modelcontextprotocol/ui` extension opens the `ui://` resource
+    /// `resource_uri` (e.g. `mcp::apps::DRAFT_CARD`) with each result;
+    /// other hosts see the tool as without it. Add the tool too.
+    pub fn card<T: ErpTool>(mut self, resource_uri: &'static str) -> Self {
+        self.cards.push((T::definition().name(), resource_uri));
+        self
+    }
+
     /// Checks every rule and builds the registry, rendering each schema once.
     pub fn build(self) -> Result<ToolRegistry, RegistryError> {
         let mut problems = Vec::new();
@@ -204,6 +222,20 @@ impl ToolRegistryBuilder {
             }
         }
         defs.dedup_by_key(|d| d.name());
+        for (tool, uri) in &self.cards {
+            if !uri.starts_with("ui://") || uri.len() <= "ui://".len() {
+                problems.push(format!(
+                    "tool `{tool}`: the card `{uri}` is not a ui:// resource URI; write e.g. \
+                     \"ui://erp-tools/draft-card.html\""
+                ));
+            }
+            if !defs.iter().any(|d| d.name() == *tool) {
+                problems.push(format!(
+                    "a card is linked to tool `{tool}`, which is not registered: add it with \
+                     `.tool::<..>()` or `.tools(..)`"
+                ));
+            }
+        }
 
         for def in defs {
             if !valid_key(def.name()) {
@@ -261,6 +293,11 @@ impl ToolRegistryBuilder {
                 }),
                 schema,
                 rendered,
+                card: self
+                    .cards
+                    .iter()
+                    .find(|(tool, _)| *tool == def.name())
+                    .map(|(_, uri)| *uri),
             });
         }
 

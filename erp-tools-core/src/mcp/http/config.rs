@@ -21,6 +21,7 @@ pub struct HttpConfig {
     pub(super) authorization_servers: Vec<String>,
     pub(super) legacy_sessions: bool,
     pub(super) list_ttl: Duration,
+    pub(super) apps: crate::mcp::apps::McpApps,
     pub(super) cancellation: CancellationToken,
     pub(super) limits: EdgeLimits,
     pub(super) rate_limit: Option<RateLimit>,
@@ -51,6 +52,7 @@ impl HttpConfig {
             authorization_servers: Vec::new(),
             legacy_sessions: true,
             list_ttl: Duration::ZERO,
+            apps: Default::default(),
             cancellation: CancellationToken::new(),
             limits: EdgeLimits::default(),
             rate_limit: Some(RateLimit::default()),
@@ -104,6 +106,13 @@ impl HttpConfig {
     /// [`ErpMcpServer::with_list_ttl`](crate::mcp::ErpMcpServer::with_list_ttl)).
     pub fn with_list_ttl(mut self, ttl: Duration) -> Self {
         self.list_ttl = ttl;
+        self
+    }
+
+    /// MCP Apps cards for hosts that declare the extension (see
+    /// [`ErpMcpServer::with_apps`](crate::mcp::ErpMcpServer::with_apps)).
+    pub fn with_apps(mut self, apps: crate::mcp::apps::McpApps) -> Self {
+        self.apps = apps;
         self
     }
 

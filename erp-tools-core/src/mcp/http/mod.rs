@@ -94,7 +94,9 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
         drain: config.drain.clone(),
         stop: config.cancellation.clone(),
     };
-    let server = ErpMcpServer::new(runtime).with_list_ttl(config.list_ttl);
+    let server = ErpMcpServer::new(runtime)
+        .with_list_ttl(config.list_ttl)
+        .with_apps(config.apps.clone());
     let mut rmcp_config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(config.allowed_hosts.clone())
         .with_legacy_session_mode(config.legacy_sessions)

@@ -1,0 +1,95 @@
+// The card's side of MCP Apps (SEP-1865): JSON-RPC 2.0 over postMessage with the host.
+// `ui/initialize` then `ui/notifications/initialized`; the host sends
+// `ui/notifications/tool-input` and `ui/notifications/tool-result`; the card may ask
+// `tools/call` and `ui/open-link`, and reports its size. Text goes into the page with
+// textContent only: nothing a model, a vendor or a person wrote is ever parsed as HTML.
+(function () {
+  "use strict";
+  var nextId = 1;
+  var pending = {};
+  var handlers = {};
+  function send(message) { window.parent.postMessage(message, "*"); }
+  function request(method, params) {
+    return new Promise(function (resolve, reject) {
+      var id = nextId++;
+      pending[id] = { resolve: resolve, reject: reject };
+      send({ jsonrpc: "2.0", id: id, method: method, params: params || {} });
+    });
+  }
+  function notify(method, params) { send({ jsonrpc: "2.0", method: method, params: params || {} }); }
+  window.addEventListener("message", function (event) {
+    if (event.source !== window.parent) return;
+    var m = event.data;
+    if (!m || m.jsonrpc !== "2.0") return;
+    if (m.method === undefined && m.id !== undefined && pending[m.id]) {
+      var p = pending[m.id];
+      delete pending[m.id];
+      if (m.error) p.reject(new Error(m.error.message || "request failed"));
+      else p.resolve(m.result);
+      return;
+    }
+    if (typeof m.method !== "string") return;
+    if (m.id !== undefined) send({ jsonrpc: "2.0", id: m.id, result: {} });
+    var handler = handlers[m.method];
+    if (handler) handler(m.params || {});
+  });
+  function size() {
+    var d = document.documentElement;
+    notify("ui/notifications/size-changed", { width: d.scrollWidth, height: d.scrollHeight });
+  }
+  function el(tag, text, cls) {
+    var e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (cls) e.className = cls;
+    return e;
+  }
+  window.McpCard = {
+    on: function (method, fn) { handlers[method] = fn; },
+    start: function (name) {
+      return request("ui/initialize", {
+        protocolVersion: "2026-01-26",
+        appInfo: { name: name, version: "1.0.0" },
+        appCapabilities: {}
+      }).then(function (result) {
+        notify("ui/notifications/initialized", {});
+        if (window.ResizeObserver) new ResizeObserver(size).observe(document.body);
+        size();
+        return result;
+      });
+    },
+    callTool: function (name, args) { return request("tools/call", { name: name, arguments: args }); },
+    openLink: function (url) { return request("ui/open-link", { url: url }); },
+    el: el,
+    text: function (result) {
+      var parts = [];
+      (result && result.content || []).forEach(function (c) { if (c.type === "text") parts.push(c.text); });
+      return parts.join("\n");
+    },
+    // A button that asks the host to open `url` (nothing opens from inside the card).
+    link: function (label, url) {
+      var b = el("button", label, "link");
+      b.type = "button";
+      b.title = url;
+      b.addEventListener("click", function () { window.McpCard.openLink(url); });
+      return b;
+    },
+    // The lines of a document (or of a proposed action's arguments) as a table.
+    lines: function (lines, currency) {
+      var table = el("table");
+      var head = el("tr");
+      ["#", "Item", "Qty", "Unit", "Unit price", "Line total"].forEach(function (h) { head.appendChild(el("th", h)); });
+      table.appendChild(head);
+      lines.forEach(function (l, i) {
+        var tr = el("tr");
+        [l.line_no || i + 1, l.item_code, l.qty, l.uom, l.unit_price, l.line_total].forEach(function (v, j) {
+          var td = el("td", v === undefined || v === null ? "" : v);
+          if (j >= 2 && j !== 3) td.className = "num";
+          tr.appendChild(td);
+        });
+        table.appendChild(tr);
+      });
+      return table;
+    },
+    size: size
+  };
+})();

@@ -1,0 +1,98 @@
+//! [`McpApps`]: what the cards link to and, with the `agent` feature, the approval queue
+//! the approval card decides in.
+
+#[cfg(feature = "agent")]
+use super::approvals::Approvals;
+
+/// The MCP Apps set-up of a server: where the cards link, and which approvals they
+/// decide. `McpApps::default()` serves the draft card with no links.
+///
+/// ```
+/// use erp_tools_core::mcp::apps::McpApps;
+///
+/// let apps = McpApps::new()
+///     .console_url("https://erp.example.com/review")
+///     .erp_document_url("https://erp.example.com/po/{number}");
+/// assert_eq!(apps.document_link("PO-1").as_deref(), Some("https://erp.example.com/po/PO-1"));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct McpApps {
+    console_url: Option<String>,
+    erp_document_url: Option<String>,
+    #[cfg(feature = "agent")]
+    pub(super) approvals: Option<Approvals>,
+}
+
+impl McpApps {
+    /// No links, no approvals.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The review console's address as a browser reaches it, e.g.
+    /// `https://erp.example.com/review`: the draft card links to the run's page there.
+    pub fn console_url(mut self, url: impl Into<String>) -> Self {
+        self.console_url = Some(url.into().trim_end_matches('/').to_string());
+        self
+    }
+
+    /// The ERP's page of a document, `{number}` standing for its number, e.g.
+    /// `https://erp.example.com/po/{number}`.
+    pub fn erp_document_url(mut self, template: impl Into<String>) -> Self {
+        self.erp_document_url = Some(template.into());
+        self
+    }
+
+    /// The console page of run `run_id`, if a console URL is set.
+    pub fn run_link(&self, run_id: &str) -> Option<String> {
+        self.console_url
+            .as_ref()
+            .map(|base| format!("{base}/runs/{}", percent(run_id)))
+    }
+
+    /// The ERP page of document `number`, if a template is set.
+    pub fn document_link(&self, number: &str) -> Option<String> {
+        self.erp_document_url
+            .as_ref()
+            .map(|t| t.replace("{number}", &percent(number)))
+    }
+
+    /// The console's approvals page, if a console URL is set.
+    pub fn approvals_link(&self) -> Option<String> {
+        self.console_url.as_ref().map(|b| format!("{b}/approvals"))
+    }
+}
+
+/// `s` with everything but unreserved URL characters percent-encoded.
+fn percent(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_encode_what_they_embed() {
+        let apps = McpApps::new()
+            .console_url("http://h/review/")
+            .erp_document_url("http://erp/po/{number}");
+        assert_eq!(
+            apps.run_link("a b/c").as_deref(),
+            Some("http://h/review/runs/a%20b%2Fc")
+        );
+        assert_eq!(
+            apps.document_link("PO\"<x>").as_deref(),
+            Some("http://erp/po/PO%22%3Cx%3E")
+        );
+        assert_eq!(McpApps::new().run_link("r"), None);
+    }
+}

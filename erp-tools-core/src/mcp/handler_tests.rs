@@ -1,0 +1,93 @@
+//! Unit tests of the handler: the served tool definitions and the result shapes.
+
+use super::*;
+use crate::schema::{Property, Schema, SchemaKind};
+use crate::tool::handler::{Handler, HandlerFuture};
+use crate::tool::{ToolDef, ToolDefParts};
+use crate::{DraftTx, ToolContext};
+
+fn args() -> Schema {
+    Schema::object(vec![Property {
+        name: "client_ref".into(),
+        schema: Schema::new(SchemaKind::String(None)),
+    }])
+}
+fn output() -> Value {
+    json!({"type": "object", "properties": {"number": {"type": "string"}}, "required": ["number"]})
+}
+fn draft<'a>(_: &'a ToolContext, _: &'a mut DraftTx, _: Value) -> HandlerFuture<'a> {
+    Box::pin(async { Ok(json!({"number": "PO-1"}).into()) })
+}
+static DRAFT: ToolDef = crate::__private_0_1_0::tool_def(ToolDefParts {
+    name: "purchasing_create_po_draft",
+    fn_name: "create_po_draft",
+    module: "purchasing",
+    scopes: &["purchasing:draft"],
+    title: "Create a purchase order draft",
+    description: "Create a DRAFT purchase order.",
+    example: None,
+    destructive: false,
+    limits: &[],
+    args_type: "Args",
+    input_schema: args,
+    output_schema: output,
+    handler: Handler::Draft(draft),
+});
+
+#[test]
+fn draft_tools_are_annotated_and_declare_replayed() {
+    let registry = ToolRegistry::builder()
+        .module("purchasing", "Purchase orders. Cannot approve or post.")
+        .tools([&DRAFT])
+        .build()
+        .unwrap();
+    let tool = mcp_tool(&registry.tools()[0]);
+    let v = serde_json::to_value(&tool).unwrap();
+    assert_eq!(
+        v["annotations"],
+        json!({"readOnlyHint": false, "destructiveHint": false,
+               "idempotentHint": true, "openWorldHint": false})
+    );
+    assert_eq!(v["title"], json!("Create a purchase order draft"));
+    assert_eq!(v["inputSchema"]["additionalProperties"], json!(false));
+    assert_eq!(
+        v["outputSchema"]["properties"]["replayed"]["type"],
+        json!("boolean")
+    );
+    assert!(instructions(&registry).contains("- purchasing: Purchase orders. Cannot approve"));
+    // The served definition is the exported one.
+    assert_eq!(v, crate::export::mcp_tool(&registry.tools()[0]));
+}
+
+#[test]
+fn errors_keep_text_and_move_structure_to_meta() {
+    let r = call_tool_result(CallOutcome {
+        outcome: Outcome::Denied,
+        structured: json!({"error": "denied"}),
+        text: "You lack purchasing:draft.".into(),
+        document: None,
+        error: None,
+    });
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(r.structured_content, None);
+    assert_eq!(
+        r.meta.as_ref().map(|m| m.0[ERROR_META_KEY].clone()),
+        Some(json!({"error": "denied"}))
+    );
+    assert_eq!(
+        r.content[0].as_text().map(|t| t.text.as_str()),
+        Some("You lack purchasing:draft.")
+    );
+    let ok = call_tool_result(CallOutcome {
+        outcome: Outcome::Replayed,
+        structured: json!({"number": "PO-1", "replayed": true}),
+        text: "PO-1".into(),
+        document: None,
+        error: None,
+    });
+    assert_eq!(ok.is_error, Some(false));
+    assert_eq!(
+        ok.structured_content,
+        Some(json!({"number": "PO-1", "replayed": true}))
+    );
+}

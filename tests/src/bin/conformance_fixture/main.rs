@@ -1,0 +1,96 @@
+//! A test-only MCP server for the official conformance suite's tools scenarios: the
+//! diagnostic tools the suite names (`tools.rs`), written with erp-tools' own
+//! `#[erp_tool]` and served by erp-tools' own `serve_http`, exactly as an application's
+//! tools are.
+//!
+//! ```text
+//! conformance_fixture --db sqlite:///tmp/f.db --addr 127.0.0.1:18800 \
+//!   --resource http://127.0.0.1:18801/mcp --token-out /tmp/token
+//! ```
+//!
+//! `--token-out` receives a development token for the caller (scope `diagnostics:read`),
+//! which `scripts/conformance/proxy.mjs` adds to every request of the suite (the suite
+//! sends none). `scripts/conformance_fixture_check.sh` runs every tools scenario against it.
+
+mod tools;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use erp_tools_core::auth::{self, TokenConfig};
+use erp_tools_core::mcp::{HttpConfig, router, serve_http};
+use erp_tools_core::{Database, Principal, ToolRegistry, ToolRuntime};
+
+struct Flags {
+    db: String,
+    addr: std::net::SocketAddr,
+    resource: String,
+    token_out: String,
+}
+
+fn flags() -> Result<Flags, String> {
+    let mut args = std::env::args().skip(1);
+    let (mut db, mut addr, mut resource, mut token_out) = (None, None, None, None);
+    while let Some(flag) = args.next() {
+        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--db" => db = Some(value),
+            "--addr" => addr = Some(value.parse().map_err(|e| format!("--addr {value}: {e}"))?),
+            "--resource" => resource = Some(value),
+            "--token-out" => token_out = Some(value),
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    let usage =
+        "usage: conformance_fixture --db URL --addr HOST:PORT --resource URL --token-out FILE";
+    Ok(Flags {
+        db: db.ok_or(usage)?,
+        addr: addr.ok_or(usage)?,
+        resource: resource.ok_or(usage)?,
+        token_out: token_out.ok_or(usage)?,
+    })
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    if let Err(e) = run().await {
+        eprintln!("conformance_fixture: {e}");
+        std::process::exit(1);
+    }
+}
+
+async fn run() -> Result<(), String> {
+    let flags = flags()?;
+    if !flags.addr.ip().is_loopback() {
+        return Err(format!("{} is not a loopback address", flags.addr));
+    }
+    let registry = ToolRegistry::builder()
+        .module("test", tools::DESCRIPTION)
+        .tools(erp_tools_core::tools![
+            tools::simple_text,
+            tools::error_handling,
+            tools::elicitation,
+            tools::input_required_result_elicitation,
+            tools::input_required_result_request_state,
+            tools::input_required_result_multi_round,
+            tools::input_required_result_tampered_state,
+        ])
+        .build()
+        .map_err(|e| e.to_string())?;
+    let db = Database::open(&flags.db)
+        .await
+        .map_err(|e| format!("cannot open {}: {e}", flags.db))?;
+    let tokens = TokenConfig::development().for_resource(flags.resource.clone());
+    let caller = Principal::builder("conformance", 1, "HQ")
+        .scopes([tools::SCOPE])
+        .build();
+    let token = auth::mint(&tokens, &caller, Duration::from_secs(3600));
+    std::fs::write(&flags.token_out, token)
+        .map_err(|e| format!("cannot write {}: {e}", flags.token_out))?;
+    let runtime = ToolRuntime::new(Arc::new(registry), db);
+    let config = HttpConfig::new(tokens);
+    let options = config.serve_options();
+    serve_http(flags.addr, router(runtime, config), options)
+        .await
+        .map_err(|e| format!("cannot serve on {}: {e}", flags.addr))
+}

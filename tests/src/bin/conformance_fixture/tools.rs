@@ -1,0 +1,171 @@
+//! The diagnostic tools the conformance suite names, each an ordinary `#[erp_tool]`.
+//!
+//! Only tools whose shape `#[erp_tool]` allows are here: a read tool with a strict
+//! argument schema, answering with structured content and a sentence, or with a tool
+//! error, or with a question for a person (`ToolError::needs_input`). The suite's other
+//! tools (images, audio, embedded resources, progress and log notifications, sampling,
+//! roots, free-form JSON Schema) have no `#[erp_tool]` form by design; the check script
+//! lists them with the reason.
+
+use erp_tools_core::prelude::*;
+
+/// The module's description, as the registry shows it.
+pub(crate) const DESCRIPTION: &str = "Diagnostic tools of the MCP conformance suite. Cannot \
+     read or change ERP data.";
+
+/// The scope every diagnostic tool needs.
+pub(crate) const SCOPE: &str = "diagnostics:read";
+
+/// What a diagnostic tool answers.
+#[tool_output]
+pub(crate) struct Said {
+    /// The sentence the suite expects.
+    text: String,
+}
+
+impl ModelText for Said {
+    fn model_text(&self) -> String {
+        self.text.clone()
+    }
+}
+
+fn said(text: impl Into<String>) -> Result<Said, ToolError> {
+    Ok(Said { text: text.into() })
+}
+
+/// Returns the suite's simple text response.
+#[erp_tool(
+    module = "test",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn simple_text(_ctx: &ToolContext, _db: &ReadDb) -> Result<Said, ToolError> {
+    said("This is a simple text response for testing.")
+}
+
+/// Always fails with a tool error (`isError: true`), as the suite expects.
+#[erp_tool(
+    module = "test",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn error_handling(_ctx: &ToolContext, _db: &ReadDb) -> Result<Said, ToolError> {
+    Err(ToolError::rejected(
+        "This tool intentionally returns an error for testing",
+    ))
+}
+
+/// Arguments of `test_elicitation`.
+#[derive(Debug, Deserialize, ToolArgs)]
+pub(crate) struct ElicitationArgs {
+    /// The message to show the person, e.g. "Please provide your information"
+    message: String,
+}
+
+/// Asks the person a question (elicitation) and reports the answer.
+#[erp_tool(
+    module = "test",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn elicitation(
+    ctx: &ToolContext,
+    _db: &ReadDb,
+    args: ElicitationArgs,
+) -> Result<Said, ToolError> {
+    match ctx.input("answer") {
+        Some(answer) => said(format!("User response: {answer}")),
+        None => Err(ToolError::needs_input(
+            "answer",
+            args.message,
+            ["yes", "no"],
+        )),
+    }
+}
+
+/// One question (`input_required`), then the answer.
+#[erp_tool(
+    module = "test",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn input_required_result_elicitation(
+    ctx: &ToolContext,
+    _db: &ReadDb,
+) -> Result<Said, ToolError> {
+    match ctx.input("user_name") {
+        Some(name) => said(format!("Hello, {name}!")),
+        None => Err(ToolError::needs_input(
+            "user_name",
+            "What is your name?",
+            ["Alice", "Bob"],
+        )),
+    }
+}
+
+/// One question whose `requestState` must come back unchanged.
+#[erp_tool(
+    module = "test",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn input_required_result_request_state(
+    ctx: &ToolContext,
+    _db: &ReadDb,
+) -> Result<Said, ToolError> {
+    match ctx.input("confirm") {
+        Some(ok) => said(format!("Confirmed: {ok}")),
+        None => Err(ToolError::needs_input(
+            "confirm",
+            "Please confirm",
+            ["true", "false"],
+        )),
+    }
+}
+
+/// Two questions in two rounds, the second asked once the first is answered.
+#[erp_tool(
+    module = "test",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn input_required_result_multi_round(
+    ctx: &ToolContext,
+    _db: &ReadDb,
+) -> Result<Said, ToolError> {
+    let Some(name) = ctx.input("step1") else {
+        return Err(ToolError::needs_input(
+            "step1",
+            "Step 1: What is your name?",
+            ["Alice", "Bob"],
+        ));
+    };
+    let Some(color) = ctx.input("step2") else {
+        return Err(ToolError::needs_input(
+            "step2",
+            "Step 2: What is your favorite color?",
+            ["blue", "green"],
+        ));
+    };
+    said(format!("{name} likes {color}."))
+}
+
+/// One question whose sealed `requestState` must be refused once altered.
+#[erp_tool(
+    module = "test",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn input_required_result_tampered_state(
+    ctx: &ToolContext,
+    _db: &ReadDb,
+) -> Result<Said, ToolError> {
+    match ctx.input("confirm") {
+        Some(ok) => said(format!("Confirmed: {ok}")),
+        None => Err(ToolError::needs_input(
+            "confirm",
+            "Please confirm",
+            ["true", "false"],
+        )),
+    }
+}
