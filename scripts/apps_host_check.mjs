@@ -156,6 +156,8 @@ try {
   const ownText = await own.locator("body").innerText();
   check("the proposer's Approve is refused (four eyes)", ownText.includes("another person must decide it"), ownText);
   check("the approval card shows the injection text literally", ownText.includes(INJECTION), ownText);
+  check("the approval card shows the priced preview (lines and a total)",
+    /Total [\d.]+ IDR/.test(ownText) && ownText.includes("BRG-"), ownText);
   await turnShot("proposer", "approval-card-refused.png");
 
   // 3. The reviewer approves; the run resumes once.

@@ -78,14 +78,17 @@ impl McpApps {
     }
 }
 
-/// What the approval card shows of `approval`: the action, its arguments as they will
-/// run, why it waits, and where it stands. The priced preview of the action will join
-/// it here when approvals store one; the card renders whatever fields this returns.
+/// What the approval card shows of `approval`: the action's priced preview (what the
+/// draft handler produced in a rolled-back run, which the approval is bound to) when it
+/// has one, its arguments as they will run, why it waits, and where it stands. The card
+/// renders whatever fields this returns.
 pub fn approval_view(approval: &StoredApproval) -> Value {
     json!({
         "approval_id": approval.id,
         "tool": approval.tool,
         "arguments": approval.arguments,
+        "preview": approval.preview.as_ref().map(|p| &p.value),
+        "preview_text": approval.preview.as_ref().and_then(|p| p.text.as_deref()),
         "signature": approval.signature,
         "reason": approval.reason,
         "limits": approval.limits,
