@@ -76,7 +76,7 @@ pub(crate) type BeforeSend = Box<dyn FnMut() -> BoxFuture<'static, Result<(), St
 /// # #[tool_output] struct Out { number: String }
 /// # fn purchases(ctx: &ToolContext, args: &Args) -> Box<dyn RemoteWrite> { todo!() }
 /// /// Drafts a purchase in the ERP.
-/// #[erp_tool(module = "purchasing", tier = "draft", scopes = ["purchasing.draft"])]
+/// #[erp_tool(module = "purchasing", tier = "draft", scopes = ["purchasing:draft"])]
 /// async fn draft_purchase(ctx: &ToolContext, erp: &mut RemoteDraft, args: Args) -> Result<Out, ToolError> {
 ///     let writer = purchases(ctx, &args); // reads, prices, the body to send
 ///     let doc = erp.write(writer.as_ref()).await?;
