@@ -12,7 +12,7 @@
 //! external ERP ([`span::ERP_CALL`]). The agent loop's model calls are GenAI spans
 //! (`chat {model}`, `gen_ai.request.model`, `gen_ai.usage.input_tokens`,
 //! `gen_ai.usage.output_tokens`) inside the run's span. These are plain `tracing` spans:
-//! any subscriber sees them, and with the `otel` feature [`init_otel`] exports them.
+//! any subscriber sees them, and with the `otel` feature `init_otel` exports them.
 //!
 //! **Metrics** (feature `metrics`): the call-duration histogram
 //! `mcp.server.operation.duration` and the counters and gauges listed in [`metrics`],
