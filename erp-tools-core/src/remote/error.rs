@@ -163,6 +163,7 @@ pub(crate) fn unknown_outcome(system: &str) -> ToolError {
 
 /// The model-facing error of a retry that arrives while another call with the same key
 /// is still writing to the other system.
+#[cfg_attr(not(feature = "runtime"), allow(dead_code))]
 pub(crate) fn in_progress(client_ref: &str) -> ToolError {
     ToolError::new(
         ToolErrorKind::Rejected,

@@ -34,6 +34,7 @@ pub trait RemoteWrite: Send + Sync {
 
 /// How the call's key stood when its handler started.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "runtime"), allow(dead_code))]
 pub(crate) enum Start {
     /// A new key: nothing was ever sent for it.
     Fresh,
@@ -46,6 +47,7 @@ pub(crate) enum Start {
 
 /// What the handle did with the other system, for the key and the audit row.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "runtime"), allow(dead_code))]
 pub(crate) enum Sent {
     /// Nothing was sent (the handler refused, or never wrote).
     Nothing,
