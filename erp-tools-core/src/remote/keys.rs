@@ -59,27 +59,17 @@ pub(crate) async fn load(
     .fetch_optional(pool)
     .await?;
     let Some(row) = row else { return Ok(None) };
-    let doc_type: Option<String> = row.try_get("document_type")?;
-    let doc_id: Option<i64> = row.try_get("document_id")?;
-    let doc_number: Option<String> = row.try_get("document_number")?;
-    let response: Option<String> = row.try_get("response")?;
+    let key = crate::store::keys::stored_key(&row)?;
     Ok(Some(RemoteKey {
-        request_hash: row.try_get("request_hash")?,
-        tool_name: row.try_get("tool_name")?,
-        user_id: row.try_get("user_id")?,
-        branch_id: row.try_get("branch_id")?,
+        request_hash: key.request_hash,
+        tool_name: key.tool_name,
+        user_id: key.user_id,
+        branch_id: key.branch_id,
         state: row.try_get("remote_state")?,
         lease_until: row.try_get("remote_lease_until")?,
-        document: match (doc_type, doc_id, doc_number) {
-            (Some(doc_type), Some(id), Some(number)) => Some(DocumentRef {
-                doc_type,
-                id,
-                number,
-            }),
-            _ => None,
-        },
-        response: response.and_then(|r| serde_json::from_str(&r).ok()),
-        response_text: row.try_get("response_text")?,
+        document: key.document,
+        response: key.response,
+        response_text: key.response_text,
     }))
 }
 

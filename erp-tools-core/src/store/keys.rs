@@ -71,12 +71,17 @@ pub(crate) async fn load(
     .bind(key.client_ref.clone())
     .fetch_optional(&mut *conn)
     .await?;
-    let Some(row) = row else { return Ok(None) };
+    row.as_ref().map(stored_key).transpose()
+}
+
+/// The key a row of `erp_idempotency_keys` holds (its `request_hash`, `tool_name`,
+/// `user_id`, `branch_id`, `document_*`, `response` and `response_text` columns).
+pub(crate) fn stored_key(row: &sqlx::any::AnyRow) -> Result<StoredKey, sqlx::Error> {
     let doc_type: Option<String> = row.try_get("document_type")?;
     let doc_id: Option<i64> = row.try_get("document_id")?;
     let doc_number: Option<String> = row.try_get("document_number")?;
     let response: Option<String> = row.try_get("response")?;
-    Ok(Some(StoredKey {
+    Ok(StoredKey {
         request_hash: row.try_get("request_hash")?,
         tool_name: row.try_get("tool_name")?,
         user_id: row.try_get("user_id")?,
@@ -91,7 +96,7 @@ pub(crate) async fn load(
         },
         response: response.and_then(|r| serde_json::from_str(&r).ok()),
         response_text: row.try_get("response_text")?,
-    }))
+    })
 }
 
 /// Inserts the complete key row of a new document in one statement, with the id of the
