@@ -76,7 +76,19 @@ pub(crate) type BeforeSend = Box<dyn FnMut() -> BoxFuture<'static, Result<(), St
 ///
 /// # #[tool_args] struct Args { client_ref: String }
 /// # #[tool_output] struct Out { number: String }
-/// # fn purchases(ctx: &ToolContext, args: &Args) -> Box<dyn RemoteWrite> { todo!() }
+/// # use erp_tools_core::remote::RemoteError;
+/// # use futures::future::BoxFuture;
+/// # struct Purchases; // the ERP client: finds by marker, creates with the marker
+/// # impl RemoteWrite for Purchases {
+/// #     fn system(&self) -> &str { "ERP" }
+/// #     fn find_by_marker<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Option<DocumentRef>, RemoteError>> {
+/// #         Box::pin(async { Ok(None) })
+/// #     }
+/// #     fn create<'a>(&'a self, marker: &'a str) -> BoxFuture<'a, Result<DocumentRef, RemoteError>> {
+/// #         Box::pin(async move { Ok(DocumentRef { doc_type: "purchase".into(), id: 1, number: marker.into() }) })
+/// #     }
+/// # }
+/// # fn purchases(_: &ToolContext, _: &Args) -> Box<dyn RemoteWrite> { Box::new(Purchases) }
 /// /// Drafts a purchase in the ERP.
 /// #[erp_tool(module = "purchasing", tier = "draft", scopes = ["purchasing:draft"])]
 /// async fn draft_purchase(ctx: &ToolContext, erp: &mut RemoteDraft, args: Args) -> Result<Out, ToolError> {
