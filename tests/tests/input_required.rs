@@ -172,6 +172,20 @@ async fn pair(
     serve_directly::<RoleClient, _, _, _, _>(person, client_io, Some(server_info.into()))
 }
 
+/// The message of a call refused for its `requestState`: a JSON-RPC invalid-params error
+/// (the spec's answer to state that fails its integrity check), not a tool result.
+fn refused_state(
+    answered: Result<rmcp::model::CallToolResult, rmcp::service::ServiceError>,
+) -> String {
+    match answered {
+        Err(rmcp::service::ServiceError::McpError(e)) => {
+            assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS, "{e:?}");
+            e.message.to_string()
+        }
+        other => panic!("expected a JSON-RPC error for the request state, got {other:?}"),
+    }
+}
+
 fn text(result: &rmcp::model::CallToolResult) -> String {
     result
         .content
@@ -287,22 +301,18 @@ async fn tampered_replayed_and_misbound_states_are_refused_and_audited() {
     let mut tampered = state.clone();
     let last = tampered.pop().unwrap();
     tampered.push(if last == 'A' { 'B' } else { 'A' });
-    let refused = client
-        .call_tool(answering(&tampered, "V-00001", args("t-1")))
-        .await
-        .unwrap();
-    assert_eq!(refused.is_error, Some(true));
-    assert!(
-        text(&refused).contains("The answer was not accepted"),
-        "{}",
-        text(&refused)
+    let refused = refused_state(
+        client
+            .call_tool(answering(&tampered, "V-00001", args("t-1")))
+            .await,
     );
+    assert!(refused.contains("The answer was not accepted"), "{refused}");
     // Bound to the arguments: the state of t-1 does not answer a call with other arguments.
-    let misbound = client
-        .call_tool(answering(&state, "V-00001", args("t-2")))
-        .await
-        .unwrap();
-    assert_eq!(misbound.is_error, Some(true), "{}", text(&misbound));
+    refused_state(
+        client
+            .call_tool(answering(&state, "V-00001", args("t-2")))
+            .await,
+    );
     // An answer outside the choices is refused (and uses the state up).
     let (state2, _) = ask(&client, args("t-3")).await;
     let wrong = client
@@ -322,12 +332,12 @@ async fn tampered_replayed_and_misbound_states_are_refused_and_audited() {
         .await
         .unwrap();
     assert_eq!(ok.is_error, Some(false), "{}", text(&ok));
-    let replay = client
-        .call_tool(answering(&state, "V-00002", args("t-1")))
-        .await
-        .unwrap();
-    assert_eq!(replay.is_error, Some(true));
-    assert!(text(&replay).contains("already used"), "{}", text(&replay));
+    let replay = refused_state(
+        client
+            .call_tool(answering(&state, "V-00002", args("t-1")))
+            .await,
+    );
+    assert!(replay.contains("already used"), "{replay}");
     assert_eq!(
         orders(&t.db).await,
         [("DO-t-1".to_string(), "V-00001".to_string())]
@@ -345,12 +355,12 @@ async fn tampered_replayed_and_misbound_states_are_refused_and_audited() {
     )
     .await;
     let (state3, _) = ask(&client, args("t-4")).await;
-    let stolen = other_client
-        .call_tool(answering(&state3, "V-00001", args("t-4")))
-        .await
-        .unwrap();
-    assert_eq!(stolen.is_error, Some(true), "{}", text(&stolen));
-    assert!(text(&stolen).contains("not accepted"));
+    let stolen = refused_state(
+        other_client
+            .call_tool(answering(&state3, "V-00001", args("t-4")))
+            .await,
+    );
+    assert!(stolen.contains("not accepted"), "{stolen}");
 
     let rows = t.db.audit_log(None).await.unwrap();
     let denied: Vec<_> = rows.iter().filter(|r| r.outcome == "denied").collect();

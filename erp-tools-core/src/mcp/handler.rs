@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::apps::{self, McpApps};
 use super::input::{self, StateKeeper};
+use super::progress::Forwarder;
 use super::trace::{call_trace, request_id_string};
 use crate::audit::Outcome;
 use crate::registry::{RegisteredTool, ToolRegistry};
@@ -321,17 +322,29 @@ impl ErpMcpServer {
             .and_then(|parts| parts.extensions.get::<EdgeSpan>())
             .map(|edge| edge.0.clone())
             .unwrap_or_else(tracing::Span::none);
-        let prepare =
-            || edge.in_scope(|| runtime.prepare_traced(&caller.principal, call.clone(), &trace));
+        // Progress the handler reports goes to a client that asked for it.
+        let mut progress = Forwarder::of(&context, &request);
+        let sink = progress.as_ref().map(Forwarder::sink);
+        let prepare = || {
+            let mut prepared =
+                edge.in_scope(|| runtime.prepare_traced(&caller.principal, call.clone(), &trace));
+            prepared.progress = sink.clone();
+            prepared
+        };
         let mut prepared = prepare();
         let binding = self.binding(&caller, &call.name, prepared.arguments());
         // A repeated call answering a question: its state must open for this very call.
         let mut answers = InputAnswers::new();
+        // A state that does not open is refused as a JSON-RPC error (invalid params), as
+        // the spec requires for state that fails its integrity check; the refusal is
+        // audited first, as every denied call is.
+        let mut state_refused = None;
         if let Some(state) = request.request_state.as_deref() {
             match self.states.open(state, &binding) {
                 Err(why) => {
                     tracing::warn!(reason = %why, tool = %call.name, "request state refused");
                     prepared.refuse(Outcome::Denied, text::request_state_refused(&why));
+                    state_refused = Some(why);
                 }
                 Ok(sealed) => {
                     let response = request
@@ -355,8 +368,26 @@ impl ErpMcpServer {
         loop {
             let outcome = runtime
                 .run_prepared(&caller.principal, prepared, answers.clone())
-                .await
-                .map_err(protocol_error)?;
+                .await;
+            let outcome = match outcome {
+                Ok(outcome) => outcome,
+                Err(e) => {
+                    finish_progress(progress.take()).await;
+                    return Err(protocol_error(e));
+                }
+            };
+            if outcome.input_request().is_none()
+                || !matches!(Asking::of(&context), Asking::Elicitation)
+            {
+                // The call's last run: its reports go out before its result.
+                finish_progress(progress.take()).await;
+            }
+            if let Some(why) = state_refused.take() {
+                return Err(ErrorData::invalid_params(
+                    outcome.text,
+                    Some(json!({ "requestState": why })),
+                ));
+            }
             let Some(question) = outcome.input_request() else {
                 let result = call_tool_result(outcome);
                 let run = caller.agent_run_id.as_deref();
@@ -423,6 +454,13 @@ impl ErpMcpServer {
             tool,
             &crate::idempotency::request_hash(arguments),
         )
+    }
+}
+
+/// Sends what a call reported before its result goes out.
+async fn finish_progress(progress: Option<Forwarder>) {
+    if let Some(progress) = progress {
+        progress.finish().await;
     }
 }
 

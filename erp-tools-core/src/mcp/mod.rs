@@ -25,6 +25,7 @@ mod http;
 mod input;
 #[cfg(feature = "mcp-http")]
 mod origin;
+mod progress;
 #[cfg(feature = "mcp-http")]
 mod rate;
 #[cfg(feature = "mcp-http")]

@@ -81,7 +81,7 @@ pub(crate) async fn claim(
     marker: &str,
     owner: &str,
     lease_until: &str,
-    audit_id: AuditId,
+    audit_id: Option<AuditId>,
 ) -> Result<bool, sqlx::Error> {
     let done = sqlx::query(
         "INSERT INTO erp_idempotency_keys \
@@ -299,21 +299,4 @@ pub(crate) async fn pending_count(pool: &AnyPool) -> Result<i64, sqlx::Error> {
     )
     .fetch_one(pool)
     .await
-}
-
-/// Records what the other system answered on the call's audit row (`erp_outcome`,
-/// `erp_error`: the system's text, as data).
-pub(crate) async fn record_erp_outcome(
-    audit_pool: &AnyPool,
-    audit_id: AuditId,
-    outcome: &str,
-    error: Option<&str>,
-) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE erp_audit_log SET erp_outcome = $1, erp_error = $2 WHERE id = $3")
-        .bind(outcome.to_string())
-        .bind(error.map(str::to_string))
-        .bind(audit_id)
-        .execute(audit_pool)
-        .await?;
-    Ok(())
 }

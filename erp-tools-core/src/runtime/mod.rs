@@ -224,6 +224,7 @@ impl ToolRuntime {
             entry,
             admission,
             refusal,
+            progress,
             ..
         } = prepared;
         let result = async {
@@ -232,8 +233,9 @@ impl ToolRuntime {
             }
             match admission {
                 Ok(admitted) => {
-                    self.execute(principal, entry, admitted, answers, bound)
-                        .await
+                    let ctx =
+                        call_context(principal, &entry, &admitted, answers).with_progress(progress);
+                    self.execute(ctx, entry, admitted, bound).await
                 }
                 Err(refused) => {
                     let outcome = refused.outcome();
@@ -276,20 +278,12 @@ impl ToolRuntime {
     /// (committed by the audit writer while the call runs), handler, outcome.
     async fn execute(
         &self,
-        principal: &Arc<Principal>,
+        ctx: ToolContext,
         entry: AuditEntry,
         admitted: Admitted<'_>,
-        answers: InputAnswers,
         bound: Option<&str>,
     ) -> Result<CallOutcome, CallError> {
         let def = admitted.tool.def;
-        let ctx = ToolContext::new(
-            principal.clone(),
-            entry.agent_run_id.clone(),
-            entry.tool_call_id.clone().unwrap_or_default(),
-            def.name(),
-        )
-        .with_input(answers);
         let finished = match (def.handler(), admitted.key) {
             (Handler::Read(handler), _) => {
                 read::run_audited(&self.db, handler, &ctx, admitted.args, &entry).await
@@ -307,6 +301,22 @@ impl ToolRuntime {
         };
         Ok(finished.map_err(internal)?.outcome)
     }
+}
+
+/// The context of an admitted call: the caller, the call's ids, a person's answers.
+fn call_context(
+    principal: &Arc<Principal>,
+    entry: &AuditEntry,
+    admitted: &Admitted<'_>,
+    answers: InputAnswers,
+) -> ToolContext {
+    ToolContext::new(
+        principal.clone(),
+        entry.agent_run_id.clone(),
+        entry.tool_call_id.clone().unwrap_or_default(),
+        admitted.tool.def.name(),
+    )
+    .with_input(answers)
 }
 
 fn internal(e: StoreError) -> CallError {

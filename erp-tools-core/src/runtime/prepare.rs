@@ -36,6 +36,8 @@ pub(crate) struct Prepared<'r> {
     /// A refusal decided before admission's (the run is not the caller's, a forged
     /// answer to a question): recorded instead of running.
     pub refusal: Option<(Outcome, ToolError)>,
+    /// Where the handler's progress reports go, if the caller asked for them.
+    pub progress: Option<crate::tool::progress::ProgressSink>,
 }
 
 /// Opens `call`'s span (with the protocol's side of it, `trace`, continuing the
@@ -105,6 +107,7 @@ pub(crate) fn prepare<'r>(
         entry,
         admission,
         refusal: None,
+        progress: None,
     }
 }
 

@@ -5,7 +5,8 @@
 //! handle, and the key is settled, kept pending or freed by what the handle saw.
 
 use std::panic::AssertUnwindSafe;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use serde_json::Value;
@@ -15,10 +16,10 @@ use super::row::final_row;
 use crate::audit::{AuditEntry, AuditId, Outcome};
 use crate::idempotency::{Claim, IdempotencyKey, StoredKey, Verdict, request_hash};
 use crate::remote::error::{in_progress, unknown_outcome};
-use crate::remote::handle::{RemoteDraft, Sent, Start};
+use crate::remote::handle::{BeforeSend, RemoteDraft, Sent, Start};
 use crate::remote::keys::{self, RemoteKey, after};
 use crate::remote::{marker_for, remote_timeout};
-use crate::store::{Database, StoreError};
+use crate::store::{Database, ErpAnswer, StoreError};
 use crate::text;
 use crate::tool::Tier;
 use crate::tool::context::ToolContext;
@@ -27,9 +28,12 @@ use crate::tool::handler::RemoteHandlerFn;
 /// What the other system did in one call, for the audit row's `erp_outcome`/`erp_error`.
 type ErpOutcome = Option<(String, Option<String>)>;
 
-/// Runs a remote draft call with its audit row. The `attempt` row is durable before the
-/// key is claimed, so nothing is ever sent to the other system by an unaudited call.
-/// `Err` only when the attempt row could not be committed (nothing was sent).
+/// Runs a remote draft call with its audit row. The `attempt` row is durable before
+/// anything is sent to the other system, so nothing is ever sent by an unaudited call:
+/// the key is claimed while the row commits, and the handler starts once both are done.
+/// What the other system answered goes on the row with the call's outcome, written by the
+/// audit writer after the answer. `Err` only when the attempt row could not be committed
+/// (nothing was sent; a key this call claimed is freed).
 pub(crate) async fn run_audited(
     db: &Database,
     handler: RemoteHandlerFn,
@@ -38,26 +42,169 @@ pub(crate) async fn run_audited(
     args: Value,
     entry: &AuditEntry,
 ) -> Result<Finished, StoreError> {
-    let audit_id = db.queue_attempt(entry).await?.durable().await?;
-    let (finished, erp) = match run(db, handler, ctx, key, args, audit_id).await {
+    let pending = db.queue_attempt(entry).await?;
+    let call = RemoteCall::new(db, ctx, key, &args);
+    let (durable, claimed) = tokio::join!(pending.durable(), call.claim(None));
+    let audit_id = match durable {
+        Ok(id) => id,
+        Err(e) => {
+            if matches!(claimed, Ok(true)) {
+                let _ = keys::release(db.pool(), key, &call.owner).await;
+            }
+            return Err(e);
+        }
+    };
+    let (finished, erp) = match run(&call, handler, ctx, args, audit_id, claimed).await {
         Ok(done) => done,
         Err(e) => (
             Finished::failed(Outcome::ToolError, text::draft_transaction_failed(e)),
             None,
         ),
     };
-    if let Err(e) = db.record_outcome(audit_id, final_row(&finished)).await {
+    let mut fin = final_row(&finished);
+    fin.erp = erp.map(|(outcome, error)| Box::new(ErpAnswer { outcome, error }));
+    if let Err(e) = db.record_outcome(audit_id, fin).await {
         tracing::error!(error = %e, audit_id, "could not queue the outcome of a call");
-    }
-    if let Some((outcome, error)) = erp
-        && let Err(e) =
-            keys::record_erp_outcome(db.audit_writer_pool(), audit_id, &outcome, error.as_deref())
-                .await
-    {
-        tracing::error!(error = %e, audit_id, "could not record the ERP's answer on the audit row");
     }
     Ok(finished)
 }
+
+/// One remote draft call's side of its key: who holds it, the marker, the lease.
+struct RemoteCall<'a> {
+    db: &'a Database,
+    ctx: &'a ToolContext,
+    key: &'a IdempotencyKey,
+    hash: String,
+    marker: String,
+    owner: String,
+    timeout: Duration,
+}
+
+impl<'a> RemoteCall<'a> {
+    fn new(db: &'a Database, ctx: &'a ToolContext, key: &'a IdempotencyKey, args: &Value) -> Self {
+        let hash = request_hash(args);
+        RemoteCall {
+            db,
+            ctx,
+            key,
+            hash,
+            marker: marker_for(key),
+            owner: owner_token(db),
+            timeout: remote_timeout(),
+        }
+    }
+
+    /// The claim's lease: it covers the handler's reads; `sending` gets its own lease.
+    fn claim_lease(&self) -> Duration {
+        self.timeout * 3
+    }
+
+    /// Claims the key `claimed` for this call; `true` if it now holds it.
+    async fn claim(&self, audit_id: Option<AuditId>) -> Result<bool, sqlx::Error> {
+        let claim = Claim {
+            key: self.key,
+            request_hash: &self.hash,
+            tool_name: self.ctx.tool_name(),
+            user_id: self.ctx.user_id(),
+            branch_id: self.ctx.branch_id(),
+        };
+        let lease = after(self.claim_lease());
+        keys::claim(
+            self.db.pool(),
+            &claim,
+            &self.marker,
+            &self.owner,
+            &lease,
+            audit_id,
+        )
+        .await
+    }
+}
+
+/// The key marked `sending` while the handler reads, so a create rarely waits for that
+/// commit: started with the handler (for a call that may send), awaited before the
+/// create, and renewed then when the reads took longer than the lease's slack (the lease
+/// must still cover the whole create when it is sent). Marking early is safe: `sending`
+/// only means a create may be in flight, and a call that sends nothing frees the key.
+struct EarlyMark {
+    marking: Arc<Mutex<Option<tokio::task::JoinHandle<Marked>>>>,
+    pool: sqlx::AnyPool,
+    key: IdempotencyKey,
+    owner: String,
+    lease: Duration,
+}
+
+/// When a mark was sent, and whether this call still held the key.
+type Marked = (Instant, Result<bool, sqlx::Error>);
+
+/// How long after its mark a create may still be sent without renewing it.
+const MARK_SLACK: Duration = Duration::from_secs(1);
+
+impl EarlyMark {
+    fn start(call: &RemoteCall<'_>, start: &Start) -> Self {
+        let lease = call.timeout + call.timeout / 2;
+        let (pool, key, owner) = (call.db.pool().clone(), call.key.clone(), call.owner.clone());
+        let marking = (!matches!(start, Start::Known(_))).then(|| {
+            let (pool, key, owner) = (pool.clone(), key.clone(), owner.clone());
+            tokio::spawn(async move {
+                let at = Instant::now();
+                let until = after(lease + MARK_SLACK);
+                (at, keys::mark(&pool, &key, &owner, "sending", &until).await)
+            })
+        });
+        EarlyMark {
+            marking: Arc::new(Mutex::new(marking)),
+            pool,
+            key,
+            owner,
+            lease,
+        }
+    }
+
+    /// The handle's step before the create: the early mark, or a new one.
+    fn before_send(&self) -> BeforeSend {
+        let (marking, pool, key, owner, lease) = (
+            self.marking.clone(),
+            self.pool.clone(),
+            self.key.clone(),
+            self.owner.clone(),
+            self.lease,
+        );
+        Box::new(move || {
+            let early = marking.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let (pool, key, owner) = (pool.clone(), key.clone(), owner.clone());
+            Box::pin(async move {
+                if let Some(early) = early {
+                    match early.await {
+                        Ok((at, Ok(true))) if at.elapsed() < MARK_SLACK => return Ok(()),
+                        Ok((_, Ok(false))) => return Err(TAKEN_OVER.to_string()),
+                        // Too old, failed, or the task did not finish: mark now.
+                        _ => {}
+                    }
+                }
+                match keys::mark(&pool, &key, &owner, "sending", &after(lease + MARK_SLACK)).await {
+                    Ok(true) => Ok(()),
+                    Ok(false) => Err(TAKEN_OVER.to_string()),
+                    Err(e) => Err(e.to_string()),
+                }
+            })
+        })
+    }
+
+    /// Waits for a mark the create never waited for.
+    async fn finish(&self) {
+        let early = self
+            .marking
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(early) = early {
+            let _ = early.await;
+        }
+    }
+}
+
+const TAKEN_OVER: &str = "another call took the key over";
 
 /// The key's owner token for one call: the replica, then a number unique in the process.
 fn owner_token(db: &Database) -> String {
@@ -75,38 +222,34 @@ fn wait_for(lease_until: Option<&str>, cap: Duration) -> Option<Duration> {
 }
 
 async fn run(
-    db: &Database,
+    call: &RemoteCall<'_>,
     handler: RemoteHandlerFn,
     ctx: &ToolContext,
-    key: &IdempotencyKey,
     args: Value,
     audit_id: AuditId,
+    first_claim: Result<bool, sqlx::Error>,
 ) -> Result<(Finished, ErpOutcome), sqlx::Error> {
+    let (db, key, hash) = (call.db, call.key, call.hash.as_str());
     let tool = ctx.tool_name();
-    let hash = request_hash(&args);
-    let claim = Claim {
-        key,
-        request_hash: &hash,
-        tool_name: tool,
-        user_id: ctx.user_id(),
-        branch_id: ctx.branch_id(),
-    };
     let pool = db.pool();
-    let timeout = remote_timeout();
-    let marker = marker_for(key);
-    let owner = owner_token(db);
-    // The claim's lease covers the handler's reads; `sending` gets its own lease.
-    let claim_lease = timeout * 3;
+    let timeout = call.timeout;
+    let (marker, owner) = (call.marker.clone(), call.owner.clone());
+    let claim_lease = call.claim_lease();
+    let mut first_claim = Some(first_claim);
     let mut start = None;
     for _ in 0..4 {
-        if keys::claim(pool, &claim, &marker, &owner, &after(claim_lease), audit_id).await? {
+        let claimed = match first_claim.take() {
+            Some(claimed) => claimed?,
+            None => call.claim(Some(audit_id)).await?,
+        };
+        if claimed {
             start = Some(Start::Fresh);
             break;
         }
         let Some(stored) = keys::load(pool, key).await? else {
             continue;
         };
-        if let Some(refusal) = decided(&stored, ctx, key, tool, &hash) {
+        if let Some(refusal) = decided(&stored, ctx, key, tool, hash) {
             return Ok((refusal, None));
         }
         // Pending. An earlier call that ended without an answer is waited for until its
@@ -139,6 +282,7 @@ async fn run(
         return Ok((Finished::failed(Outcome::ToolError, err), None));
     };
 
+    let early_mark = EarlyMark::start(call, &start);
     let mut draft = RemoteDraft {
         marker,
         start: start.clone(),
@@ -146,25 +290,14 @@ async fn run(
         timeout,
         agent_run_id: key.agent_run_id.clone(),
         user_id: ctx.user_id().to_string(),
-        before_send: Some({
-            let (pool, key, owner) = (pool.clone(), key.clone(), owner.clone());
-            Box::new(move || {
-                let (pool, key, owner) = (pool.clone(), key.clone(), owner.clone());
-                Box::pin(async move {
-                    let lease = after(timeout + timeout / 2 + Duration::from_secs(1));
-                    match keys::mark(&pool, &key, &owner, "sending", &lease).await {
-                        Ok(true) => Ok(()),
-                        Ok(false) => Err("another call took the key over".to_string()),
-                        Err(e) => Err(e.to_string()),
-                    }
-                })
-            })
-        }),
+        before_send: Some(early_mark.before_send()),
         system: None,
     };
     let ran = AssertUnwindSafe(handler(ctx, &mut draft, args))
         .catch_unwind()
         .await;
+    // A mark still running must land before the key is settled or freed.
+    early_mark.finish().await;
     let system = draft
         .system
         .clone()

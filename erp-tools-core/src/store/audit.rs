@@ -104,6 +104,18 @@ pub(crate) struct Final {
     pub message: Option<String>,
     pub document: Option<DocumentRef>,
     pub finished_at: String,
+    /// What another system answered a remote draft (`erp_outcome`, `erp_error`), if the
+    /// call sent it anything.
+    pub erp: Option<Box<ErpAnswer>>,
+}
+
+/// What another system answered a remote draft, for the audit row's `erp_outcome` and
+/// `erp_error` columns: a short outcome ("created purchase.purchase 12 (P0012)",
+/// "refused 400") and the system's own error text, kept as data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ErpAnswer {
+    pub outcome: String,
+    pub error: Option<String>,
 }
 
 impl Final {
@@ -118,6 +130,7 @@ impl Final {
             message,
             document,
             finished_at: now_text(),
+            erp: None,
         }
     }
 }
@@ -412,6 +425,24 @@ where
     .bind(id)
     .execute(executor)
     .await?;
+    Ok(())
+}
+
+/// Writes what another system answered (`erp_outcome`, `erp_error`) on the rows of
+/// `fins` that carry it; the audit writer runs it in the batch that finishes them.
+pub(crate) async fn record_erp_answers(
+    conn: &mut sqlx::AnyConnection,
+    fins: &[(AuditId, &Final)],
+) -> Result<(), sqlx::Error> {
+    for (id, fin) in fins {
+        let Some(erp) = &fin.erp else { continue };
+        sqlx::query("UPDATE erp_audit_log SET erp_outcome = $1, erp_error = $2 WHERE id = $3")
+            .bind(erp.outcome.clone())
+            .bind(erp.error.clone())
+            .bind(*id)
+            .execute(&mut *conn)
+            .await?;
+    }
     Ok(())
 }
 

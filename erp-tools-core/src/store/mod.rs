@@ -25,7 +25,6 @@ mod pools;
 mod postgres;
 pub(crate) mod rate_buckets;
 mod recover;
-mod remote_outcome;
 mod replicas;
 mod retention;
 #[cfg(feature = "review")]
@@ -37,7 +36,7 @@ mod runs;
 mod sqlite;
 mod writer;
 
-pub(crate) use audit::Final;
+pub(crate) use audit::{ErpAnswer, Final};
 use pools::Pools;
 use writer::AuditWriter;
 pub(crate) use writer::PendingRow;

@@ -127,6 +127,10 @@ impl PendingRow {
     /// inserts the finished row at once. Gives `fin` back when the writer has already
     /// taken the row (finish it with [`AuditWriter::finish`] after [`Self::durable`]).
     pub(crate) fn complete_in_queue(&self, fin: Final) -> Result<(), Final> {
+        if fin.erp.is_some() {
+            // The insert has no ERP columns: such an outcome is always an update.
+            return Err(fin);
+        }
         let mut state = self.slot.state.lock().unwrap_or_else(|p| p.into_inner());
         match *state {
             SlotState::Queued => {
@@ -380,7 +384,9 @@ async fn commit_on(
 ) -> Result<Vec<AuditId>, sqlx::Error> {
     let one_statement = match backend {
         Backend::Sqlite if rows.len() + fins.len() > 1 => {
-            return audit::sqlite_write(conn, rows, fins).await;
+            let ids = audit::sqlite_write(conn, rows, fins).await?;
+            audit::record_erp_answers(conn, fins).await?;
+            return Ok(ids);
         }
         Backend::Sqlite => true,
         Backend::Postgres => {
@@ -391,6 +397,7 @@ async fn commit_on(
     if one_statement {
         let ids = audit::insert_many(conn, backend, rows).await?;
         audit::finish_many(conn, backend, fins).await?;
+        audit::record_erp_answers(conn, fins).await?;
         return Ok(ids);
     }
     let mut tx = conn.begin().await?;
@@ -401,6 +408,7 @@ async fn commit_on(
     for chunk in fins.chunks(audit::PG_ROWS_PER_STATEMENT) {
         audit::finish_many(&mut tx, backend, chunk).await?;
     }
+    audit::record_erp_answers(&mut tx, fins).await?;
     tx.commit().await?;
     Ok(ids)
 }

@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::input::InputAnswers;
+use super::progress::{ProgressNote, ProgressSink};
 
 use serde::{Deserialize, Serialize};
 
@@ -163,6 +164,7 @@ pub struct ToolContext {
     tool_call_id: String,
     tool_name: String,
     input: InputAnswers,
+    progress: Option<ProgressSink>,
 }
 
 impl ToolContext {
@@ -180,6 +182,42 @@ impl ToolContext {
             tool_call_id: tool_call_id.into(),
             tool_name: tool_name.into(),
             input: InputAnswers::default(),
+            progress: None,
+        }
+    }
+
+    /// Sends this call's progress reports to `sink` (the protocol layer does, for a
+    /// caller that asked for progress).
+    #[cfg_attr(not(feature = "runtime"), allow(dead_code))]
+    pub(crate) fn with_progress(mut self, sink: Option<ProgressSink>) -> Self {
+        self.progress = sink;
+        self
+    }
+
+    /// Reports how far the call is: `done` of `total` (if known), and what is being done
+    /// now. An MCP client that asked for progress (its request carried a
+    /// `progressToken`) receives it as `notifications/progress`; for any other caller it
+    /// is only a debug event. `done` should increase with every report. A report never
+    /// waits: when the client is not keeping up it is dropped.
+    ///
+    /// ```
+    /// # use erp_tools_core::ToolContext;
+    /// # fn f(ctx: &ToolContext) {
+    /// let branches = ["SBY-01", "JKT-01", "MDN-01"];
+    /// for (n, branch) in branches.iter().enumerate() {
+    ///     ctx.progress(n as f64, Some(branches.len() as f64), &format!("counting stock in {branch}"));
+    ///     // ...
+    /// }
+    /// # }
+    /// ```
+    pub fn progress(&self, done: f64, total: Option<f64>, message: &str) {
+        tracing::debug!(tool = %self.tool_name, done, total, message, "progress");
+        if let Some(sink) = &self.progress {
+            sink.report(ProgressNote {
+                done,
+                total,
+                message: (!message.is_empty()).then(|| message.to_string()),
+            });
         }
     }
 

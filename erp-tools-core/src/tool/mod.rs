@@ -8,6 +8,7 @@ pub(crate) mod handler;
 pub(crate) mod handles;
 pub(crate) mod input;
 pub(crate) mod output;
+pub(crate) mod progress;
 pub(crate) mod tier;
 
 use serde_json::Value;

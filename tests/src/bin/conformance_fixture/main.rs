@@ -74,6 +74,7 @@ async fn run() -> Result<(), String> {
             tools::input_required_result_request_state,
             tools::input_required_result_multi_round,
             tools::input_required_result_tampered_state,
+            tools::tool_with_progress,
         ])
         .build()
         .map_err(|e| e.to_string())?;

@@ -2,10 +2,10 @@
 //!
 //! Only tools whose shape `#[erp_tool]` allows are here: a read tool with a strict
 //! argument schema, answering with structured content and a sentence, or with a tool
-//! error, or with a question for a person (`ToolError::needs_input`). The suite's other
-//! tools (images, audio, embedded resources, progress and log notifications, sampling,
-//! roots, free-form JSON Schema) have no `#[erp_tool]` form by design; the check script
-//! lists them with the reason.
+//! error, or with a question for a person (`ToolError::needs_input`), reporting its
+//! progress on the way (`ToolContext::progress`). The suite's other tools (images, audio,
+//! embedded resources, log notifications, sampling, roots, free-form JSON Schema) have no
+//! `#[erp_tool]` form by design; the check script lists them with the reason.
 
 use erp_tools_core::prelude::*;
 
@@ -168,4 +168,18 @@ pub(crate) async fn input_required_result_tampered_state(
             ["true", "false"],
         )),
     }
+}
+
+/// Reports its progress three times (0, 50 and 100 of 100), 50 ms apart, then answers.
+#[erp_tool(
+    module = "test",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn tool_with_progress(ctx: &ToolContext, _db: &ReadDb) -> Result<Said, ToolError> {
+    for done in [0.0, 50.0, 100.0] {
+        ctx.progress(done, Some(100.0), &format!("{done} of 100"));
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    said("Progress reported three times.")
 }
