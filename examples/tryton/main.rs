@@ -7,6 +7,8 @@
 //! export ERP_TOOLS_TRYTON_URL=http://127.0.0.1:<port>/erp ERP_TOOLS_TRYTON_KEYS=target/tryton/run/keys.json
 //! cargo run --example tryton -- token --user buyer-sby --branch SBY-01 --scopes purchasing:read,purchasing:draft
 //! cargo run --example tryton -- serve --addr 127.0.0.1:8766   # MCP at http://127.0.0.1:8766/mcp
+//! cargo run --example tryton -- token --user buyer-sby --branch SBY-01 --scopes review:read
+//!                                      # sign in at http://127.0.0.1:8766/review with it
 //! ```
 //!
 //! - **Branch = Tryton company**: a token's branch is a Tryton company (its id; its code is
@@ -18,6 +20,7 @@
 //! - erp-tools' own store (idempotency keys, audit log) is `--db` (SQLite by default).
 
 mod purchasing;
+mod review;
 mod tryton;
 
 use std::net::SocketAddr;
@@ -69,7 +72,7 @@ enum Command {
         /// Branch code (a Tryton company's party code), e.g. SBY-01.
         #[arg(long)]
         branch: String,
-        /// Comma-separated scopes: purchasing:read, purchasing:draft.
+        /// Comma-separated scopes: purchasing:read, purchasing:draft, review:read, review:approve.
         #[arg(long, value_delimiter = ',')]
         scopes: Vec<String>,
         /// Agent run id to bind the token to.
@@ -191,11 +194,14 @@ async fn run(cli: Cli) -> Result<(), String> {
                 done.found, done.released, done.unresolved
             );
             let runtime = ToolRuntime::new(registry, db.clone());
+            let authenticator_for_console = authenticator.clone();
             let config = HttpConfig::from_authenticator(authenticator).with_rate_limit(None);
             let options = config.serve_options();
-            let router = erp_tools_core::mcp::router(runtime, config);
+            let console = review::console(authenticator_for_console, db.clone());
+            let router = erp_tools_core::mcp::router(runtime, config).nest("/review", console);
             eprintln!(
-                "tryton: MCP over streamable HTTP at http://{addr}/mcp (store {})",
+                "tryton: MCP over streamable HTTP at http://{addr}/mcp, review console at \
+                 http://{addr}/review (store {})",
                 cli.db
             );
             let served = erp_tools_core::mcp::serve_http(addr, router, options)
@@ -226,6 +232,16 @@ async fn run(cli: Cli) -> Result<(), String> {
             };
             if !tryton.subjects().any(|s| s == user) {
                 return Err(format!("`{user}` has no key in ERP_TOOLS_TRYTON_KEYS"));
+            }
+            let known = ["purchasing:read", "purchasing:draft"]
+                .into_iter()
+                .chain(review::REVIEW_SCOPES);
+            let known: Vec<&str> = known.collect();
+            if let Some(bad) = scopes.iter().find(|s| !known.contains(&s.as_str())) {
+                return Err(format!(
+                    "unknown scope `{bad}`; the example's scopes are {}",
+                    known.join(", ")
+                ));
             }
             let mut builder = Principal::builder(user, *branch_id, branch).scopes(scopes);
             if let Some(run) = run {

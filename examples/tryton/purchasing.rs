@@ -355,6 +355,8 @@ pub struct DraftPurchase {
     branch: String,
     /// Supplier party id.
     supplier_id: i64,
+    /// The supplier's name in Tryton.
+    supplier: String,
     /// The lines as priced.
     lines: Vec<DraftLine>,
     /// Total before taxes.
@@ -464,6 +466,7 @@ pub async fn draft_purchase(
     let mut priced = Vec::with_capacity(args.lines.len());
     let mut lines = Vec::with_capacity(args.lines.len());
     let mut currency = None;
+    let mut supplier = String::new();
     for (i, line) in args.lines.iter().enumerate() {
         let n = i + 1;
         let rows = supplier_rows(&tryton, &who, line.product_id, Some(args.supplier_id))
@@ -490,6 +493,12 @@ pub async fn draft_purchase(
             .next_step("Order at least the smallest quantity a price step starts from.")
             .not_done("No draft was created."));
         };
+        if supplier.is_empty() {
+            supplier = row["party"]["rec_name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+        }
         let line_currency = id_of(&row["currency"]);
         if currency.is_some() && currency != line_currency {
             return Err(ToolError::rejected(
@@ -550,6 +559,7 @@ pub async fn draft_purchase(
         state: record["state"].as_str().unwrap_or("draft").to_string(),
         branch: ctx.branch_code().to_string(),
         supplier_id: args.supplier_id,
+        supplier,
         lines: priced,
         untaxed_total,
         next_step: format!(

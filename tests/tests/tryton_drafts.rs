@@ -11,6 +11,9 @@
 #[path = "../../examples/tryton/purchasing.rs"]
 mod purchasing;
 #[allow(dead_code)]
+#[path = "../../examples/tryton/review.rs"]
+mod review;
+#[allow(dead_code)]
 #[path = "../../examples/tryton/tryton.rs"]
 mod tryton;
 
@@ -166,6 +169,7 @@ async fn drafts_into_a_real_tryton() {
     );
     assert_eq!(erp_error, None);
     println!("tryton created: {p}");
+    console_shows_the_tryton_draft(&t, sby, &s["purchase_id"]).await;
 
     // The price step applies by quantity, as Tryton's own rule does.
     let tiered = call(
@@ -356,4 +360,53 @@ async fn drafts_into_a_real_tryton() {
     assert!(down.text.contains("Tryton"), "{}", down.text);
     assert!(down.text.contains("No draft was created"), "{}", down.text);
     assert_eq!(remote::pending_keys(&t.db).await.unwrap(), 0);
+}
+
+/// The example's review console on the same store shows the Tryton draft in Drafts and
+/// on its page: Tryton's number, the supplier, the priced lines and the total.
+async fn console_shows_the_tryton_draft(t: &TestDb, company: i64, purchase_id: &Value) {
+    use erp_tools_core::auth::{self, Authenticator, TokenConfig};
+    use erp_tools_core::mcp::{HttpConfig, serve_listener};
+    use erp_tools_tests::review::Browser;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let tokens = TokenConfig::development().for_resource(format!("http://{addr}/mcp"));
+    let console = review::console(Authenticator::shared_secret(tokens.clone()), t.db.clone());
+    let options = HttpConfig::new(tokens.clone()).serve_options();
+    let stop = options.cancellation().clone();
+    let router = axum::Router::new().nest("/review", console);
+    tokio::spawn(serve_listener(listener, router, options));
+
+    let reviewer = Principal::builder("buyer-sby", company, "SBY-01")
+        .scopes(review::REVIEW_SCOPES)
+        .build();
+    let mut b = Browser::at(&format!("http://{addr}/review"));
+    let signed = b
+        .sign_in(&auth::mint(&tokens, &reviewer, Duration::from_secs(600)))
+        .await;
+    assert_eq!(signed.status, 303, "{}", signed.html);
+    let number = format!("#{purchase_id}");
+    let drafts = b.get("/drafts").await;
+    assert_eq!(drafts.status, 200);
+    assert!(drafts.html.contains(&number), "{}", drafts.html);
+    assert!(drafts.html.contains("CV Minyak Jaya"), "{}", drafts.html);
+    let page = b
+        .get(&format!("/documents/purchase.purchase/%23{purchase_id}"))
+        .await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    // Money as the console writes it: thousands grouped by a narrow no-break space.
+    for shown in [
+        "Draft purchase in Tryton",
+        "CV Minyak Jaya",
+        "31\u{202f}250.50",
+        "2\u{202f}067\u{202f}505.00",
+    ] {
+        assert!(
+            page.html.contains(shown),
+            "{shown} on the page: {}",
+            page.html
+        );
+    }
+    stop.cancel();
 }
