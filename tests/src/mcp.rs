@@ -26,6 +26,38 @@ where
     ().serve(client_end).await.expect("client connects")
 }
 
+/// A client (its handler `client`) and `server` over an in-process pipe, without the
+/// `initialize` handshake: the server believes the client speaks `version` with
+/// `capabilities`, the client that the server speaks `version` with tools.
+pub async fn pair_directly<S, C>(
+    server: S,
+    client: C,
+    version: rmcp::model::ProtocolVersion,
+    capabilities: rmcp::model::ClientCapabilities,
+) -> RunningService<RoleClient, C>
+where
+    S: rmcp::ServerHandler,
+    C: rmcp::ClientHandler,
+{
+    use rmcp::model::{
+        Implementation, InitializeRequestParams, InitializeResult, ServerCapabilities,
+    };
+    use rmcp::service::serve_directly;
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    let client_info =
+        InitializeRequestParams::new(capabilities, Implementation::new("test-client", "0"))
+            .with_protocol_version(version.clone());
+    let mut server_info =
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build());
+    server_info.protocol_version = version;
+    tokio::spawn(async move {
+        let running =
+            serve_directly::<rmcp::RoleServer, _, _, _, _>(server, server_io, Some(client_info));
+        let _ = running.waiting().await;
+    });
+    serve_directly::<RoleClient, _, _, _, _>(client, client_io, Some(server_info.into()))
+}
+
 /// The names in a tool list, in the order served.
 pub fn names(tools: &[Tool]) -> Vec<String> {
     tools.iter().map(|t| t.name.to_string()).collect()

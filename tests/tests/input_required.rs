@@ -17,11 +17,10 @@ use erp_tools_core::{Database, Principal, ToolRuntime};
 use erp_tools_tests::db::TestDb;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, ElicitRequestParams, ElicitResult,
-    ElicitationAction, Implementation, InitializeRequestParams, InitializeResult, InputRequest,
-    InputResponses, ProtocolVersion, ServerCapabilities,
+    ElicitationAction, InputRequest, InputResponses, ProtocolVersion,
 };
-use rmcp::service::{RequestContext, RunningService, serve_directly};
-use rmcp::{ClientHandler, ErrorData, RoleClient, RoleServer};
+use rmcp::service::{RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{Value, json};
 
 #[tool_args]
@@ -152,24 +151,12 @@ async fn pair(
     elicits: bool,
     person: Person,
 ) -> RunningService<RoleClient, Person> {
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
     let capabilities = if elicits {
         ClientCapabilities::builder().enable_elicitation().build()
     } else {
         ClientCapabilities::default()
     };
-    let client_info =
-        InitializeRequestParams::new(capabilities, Implementation::new("test-client", "0"))
-            .with_protocol_version(version.clone());
-    let mut server_info =
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build());
-    server_info.protocol_version = version;
-    tokio::spawn(async move {
-        let running =
-            serve_directly::<RoleServer, _, _, _, _>(server, server_io, Some(client_info));
-        let _ = running.waiting().await;
-    });
-    serve_directly::<RoleClient, _, _, _, _>(person, client_io, Some(server_info.into()))
+    erp_tools_tests::mcp::pair_directly(server, person, version, capabilities).await
 }
 
 /// The message of a call refused for its `requestState`: a JSON-RPC invalid-params error

@@ -12,12 +12,11 @@ use erp_tools_core::prelude::*;
 use erp_tools_core::{Principal, ToolCall, ToolRuntime};
 use erp_tools_tests::db::TestDb;
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, Implementation, InitializeRequestParams,
-    InitializeResult, ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestMetaObject,
-    ServerCapabilities,
+    CallToolRequestParams, ClientCapabilities, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, RequestMetaObject,
 };
-use rmcp::service::{NotificationContext, RunningService, serve_directly};
-use rmcp::{ClientHandler, RoleClient, RoleServer};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::json;
 
 #[tool_args]
@@ -87,22 +86,8 @@ fn clerk() -> Principal {
 }
 
 async fn pair(server: ErpMcpServer, watcher: Watcher) -> RunningService<RoleClient, Watcher> {
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    let version = ProtocolVersion::V_2025_11_25;
-    let client_info = InitializeRequestParams::new(
-        ClientCapabilities::default(),
-        Implementation::new("test-client", "0"),
-    )
-    .with_protocol_version(version.clone());
-    let mut server_info =
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build());
-    server_info.protocol_version = version;
-    tokio::spawn(async move {
-        let running =
-            serve_directly::<RoleServer, _, _, _, _>(server, server_io, Some(client_info));
-        let _ = running.waiting().await;
-    });
-    serve_directly::<RoleClient, _, _, _, _>(watcher, client_io, Some(server_info.into()))
+    let (version, capabilities) = (ProtocolVersion::V_2025_11_25, ClientCapabilities::default());
+    erp_tools_tests::mcp::pair_directly(server, watcher, version, capabilities).await
 }
 
 fn count(shelves: u32, token: &str) -> CallToolRequestParams {
