@@ -125,13 +125,19 @@ try {
   check("the draft tool links its card, served as text/html;profile=mcp-app",
     drafted.card && drafted.mime === "text/html;profile=mcp-app", JSON.stringify(drafted).slice(0, 300));
   check("the card declares no outside domain", JSON.stringify(drafted.csp) === JSON.stringify({ connectDomains: [], resourceDomains: [], frameDomains: [] }), JSON.stringify(drafted.csp));
+  // An amount as the console and the cards show it: two decimals, thousands grouped by
+  // narrow no-break spaces (the totals here are whole, so no rounding is involved).
+  const grouped = (v) => {
+    const [int, frac = ""] = String(v).split(".");
+    return `${int.replace(/\B(?=(\d{3})+$)/g, "\u202f")}.${(frac + "00").slice(0, 2)}`;
+  };
   const number = drafted.result.structuredContent?.number;
   const draft = frame("draft");
   await draft.locator("h1").filter({ hasText: `Draft ${number}` }).waitFor({ timeout: 10000 });
   const draftText = await draft.locator("body").innerText();
   check("the draft card shows the document", draftText.includes("draft: a person must submit it")
     && draftText.includes("PT Sinar Plastik") && draftText.includes("BRG-0042")
-    && /Total [\d.]+ IDR/.test(draftText), draftText);
+    && draftText.includes(`Total ${grouped(drafted.result.structuredContent?.total)} IDR`), draftText);
   check("the draft card shows the note's markup and injection as text",
     draftText.includes(MARKUP) && draftText.includes(INJECTION)
     && (await draft.locator("img").count()) === 0 && (await page.title()) !== "pwned", draftText);
@@ -157,7 +163,7 @@ try {
   check("the proposer's Approve is refused (four eyes)", ownText.includes("another person must decide it"), ownText);
   check("the approval card shows the injection text literally", ownText.includes(INJECTION), ownText);
   check("the approval card shows the priced preview (lines and a total)",
-    /Total [\d.]+ IDR/.test(ownText) && ownText.includes("BRG-"), ownText);
+    /Total \d{1,3}(\u202f\d{3})*\.\d{2} IDR/.test(ownText) && ownText.includes("BRG-"), ownText);
   await turnShot("proposer", "approval-card-refused.png");
 
   // 3. The reviewer approves; the run resumes once.

@@ -28,15 +28,13 @@ declare -A cannot=(
   [elicitation-sep1034-defaults]="a form with defaults of five types: needs_input asks one question with a closed list of answers"
   [elicitation-sep1330-enums]="five enum forms in one form: needs_input asks one question with a closed list of answers"
   [json-schema-2020-12]="\$schema/\$defs/\$anchor/allOf/if-then-else: #[erp_tool] emits a strict inlined schema, by design"
-  [http-custom-header-server-validation]="x-mcp-header (SEP-2243) parameters: no #[erp_tool] key declares one"
   [input-required-result-basic-sampling]="a sampling input request: tools never ask the client's model"
   [input-required-result-basic-list-roots]="a roots/list input request: tools never read the client's roots"
   [input-required-result-multiple-input-requests]="elicitation, sampling and roots in one result: needs_input asks one question at a time"
   [input-required-result-non-tool-request]="a prompt (prompts/get): erp-tools serves no prompts"
   [input-required-result-multi-round]="round 2 answers with the suite's own form ({name: Alice}), not the one asked (an \`answer\` from a closed list): refused as not answered"
   [input-required-result-capability-check]="test_input_required_result_capabilities picks sampling or elicitation by the client's capabilities: tools never sample"
-  [server-stateless]="test_missing_capability must need the client's sampling capability (tools never sample); test_streaming_elicitation and test_logging_tool: a handler never sends requests or log messages on a response stream"
-  [caching]="prompts/list, resources/list, resources/templates/list: the fixture serves no prompts and no card (a server with MCP Apps cards, as the example, answers the resource lists with ttlMs and cacheScope)"
+  [server-stateless]="test_missing_capability must need the client's sampling capability (tools never sample); test_streaming_elicitation and test_logging_tool are not served: the suite names every tool test_*, erp-tools names a tool {module}_{fn}, and a module holds at most 9 tools, given to the scenarios that can pass"
 )
 scenarios=(tools-list tools-call-simple-text tools-call-error tools-call-image tools-call-audio
   tools-call-embedded-resource tools-call-mixed-content tools-call-with-logging

@@ -128,6 +128,18 @@ pub fn tool_output(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// a list's items; `pattern` is a regular expression, checked at compile time. A bound
 /// that does not fit the field's type, or an inconsistent one, is a compile error.
 ///
+/// **`#[erp(header = "..")]`** on a field: MCP clients of protocol `2026-07-28` or later
+/// also send the value in the HTTP header `Mcp-Param-{name}` (the MCP schema's
+/// `x-mcp-header`, SEP-2243), so a gateway can route or rate-limit on it without reading
+/// the body; the server refuses a request whose header is missing or differs from the
+/// body (HTTP 400, JSON-RPC `-32020`) before the tool runs. The name must be an HTTP
+/// token, unique in the struct case-insensitively, on a required text, number, enum or
+/// boolean field; anything else is a compile error:
+///
+/// ```text
+/// #[erp(header = "Warehouse")] warehouse_code: String  // sent as Mcp-Param-Warehouse
+/// ```
+///
 /// **`#[erp(crate = "..")]`** on the type: the path erp-tools-core is reached by when it
 /// is not a dependency under its own name, as serde's `#[serde(crate = "..")]`:
 ///

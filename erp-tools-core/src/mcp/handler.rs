@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, InputRequiredResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool, ToolAnnotations, ToolsCapability,
+    GetPromptRequestParams, GetPromptResponse, InputRequiredResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -15,10 +15,12 @@ use serde_json::{Value, json};
 
 use super::apps::{self, McpApps};
 use super::input::{self, StateKeeper};
+pub use super::listing::instructions;
+use super::listing::{mcp_tool, server_config};
 use super::progress::Forwarder;
 use super::trace::{call_trace, request_id_string};
 use crate::audit::Outcome;
-use crate::registry::{RegisteredTool, ToolRegistry};
+use crate::registry::ToolRegistry;
 use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime};
 use crate::telemetry::EdgeSpan;
 use crate::text;
@@ -260,6 +262,29 @@ impl ServerHandler for ErpMcpServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.shared.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    /// An empty list with caching hints: erp-tools serves tools, no prompts.
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(Vec::new())
+            .with_cache_scope(CacheScope::Public)
+            .with_ttl_ms(3_600_000))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let why = format!(
+            "no prompt `{}`: this server serves tools only",
+            request.name
+        );
+        Err(ErrorData::invalid_params(why, None))
     }
 
     async fn list_resources(
@@ -528,67 +553,6 @@ pub fn call_tool_result(outcome: CallOutcome) -> CallToolResult {
         result.structured_content = Some(outcome.structured);
         result
     }
-}
-
-/// The `rmcp` definition of a registered tool (see [`crate::export::mcp_tools`] for what it
-/// holds; a unit test checks the two agree).
-fn mcp_tool(tool: &RegisteredTool) -> Tool {
-    let def = tool.def;
-    let (read_only, destructive) = crate::export::hints(def);
-    // Input schemas are objects by construction (`Schema::object`), output schemas when
-    // the output type has one.
-    let input = tool
-        .input_schema(crate::schema::Target::Mcp)
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    let mut out = Tool::new(tool.name().to_string(), tool.description.clone(), input)
-        .with_annotations(
-            ToolAnnotations::new()
-                .read_only(read_only)
-                .destructive(destructive)
-                .idempotent(true)
-                .open_world(false),
-        );
-    let title = def.title().trim();
-    if !title.is_empty() {
-        out = out.with_title(title);
-    }
-    if let Some(output) = tool.output_schema.as_object() {
-        out = out.with_raw_output_schema(Arc::new(output.clone()));
-    }
-    out
-}
-
-/// The instructions sent in `initialize` / `server/discover`: what the server does, each
-/// namespace with what it cannot do, and the rules every call follows.
-pub fn instructions(registry: &ToolRegistry) -> String {
-    let mut text = String::from(
-        "ERP tools. Every tool either reads ERP data or creates a document in status DRAFT \
-         for a person to review: approving, posting, sending and cancelling are done by \
-         people in the ERP, never through these tools. Who you act for, your branch and \
-         your permissions come from your access token: never pass branch, user, status or \
-         price fields. Draft tools take a `client_ref` you choose: reuse it when retrying \
-         the same request (the original result comes back with `replayed: true`) and use a \
-         new one for a new document. Errors say what failed, the allowed values and what \
-         to do next.\n\nNamespaces:",
-    );
-    for ns in registry.namespaces() {
-        text.push_str(&format!("\n- {}: {}", ns.name, ns.description.trim()));
-    }
-    text
-}
-
-fn server_config(registry: &ToolRegistry) -> ServerConfig {
-    let mut tools = ToolsCapability::default();
-    tools.list_changed = Some(false);
-    let mut capabilities = ServerCapabilities::default();
-    capabilities.tools = Some(tools);
-    ServerConfig::new(capabilities)
-        .with_server_info(
-            Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")).with_title("ERP tools"),
-        )
-        .with_instructions(instructions(registry))
 }
 
 #[cfg(test)]

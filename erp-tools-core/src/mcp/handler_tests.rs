@@ -7,10 +7,10 @@ use crate::tool::{ToolDef, ToolDefParts};
 use crate::{DraftTx, ToolContext};
 
 fn args() -> Schema {
-    Schema::object(vec![Property {
-        name: "client_ref".into(),
-        schema: Schema::new(SchemaKind::String(None)),
-    }])
+    Schema::object(vec![Property::new(
+        "client_ref",
+        Schema::new(SchemaKind::String(None)),
+    )])
 }
 fn output() -> Value {
     json!({"type": "object", "properties": {"number": {"type": "string"}}, "required": ["number"]})

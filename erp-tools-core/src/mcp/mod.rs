@@ -23,6 +23,7 @@ mod handler;
 #[cfg(feature = "mcp-http")]
 mod http;
 mod input;
+mod listing;
 #[cfg(feature = "mcp-http")]
 mod origin;
 mod progress;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::schema::{MAX_DEPTH, MAX_ENUM_VALUES, Schema, Target, valid_key};
+use crate::schema::{MAX_DEPTH, MAX_ENUM_VALUES, Schema, Target, header_violations, valid_key};
 use crate::tool::context::Principal;
 use crate::tool::{ErpTool, Tier, ToolDef};
 use crate::validate::ArgumentErrors;
@@ -284,6 +284,9 @@ impl ToolRegistryBuilder {
                 }
             }
             let rendered = Target::ALL.map(|t| Arc::new(schema.render(t)));
+            for v in header_violations(&schema.render(Target::Mcp)) {
+                problems.push(format!("tool `{}`: argument {v}", def.name()));
+            }
             tools.push(RegisteredTool {
                 def,
                 description: def.full_description(),
@@ -424,6 +427,52 @@ mod tests {
                  post orders.\" or \"Read only.\", so a model stops looking for tools that do \
                  not exist"
             ]
+        );
+    }
+
+    fn optional_header() -> Schema {
+        use crate::schema::{Property, SchemaKind};
+        let note = Schema::new(SchemaKind::Optional(Box::new(Schema::new(
+            SchemaKind::String(None),
+        ))));
+        Schema::object(vec![Property::new("note", note).with_header("Note")])
+    }
+
+    #[test]
+    fn a_header_clients_would_refuse_fails_the_build() {
+        use crate::tool::ToolDefParts;
+        use crate::tool::handler::{Handler, HandlerFuture};
+        fn read<'a>(
+            _: &'a crate::ToolContext,
+            _: &'a crate::ReadDb,
+            _: Value,
+        ) -> HandlerFuture<'a> {
+            Box::pin(async { Ok(Value::Null.into()) })
+        }
+        static TOOL: ToolDef = crate::__private_0_1_0::tool_def(ToolDefParts {
+            name: "notes_find",
+            fn_name: "find",
+            module: "notes",
+            scopes: &["notes:read"],
+            title: "Find notes",
+            description: "Find notes.",
+            example: None,
+            destructive: false,
+            limits: &[],
+            args_type: "Args",
+            input_schema: optional_header,
+            output_schema: || serde_json::json!({"type": "object"}),
+            handler: Handler::Read(read),
+        });
+        let err = ToolRegistry::builder()
+            .module("notes", "Notes. Read only.")
+            .tools([&TOOL])
+            .build()
+            .unwrap_err();
+        let problems = err.problems().join("\n");
+        assert!(
+            problems.contains("tool `notes_find`: argument at `properties.note`: `x-mcp-header` `Note` must be on a required text"),
+            "{problems}"
         );
     }
 }

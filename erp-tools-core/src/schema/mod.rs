@@ -18,8 +18,8 @@ mod strict;
 
 pub use bounds::Bounds;
 pub use model::{MAX_DEPTH, MAX_ENUM_VALUES, Property, Schema, SchemaKind, StringFormat, Target};
-pub(crate) use strict::valid_key;
 pub use strict::{StrictViolation, check_strict};
+pub(crate) use strict::{header_violations, valid_key};
 
 #[cfg(test)]
 mod tests {
@@ -28,19 +28,19 @@ mod tests {
 
     fn po_like() -> Schema {
         Schema::object(vec![
-            Property {
-                name: "note".into(),
-                schema: Schema::new(SchemaKind::Optional(Box::new(Schema::new(
+            Property::new(
+                "note",
+                Schema::new(SchemaKind::Optional(Box::new(Schema::new(
                     SchemaKind::String(None),
                 ))))
                 .with_description("Why"),
-            },
-            Property {
-                name: "uom".into(),
-                schema: Schema::new(SchemaKind::Optional(Box::new(Schema::new(
+            ),
+            Property::new(
+                "uom",
+                Schema::new(SchemaKind::Optional(Box::new(Schema::new(
                     SchemaKind::Enum(vec!["PCS".into(), "BOX".into()]),
                 )))),
-            },
+            ),
         ])
     }
 
@@ -116,5 +116,74 @@ mod tests {
             s["properties"]["a"]["properties"]["n"]["type"],
             json!("integer")
         );
+    }
+
+    fn text() -> Schema {
+        Schema::new(SchemaKind::String(None))
+    }
+
+    #[test]
+    fn a_header_is_declared_to_mcp_only() {
+        let s = Schema::object(vec![
+            Property::new("region", text()).with_header("Region"),
+            Property::new("query", text()),
+        ]);
+        let mcp = s.render(Target::Mcp);
+        assert_eq!(mcp["properties"]["region"]["x-mcp-header"], json!("Region"));
+        assert!(mcp["properties"]["query"].get("x-mcp-header").is_none());
+        for t in Target::ALL {
+            assert_eq!(check_strict(&s.render(t), t), vec![], "{t:?}");
+        }
+        for t in [Target::OpenAi, Target::Anthropic] {
+            assert!(
+                s.render(t)["properties"]["region"]
+                    .get("x-mcp-header")
+                    .is_none()
+            );
+            // Written by hand for a provider, the keyword is outside its strict subset.
+            let v = check_strict(&mcp, t);
+            assert!(
+                v.iter().any(|v| v.message.contains("x-mcp-header")),
+                "{t:?}: {v:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn headers_the_clients_would_refuse_are_named() {
+        let optional = Schema::new(SchemaKind::Optional(Box::new(text())));
+        let list = Schema::new(SchemaKind::Array(Box::new(text())));
+        let nested = Schema::object(vec![Property::new("code", text()).with_header("Code")]);
+        let s = Schema::object(vec![
+            Property::new("a", text()).with_header("Region"),
+            Property::new("b", text()).with_header("region"),
+            Property::new("c", optional).with_header("Note"),
+            Property::new("d", list).with_header("Items"),
+            Property::new("e", text()).with_header("My Region"),
+            Property::new("f", nested),
+        ]);
+        let v: Vec<String> = check_strict(&s.render(Target::Mcp), Target::Mcp)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let at = |path: &str, says: &str| {
+            assert!(
+                v.iter()
+                    .any(|v| v.starts_with(&format!("at `{path}`")) && v.contains(says)),
+                "{path} / {says}: {v:#?}"
+            )
+        };
+        at("properties.b", "also given at `properties.a`");
+        at("properties.c", "required text, integer or boolean");
+        at("properties.d", "required text, integer or boolean");
+        at("properties.e", "a space");
+        // A property of a nested object is still reached through `properties` alone.
+        assert!(!v.iter().any(|v| v.contains("properties.f")), "{v:#?}");
+        assert_eq!(v.len(), 4, "{v:#?}");
+        // A header on a list's items is off the `properties` chain.
+        let items = json!({"type": "object", "additionalProperties": false, "required": ["l"],
+            "properties": {"l": {"type": "array", "items": {"type": "string", "x-mcp-header": "L"}}}});
+        let v = check_strict(&items, Target::Mcp);
+        assert!(v.iter().any(|v| v.path == "properties.l.items"), "{v:?}");
     }
 }

@@ -120,6 +120,35 @@ pub struct Property {
     pub name: Cow<'static, str>,
     /// The property's schema; [`SchemaKind::Optional`] marks an optional property.
     pub schema: Schema,
+    /// The HTTP header an MCP client mirrors the value into (`Mcp-Param-{header}`, the
+    /// schema's `x-mcp-header`, SEP-2243), from `#[erp(header = "..")]`; `None` for most
+    /// fields. See [`Property::with_header`].
+    pub header: Option<Cow<'static, str>>,
+}
+
+impl Property {
+    /// A property named `name` (its wire name) with `schema`, mirrored into no header.
+    pub fn new(name: impl Into<Cow<'static, str>>, schema: Schema) -> Self {
+        Property {
+            name: name.into(),
+            schema,
+            header: None,
+        }
+    }
+
+    /// Asks MCP clients to send the value in the header `Mcp-Param-{header}` too, so that
+    /// a gateway or load balancer can route on it without reading the body (SEP-2243).
+    ///
+    /// The MCP rendering gains `"x-mcp-header": header`; the OpenAI and Anthropic ones are
+    /// unchanged. On streamable HTTP a request of protocol `2026-07-28` or later whose
+    /// header is missing or differs from the body is refused with HTTP 400 and JSON-RPC
+    /// error `-32020` before the tool runs. The registry refuses a header that is not an
+    /// HTTP token, is given twice (case-insensitively), or sits on a value that is not
+    /// required text, a whole number, a decimal, an enum or a boolean.
+    pub fn with_header(mut self, header: impl Into<Cow<'static, str>>) -> Self {
+        self.header = Some(header.into());
+        self
+    }
 }
 
 impl Schema {

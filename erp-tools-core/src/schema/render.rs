@@ -119,7 +119,7 @@ impl Schema {
                 let mut properties = Map::new();
                 let mut required = Vec::new();
                 for p in props {
-                    let rendered = if target == Target::Anthropic {
+                    let mut rendered = if target == Target::Anthropic {
                         // Anthropic strict: optional means "not required", no null branch.
                         match &p.schema.kind {
                             SchemaKind::Optional(inner) => {
@@ -142,6 +142,13 @@ impl Schema {
                         required.push(p.name.clone());
                         p.schema.render(target)
                     };
+                    // SEP-2243: the header an MCP client mirrors the value into. MCP only:
+                    // the providers' strict modes take no `x-` keywords.
+                    if target == Target::Mcp
+                        && let (Some(h), Some(obj)) = (&p.header, rendered.as_object_mut())
+                    {
+                        obj.insert("x-mcp-header".into(), Value::String(h.to_string()));
+                    }
                     properties.insert(p.name.to_string(), rendered);
                 }
                 json!({

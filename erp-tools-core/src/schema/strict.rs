@@ -58,7 +58,80 @@ pub fn check_strict(schema: &Value, target: Target) -> Vec<StrictViolation> {
         None => out.push(violation("", "the root must be a JSON object")),
     }
     check_node(schema, target, "", 1, &mut out);
+    if target == Target::Mcp {
+        out.extend(header_violations(schema));
+    }
     out
+}
+
+/// The SEP-2243 rules for `x-mcp-header` in an MCP input schema: only on a property
+/// reached from the root through `properties` alone, a valid header name, unique
+/// case-insensitively, on a required text, integer or boolean value. Clients drop a tool
+/// that breaks one, so the registry refuses it.
+pub(crate) fn header_violations(schema: &Value) -> Vec<StrictViolation> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashMap::new();
+    walk_headers(schema, "", false, true, &mut seen, &mut out);
+    out
+}
+
+fn walk_headers(
+    node: &Value,
+    path: &str,
+    here: bool,
+    chain: bool,
+    seen: &mut std::collections::HashMap<String, String>,
+    out: &mut Vec<StrictViolation>,
+) {
+    let Some(obj) = node.as_object() else { return };
+    if let Some(header) = obj.get("x-mcp-header") {
+        let problem = match (here, header.as_str()) {
+            (false, _) => Some(
+                "`x-mcp-header` must be on a property reached from the root through `properties` alone (not the root, a list item or a union branch)"
+                    .to_string(),
+            ),
+            (true, None) => Some("`x-mcp-header` must be a string".to_string()),
+            (true, Some(name)) => erp_tools_internals::names::header_name_problem(name)
+                .or_else(|| match obj.get("type") {
+                    Some(Value::String(t)) if ["string", "integer", "boolean"].contains(&t.as_str()) => None,
+                    _ => Some(format!(
+                        "`x-mcp-header` `{name}` must be on a required text, integer or boolean value (clients refuse it on optional, list, object or fractional values)"
+                    )),
+                })
+                .or_else(|| {
+                    seen.insert(name.to_ascii_lowercase(), path.to_string())
+                        .map(|first| {
+                            format!(
+                                "`x-mcp-header` `{name}` is also given at `{first}` (header names are case-insensitive)"
+                            )
+                        })
+                }),
+        };
+        if let Some(message) = problem {
+            out.push(violation(path, message));
+        }
+    }
+    if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+        for (name, sub) in props {
+            let sub_path = join(path, &format!("properties.{name}"));
+            walk_headers(sub, &sub_path, chain, chain, seen, out);
+        }
+    }
+    if let Some(items) = obj.get("items") {
+        walk_headers(items, &join(path, "items"), false, false, seen, out);
+    }
+    if let Some(branches) = obj.get("anyOf").and_then(Value::as_array) {
+        for (i, b) in branches.iter().enumerate() {
+            walk_headers(
+                b,
+                &join(path, &format!("anyOf.{i}")),
+                false,
+                false,
+                seen,
+                out,
+            );
+        }
+    }
 }
 
 fn violation(path: &str, message: impl Into<String>) -> StrictViolation {
@@ -99,6 +172,10 @@ fn check_node(
         return;
     }
     for key in obj.keys() {
+        // MCP's `x-mcp-header` (SEP-2243) is checked by `header_violations`.
+        if target == Target::Mcp && key == "x-mcp-header" {
+            continue;
+        }
         if !ALLOWED_KEYWORDS.contains(&key.as_str()) {
             out.push(violation(
                 path,

@@ -342,20 +342,17 @@ mod tests {
 
     fn schema() -> Schema {
         Schema::object(vec![
-            Property {
-                name: "qty".into(),
-                schema: Schema::new(SchemaKind::Decimal),
-            },
-            Property {
-                name: "uom".into(),
-                schema: Schema::new(SchemaKind::Enum(vec!["PCS".into(), "BOX".into()])),
-            },
-            Property {
-                name: "note".into(),
-                schema: Schema::new(SchemaKind::Optional(Box::new(Schema::new(
+            Property::new("qty", Schema::new(SchemaKind::Decimal)),
+            Property::new(
+                "uom",
+                Schema::new(SchemaKind::Enum(vec!["PCS".into(), "BOX".into()])),
+            ),
+            Property::new(
+                "note",
+                Schema::new(SchemaKind::Optional(Box::new(Schema::new(
                     SchemaKind::String(None),
                 )))),
-            },
+            ),
         ])
     }
 

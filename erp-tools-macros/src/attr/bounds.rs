@@ -1,6 +1,6 @@
 //! The `#[erp(..)]` bounds on an argument field.
 
-use erp_tools_internals::names::closest;
+use erp_tools_internals::names::{self, closest};
 use proc_macro2::Span;
 use quote::ToTokens;
 use syn::ext::IdentExt;
@@ -12,7 +12,7 @@ use super::entry::{Entry, SpanOf, lit_str};
 use crate::errors::Errors;
 
 /// Every key `#[erp(..)]` accepts on an argument field.
-pub(super) const BOUND_KEYS: &[&str] = &["min", "max", "positive", "len", "pattern"];
+pub(super) const BOUND_KEYS: &[&str] = &["min", "max", "positive", "len", "pattern", "header"];
 
 /// A number written in a bound, as its decimal text (`-5`, `0.01`, `1000`).
 pub(crate) struct BoundNumber {
@@ -36,6 +36,9 @@ pub(crate) struct FieldBounds {
     pub len: Option<(usize, Option<usize>, Span)>,
     /// `pattern = ".."`: a regular expression the whole text must match.
     pub pattern: Option<LitStr>,
+    /// `header = ".."`: the HTTP header MCP clients mirror the value into
+    /// (`Mcp-Param-{header}`, SEP-2243). Not a bound: [`FieldBounds::is_empty`] ignores it.
+    pub header: Option<LitStr>,
     /// Where the first `#[erp]` was written.
     pub span: Option<Span>,
 }
@@ -105,6 +108,7 @@ pub(crate) fn field_bounds(attrs: &[Attribute], errors: &mut Errors) -> FieldBou
                 "max" => out.max.is_some(),
                 "positive" => out.positive.is_some(),
                 "len" => out.len.is_some(),
+                "header" => out.header.is_some(),
                 _ => out.pattern.is_some(),
             };
             if taken {
@@ -138,6 +142,19 @@ pub(crate) fn field_bounds(attrs: &[Attribute], errors: &mut Errors) -> FieldBou
                         format!("`{name}` takes a number {why}: write {}", bound_example(known)),
                     ),
                 },
+                ("header", Some(v)) => match lit_str(&v) {
+                    Some(s) => match names::header_name_problem(&s.value()) {
+                        None => out.header = Some(s),
+                        Some(why) => errors.spanned(
+                            &s,
+                            format!("{why}: write {}", bound_example("header")),
+                        ),
+                    },
+                    None => errors.spanned(
+                        &v,
+                        format!("`header` takes a string: write {}", bound_example("header")),
+                    ),
+                },
                 ("len", Some(v)) => match bound_len(&v) {
                     Ok((lo, hi)) => out.len = Some((lo, hi, v_span(&v))),
                     Err(why) => errors.spanned(&v, format!("{why}: write {}", bound_example("len"))),
@@ -168,6 +185,7 @@ fn bound_example(key: &str) -> &'static str {
         "min" => "`min = 1` or `min = 0.01`",
         "max" => "`max = 1000` or `max = 99.5`",
         "len" => "`len = 1..=40`, `len = 3`, `len = ..=40` or `len = 1..`",
+        "header" => "`header = \"Region\"` (sent as `Mcp-Param-Region`)",
         _ => "`pattern = \"^[A-Z]{2}-[0-9]+$\"`",
     }
 }

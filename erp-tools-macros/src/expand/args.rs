@@ -81,11 +81,16 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
             });
             let bounds = bounds_tokens(&field.bounds, &private);
             object_asserts.extend(bound_asserts(field, &as_args, &private));
+            let header = field
+                .bounds
+                .header
+                .as_ref()
+                .map(|h| quote!(.with_header(#h)));
             props.push(quote! {
-                __erp_tool_props.push(#private::Property {
-                    name: ::std::borrow::Cow::Borrowed(#wire),
-                    schema: #as_args::schema() #doc #bounds,
-                });
+                __erp_tool_props.push(#private::Property::new(
+                    ::std::borrow::Cow::Borrowed(#wire),
+                    #as_args::schema() #doc #bounds,
+                ) #header);
             });
             depth.push(quote! { #as_args::DEPTH });
             if field.wire == valid::CLIENT_REF {
@@ -280,6 +285,16 @@ fn bound_asserts(field: &Field, as_args: &TokenStream, private: &TokenStream) ->
             format!(
                 "`pattern` bounds text, but `{name}` is not a `String` (or a list of them); bound numbers with \
                  `min`/`max`, or remove the pattern (an enum already lists its values)"
+            ),
+        );
+    }
+    if let Some(h) = &b.header {
+        push(
+            h.span(),
+            quote!(#as_args::SHAPE == #shape::OBJECT || #as_args::SHAPE == #shape::LIST),
+            format!(
+                "`header` sends one value as an HTTP header, but `{name}` is a struct or a list; put \
+                 `header = \"..\"` on a text, number, enum or boolean field"
             ),
         );
     }

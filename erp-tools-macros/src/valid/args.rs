@@ -66,11 +66,13 @@ pub(crate) fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
     match &input.shape {
         Shape::Struct(fields) => {
             let mut seen: Vec<&str> = Vec::new();
+            let mut headers: Vec<String> = Vec::new();
             for field in fields {
                 if field.serde.skip {
                     continue;
                 }
                 super::bounds::check_bounds(field, errors);
+                super::bounds::check_header(field, &mut headers, errors);
                 check_self_reference(input, field, errors);
                 check_free_form(field.ty, errors);
                 if field.serde.flatten.is_some() {

@@ -6,8 +6,44 @@
 
 use std::cmp::Ordering;
 
-use crate::ast::Field;
+use crate::ast::{Field, last_ident};
 use crate::errors::Errors;
+
+/// Checks one field's `header = ".."`: on a value of its own that every call sends, and
+/// not the header of another field of the struct (header names are case-insensitive).
+/// Whether the type is text, a number, an enum or a boolean is checked by the expansion.
+pub(super) fn check_header(field: &Field, seen: &mut Vec<String>, errors: &mut Errors) {
+    let Some(header) = &field.bounds.header else {
+        return;
+    };
+    let name = header.value();
+    if field.serde.flatten.is_some() {
+        errors.spanned(
+            header,
+            format!(
+                "`{}` is flattened, so it has no value of its own to send as a header; put `header = \"{name}\"` on a field of the flattened struct",
+                field.ident
+            ),
+        );
+    } else if last_ident(field.ty).as_deref() == Some("Option") {
+        errors.spanned(
+            header,
+            format!(
+                "`{}` is optional, and MCP clients refuse a header on an optional value (SEP-2243): make the field required, or remove `header = \"{name}\"`",
+                field.ident
+            ),
+        );
+    } else if seen.iter().any(|s| s.eq_ignore_ascii_case(&name)) {
+        errors.spanned(
+            header,
+            format!(
+                "another field is already sent as the header `{name}` (header names are case-insensitive); give each field its own header name"
+            ),
+        );
+    } else {
+        seen.push(name);
+    }
+}
 
 /// Checks one field's bounds.
 pub(super) fn check_bounds(field: &Field, errors: &mut Errors) {

@@ -30,10 +30,7 @@ fn draft_stub<'a>(_: &'a ToolContext, _: &'a mut DraftTx, _: Value) -> HandlerFu
     Box::pin(async { Ok(Value::Null.into()) })
 }
 fn prop(name: &'static str, kind: SchemaKind) -> Property {
-    Property {
-        name: name.into(),
-        schema: Schema::new(kind),
-    }
+    Property::new(name, Schema::new(kind))
 }
 fn payment_schema() -> Schema {
     Schema::object(vec![

@@ -43,7 +43,28 @@
     if (cls) e.className = cls;
     return e;
   }
+  // A decimal amount as the review console shows it: two decimals, the integer digits
+  // grouped by thousands with narrow no-break spaces ("1848000" -> "1 848 000.00"),
+  // rounded on the digits themselves (never through a float), a tie to the even cent as
+  // the console's `Decimal::round_dp` does. Anything that is not a plain decimal is shown
+  // as it is.
+  function money(v, currency) {
+    if (v === undefined || v === null) return "";
+    var s = String(v).trim();
+    var m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(s);
+    if (!m) return s;
+    var frac = (m[3] || "") + "000";
+    var cents = BigInt(m[2] + frac.slice(0, 2));
+    var rest = frac.slice(2).replace(/0+$/, "");
+    var tie = rest === "5";
+    if (rest[0] > "5" || (rest[0] === "5" && (!tie || cents % 2n === 1n))) cents += 1n;
+    var digits = cents.toString().padStart(3, "0");
+    var int = digits.slice(0, -2).replace(/\B(?=(\d{3})+$)/g, "\u202f");
+    var out = (m[1] && cents !== 0n ? "-" : "") + int + "." + digits.slice(-2);
+    return currency ? out + " " + currency : out;
+  }
   window.McpCard = {
+    money: money,
     on: function (method, fn) { handlers[method] = fn; },
     start: function (name) {
       return request("ui/initialize", {
@@ -81,7 +102,10 @@
       table.appendChild(head);
       lines.forEach(function (l, i) {
         var tr = el("tr");
-        [l.line_no || i + 1, l.item_code, l.qty, l.uom, l.unit_price, l.line_total].forEach(function (v, j) {
+        var cells = [l.line_no || i + 1, l.item_code, l.qty, l.uom];
+        cells.push(l.unit_price === undefined ? "" : money(l.unit_price));
+        cells.push(l.line_total === undefined ? "" : money(l.line_total));
+        cells.forEach(function (v, j) {
           var td = el("td", v === undefined || v === null ? "" : v);
           if (j >= 2 && j !== 3) td.className = "num";
           tr.appendChild(td);

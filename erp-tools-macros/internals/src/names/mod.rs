@@ -5,6 +5,7 @@
 //! compiler in the loop.
 
 mod forbidden;
+mod header;
 mod rename;
 mod text;
 mod units;
@@ -13,6 +14,7 @@ pub use forbidden::{
     DraftForbidden, Forbidden, classify, classify_draft, draft_message, forbidden_message,
     valid_key,
 };
+pub use header::header_name_problem;
 pub use rename::{RenameRule, segments};
 pub use text::{closest, edit_distance, humanise, join_doc};
 pub use units::{UnitKind, UnitWord, is_unit_like, unit_word};

@@ -75,7 +75,10 @@ async fn run() -> Result<(), String> {
             tools::input_required_result_multi_round,
             tools::input_required_result_tampered_state,
             tools::tool_with_progress,
+            tools::custom_headers,
         ])
+        // A card, so that the suite's caching scenario finds resources to read.
+        .card::<tools::simple_text>(erp_tools_core::mcp::apps::DRAFT_CARD)
         .build()
         .map_err(|e| e.to_string())?;
     let db = Database::open(&flags.db)

@@ -3,7 +3,8 @@
 //! Only tools whose shape `#[erp_tool]` allows are here: a read tool with a strict
 //! argument schema, answering with structured content and a sentence, or with a tool
 //! error, or with a question for a person (`ToolError::needs_input`), reporting its
-//! progress on the way (`ToolContext::progress`). The suite's other tools (images, audio,
+//! progress on the way (`ToolContext::progress`), with arguments mirrored into headers
+//! (`#[erp(header = "..")]`). The suite's other tools (images, audio,
 //! embedded resources, log notifications, sampling, roots, free-form JSON Schema) have no
 //! `#[erp_tool]` form by design; the check script lists them with the reason.
 
@@ -182,4 +183,35 @@ pub(crate) async fn tool_with_progress(ctx: &ToolContext, _db: &ReadDb) -> Resul
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     said("Progress reported three times.")
+}
+
+/// Arguments of `test_custom_headers`: two of them are mirrored into headers.
+#[derive(Debug, Deserialize, ToolArgs)]
+pub(crate) struct CustomHeadersArgs {
+    /// The region, also sent as the header `Mcp-Param-Region`.
+    #[erp(header = "Region")]
+    region: String,
+    /// A priority, also sent as the header `Mcp-Param-Priority`.
+    #[erp(header = "Priority")]
+    priority: i64,
+    /// A query, sent in the body only.
+    query: String,
+}
+
+/// Echoes its arguments; two are mirrored into `Mcp-Param-*` headers (SEP-2243), which
+/// the server checks against the body before the tool runs.
+#[erp_tool(
+    module = "test",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn custom_headers(
+    _ctx: &ToolContext,
+    _db: &ReadDb,
+    args: CustomHeadersArgs,
+) -> Result<Said, ToolError> {
+    said(format!(
+        "region {}, priority {}, query {}",
+        args.region, args.priority, args.query
+    ))
 }
