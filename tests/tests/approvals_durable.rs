@@ -162,7 +162,10 @@ async fn approved_action_resumes_from_the_store_and_runs_once(t: &TestDb) {
         .position(|l| l == &format!("runtime:ok:{CREATE_PAYMENT_REQUEST_DRAFT}"))
         .expect("the payment ran");
     assert!(granted < executed, "{lines:?}");
-    assert!(lines.contains(&format!("runtime:replayed:{CREATE_PAYMENT_REQUEST_DRAFT}")));
+    assert!(
+        lines.contains(&format!("runtime:replayed:{CREATE_PAYMENT_REQUEST_DRAFT}")),
+        "{lines:?}"
+    );
 }
 on_both_backends!(approved_action_resumes_from_the_store_and_runs_once);
 
