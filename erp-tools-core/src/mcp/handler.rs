@@ -27,9 +27,6 @@ use crate::text;
 use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
 
-/// Name announced in `serverInfo`.
-pub(super) const SERVER_NAME: &str = "erp-tools";
-
 /// The HTTP header an agent host may use to name the agent run when the token has no
 /// `run` claim.
 pub const AGENT_RUN_HEADER: &str = "x-agent-run-id";

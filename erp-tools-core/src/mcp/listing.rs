@@ -8,8 +8,10 @@ use rmcp::model::{
     ToolsCapability,
 };
 
-use super::handler::SERVER_NAME;
 use crate::registry::{RegisteredTool, ToolRegistry};
+
+/// Name announced in `serverInfo`.
+pub(super) const SERVER_NAME: &str = "erp-tools";
 
 /// The `rmcp` definition of a registered tool (see [`crate::export::mcp_tools`] for what it
 /// holds; a unit test checks the two agree).
