@@ -118,13 +118,25 @@ fn call(arguments: Value) -> CallToolRequestParams {
     CallToolRequestParams::new(TOOL).with_arguments(arguments.as_object().unwrap().clone())
 }
 
-/// A client that answers every elicitation with `answer` (or declines with `None`).
+/// A client that answers every elicitation with `answer` in the form's `vendor` field (or
+/// declines with `None`).
 #[derive(Clone)]
 struct Person {
     answer: Option<&'static str>,
+    /// Whether the client declares the elicitation capability (on every 2026-07-28
+    /// request's `_meta`, and at initialize).
+    elicits: bool,
 }
 
 impl ClientHandler for Person {
+    fn get_info(&self) -> rmcp::model::ClientInfo {
+        let mut info = rmcp::model::ClientInfo::default();
+        if self.elicits {
+            info.capabilities = ClientCapabilities::builder().enable_elicitation().build();
+        }
+        info
+    }
+
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
@@ -136,21 +148,22 @@ impl ClientHandler for Person {
         assert!(message.contains("Which one?"), "{message}");
         Ok(match self.answer {
             Some(a) => {
-                ElicitResult::new(ElicitationAction::Accept).with_content(json!({"answer": a}))
+                ElicitResult::new(ElicitationAction::Accept).with_content(json!({"vendor": a}))
             }
             None => ElicitResult::new(ElicitationAction::Decline),
         })
     }
 }
 
-/// A client and server over an in-process pipe, the server believing the client speaks
-/// `version` and declares elicitation when `elicits`.
+/// A client and server over an in-process pipe, the client speaking `version`, declaring
+/// elicitation when `elicits` and answering with `answer`.
 async fn pair(
     server: ErpMcpServer,
     version: ProtocolVersion,
     elicits: bool,
-    person: Person,
+    answer: Option<&'static str>,
 ) -> RunningService<RoleClient, Person> {
+    let person = Person { answer, elicits };
     let capabilities = if elicits {
         ClientCapabilities::builder().enable_elicitation().build()
     } else {
@@ -206,7 +219,7 @@ fn answering(state: &str, answer: &str, arguments: Value) -> CallToolRequestPara
     let mut responses = InputResponses::new();
     responses.insert(
         "vendor".into(),
-        json!({"action": "accept", "content": {"answer": answer}}),
+        json!({"action": "accept", "content": {"vendor": answer}}),
     );
     call(arguments)
         .with_input_responses(responses)
@@ -217,15 +230,7 @@ fn answering(state: &str, answer: &str, arguments: Value) -> CallToolRequestPara
 async fn mcp_2026_asks_with_input_required_and_the_repeated_call_delivers_the_answer() {
     let t = TestDb::sqlite().await;
     let server = ErpMcpServer::with_principal(runtime(&t.db).await, buyer());
-    let client = pair(
-        server,
-        ProtocolVersion::V_2026_07_28,
-        true,
-        Person {
-            answer: Some("V-00002"),
-        },
-    )
-    .await;
+    let client = pair(server, ProtocolVersion::V_2026_07_28, true, Some("V-00002")).await;
 
     // One round by hand: the question as an elicitation form, nothing written yet.
     let (state, requests) = ask(&client, args("a-1")).await;
@@ -240,11 +245,12 @@ async fn mcp_2026_asks_with_input_required_and_the_repeated_call_delivers_the_an
             .unwrap()
             .contains("V-00001 (Sinar Jaya) or V-00002")
     );
+    // The form's one field is named after the question's key.
     assert_eq!(
-        form["requestedSchema"]["properties"]["answer"]["enum"],
+        form["requestedSchema"]["properties"]["vendor"]["enum"],
         json!(["V-00001", "V-00002"])
     );
-    assert_eq!(form["requestedSchema"]["required"], json!(["answer"]));
+    assert_eq!(form["requestedSchema"]["required"], json!(["vendor"]));
     assert!(
         orders(&t.db).await.is_empty(),
         "nothing is written before the answer"
@@ -275,13 +281,7 @@ async fn tampered_replayed_and_misbound_states_are_refused_and_audited() {
     let t = TestDb::sqlite().await;
     let rt = runtime(&t.db).await;
     let server = ErpMcpServer::with_principal(rt.clone(), buyer());
-    let client = pair(
-        server,
-        ProtocolVersion::V_2026_07_28,
-        true,
-        Person { answer: None },
-    )
-    .await;
+    let client = pair(server, ProtocolVersion::V_2026_07_28, true, None).await;
 
     let (state, _) = ask(&client, args("t-1")).await;
     // Altered: one character of the tag changed.
@@ -338,7 +338,7 @@ async fn tampered_replayed_and_misbound_states_are_refused_and_audited() {
         ErpMcpServer::with_principal(rt, other),
         ProtocolVersion::V_2026_07_28,
         true,
-        Person { answer: None },
+        None,
     )
     .await;
     let (state3, _) = ask(&client, args("t-4")).await;
@@ -368,15 +368,7 @@ async fn tampered_replayed_and_misbound_states_are_refused_and_audited() {
 async fn a_2025_client_that_declared_elicitation_is_asked_by_the_server() {
     let t = TestDb::sqlite().await;
     let server = ErpMcpServer::with_principal(runtime(&t.db).await, buyer());
-    let client = pair(
-        server,
-        ProtocolVersion::V_2025_11_25,
-        true,
-        Person {
-            answer: Some("V-00002"),
-        },
-    )
-    .await;
+    let client = pair(server, ProtocolVersion::V_2025_11_25, true, Some("V-00002")).await;
     let done = client.call_tool(call(args("e-1"))).await.unwrap();
     assert_eq!(done.is_error, Some(false), "{}", text(&done));
     assert_eq!(
@@ -388,7 +380,7 @@ async fn a_2025_client_that_declared_elicitation_is_asked_by_the_server() {
         ErpMcpServer::with_principal(runtime(&t.db).await, buyer()),
         ProtocolVersion::V_2025_11_25,
         true,
-        Person { answer: None },
+        None,
     )
     .await;
     let declined = declining.call_tool(call(args("e-2"))).await.unwrap();
@@ -405,13 +397,7 @@ async fn a_2025_client_that_declared_elicitation_is_asked_by_the_server() {
 async fn a_client_that_cannot_be_asked_gets_the_question_and_the_choices_as_a_tool_error() {
     let t = TestDb::sqlite().await;
     let server = ErpMcpServer::with_principal(runtime(&t.db).await, buyer());
-    let client = pair(
-        server,
-        ProtocolVersion::V_2025_11_25,
-        false,
-        Person { answer: None },
-    )
-    .await;
+    let client = pair(server, ProtocolVersion::V_2025_11_25, false, None).await;
     let result = client.call_tool(call(args("n-1"))).await.unwrap();
     assert_eq!(result.is_error, Some(true));
     let text = text(&result);
@@ -428,6 +414,30 @@ async fn a_client_that_cannot_be_asked_gets_the_question_and_the_choices_as_a_to
     assert_eq!(meta["error"], "needs_input");
     assert_eq!(meta["input"]["choices"], json!(["V-00001", "V-00002"]));
     assert!(orders(&t.db).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_request_without_elicitation_is_refused_naming_the_missing_capability() {
+    let t = TestDb::sqlite().await;
+    let server = ErpMcpServer::with_principal(runtime(&t.db).await, buyer());
+    let client = pair(server, ProtocolVersion::V_2026_07_28, false, None).await;
+    // The server must not send an elicitation request the client did not declare it can
+    // answer: -32021, with the missing capability as a ClientCapabilities object.
+    let refused = client.call_tool_once(call(args("c-1"))).await;
+    let Err(rmcp::service::ServiceError::McpError(e)) = refused else {
+        panic!("expected -32021, got {refused:?}");
+    };
+    assert_eq!(
+        e.code,
+        rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+    );
+    let data = e.data.expect("the error names the capability");
+    assert!(
+        data["requiredCapabilities"]["elicitation"].is_object(),
+        "{data}"
+    );
+    assert!(orders(&t.db).await.is_empty(), "nothing is written");
+    assert_eq!(outcomes(&t.db).await, ["tool_error"], "the call is audited");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,10 +4,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    GetPromptRequestParams, GetPromptResponse, InputRequiredResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, InputRequiredResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -425,6 +426,12 @@ impl ErpMcpServer {
                 return Ok(result.into());
             };
             match Asking::of(&context) {
+                // The spec forbids relying on a capability the request did not declare.
+                Asking::Undeclared => {
+                    return Err(ErrorData::missing_required_client_capability(
+                        ClientCapabilities::builder().enable_elicitation().build(),
+                    ));
+                }
                 Asking::InputRequired => {
                     let state = self.states.seal(&binding, &question, &answers);
                     let result = InputRequiredResult::new(
@@ -488,8 +495,11 @@ async fn finish_progress(progress: Option<Forwarder>) {
 
 /// How the server can put a question to this client.
 enum Asking {
-    /// 2026-07-28: an `input_required` result.
+    /// 2026-07-28, the request declaring elicitation: an `input_required` result.
     InputRequired,
+    /// 2026-07-28, the request not declaring elicitation: the call cannot ask, and is
+    /// answered `-32021` (missing required client capability) naming `elicitation`.
+    Undeclared,
     /// An earlier revision whose client declared elicitation: `elicitation/create`.
     Elicitation,
     /// Neither: a tool error with the question and the choices.
@@ -502,7 +512,17 @@ impl Asking {
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
         {
-            return Asking::InputRequired;
+            // Per request: the capabilities its `_meta` declares (a legacy session's
+            // initialize capabilities when it has none).
+            let declared = context
+                .client_capabilities()
+                .and_then(|caps| caps.elicitation)
+                .is_some_and(|e| e.form.is_some() || e.url.is_none());
+            return if declared {
+                Asking::InputRequired
+            } else {
+                Asking::Undeclared
+            };
         }
         let declared = context
             .peer

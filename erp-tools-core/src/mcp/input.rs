@@ -15,9 +15,6 @@ use serde_json::{Value, json};
 
 use crate::tool::input::{InputAnswers, InputRequest};
 
-/// The property of the elicitation form that holds the answer.
-pub(super) const ANSWER_FIELD: &str = "answer";
-
 /// What a sealed `requestState` carries: the question, the answers given so far, and a
 /// nonce that makes it usable once.
 #[derive(Debug, Serialize, Deserialize)]
@@ -108,20 +105,24 @@ pub(super) fn binding(user: &str, branch: i64, run: &str, tool: &str, args_hash:
     format!("erp-tools/input/v1\u{1f}{user}\u{1f}{branch}\u{1f}{run}\u{1f}{tool}\u{1f}{args_hash}")
 }
 
-/// The elicitation form asking `input`: one required string property, its enum the
+/// The elicitation form asking `input`: one required string property named after the
+/// question's key (`{"vendor": ..}` for `needs_input("vendor", ..)`), its enum the
 /// choices.
 pub(super) fn elicitation(input: &InputRequest) -> ElicitRequestParams {
+    let mut properties = serde_json::Map::new();
+    properties.insert(
+        input.key.clone(),
+        json!({
+            "type": "string",
+            "title": "Answer",
+            "description": input.question,
+            "enum": input.choices,
+        }),
+    );
     let schema = json!({
         "type": "object",
-        "properties": {
-            ANSWER_FIELD: {
-                "type": "string",
-                "title": "Answer",
-                "description": input.question,
-                "enum": input.choices,
-            }
-        },
-        "required": [ANSWER_FIELD],
+        "properties": properties,
+        "required": [input.key],
     });
     ElicitRequestParams::FormElicitationParams {
         meta: None,
@@ -141,15 +142,13 @@ pub(super) fn input_requests(input: &InputRequest) -> InputRequests {
     requests
 }
 
-/// The answer in an elicitation result (`{"action": "accept", "content": {"answer": ..}}`),
-/// if the person accepted and chose one of the choices.
+/// The answer in an elicitation result (`{"action": "accept", "content": {"vendor": ..}}`
+/// for the question keyed `vendor`), if the person accepted and chose one of the choices.
 pub(super) fn accepted_answer(input: &InputRequest, result: &Value) -> Option<String> {
     if result.get("action").and_then(Value::as_str) != Some("accept") {
         return None;
     }
-    let answer = result
-        .pointer(&format!("/content/{ANSWER_FIELD}"))?
-        .as_str()?;
+    let answer = result.get("content")?.get(&input.key)?.as_str()?;
     input.accepts(answer).then(|| answer.to_string())
 }
 
@@ -196,10 +195,16 @@ mod tests {
     #[test]
     fn only_an_accepted_allowed_answer_counts() {
         let q = question();
-        let ok = json!({"action": "accept", "content": {"answer": "V-2"}});
+        let ok = json!({"action": "accept", "content": {"vendor": "V-2"}});
         assert_eq!(accepted_answer(&q, &ok).as_deref(), Some("V-2"));
-        let other = json!({"action": "accept", "content": {"answer": "V-9"}});
+        let other = json!({"action": "accept", "content": {"vendor": "V-9"}});
         assert_eq!(accepted_answer(&q, &other), None);
+        let unnamed = json!({"action": "accept", "content": {"answer": "V-2"}});
+        assert_eq!(
+            accepted_answer(&q, &unnamed),
+            None,
+            "the form's field is `vendor`"
+        );
         let declined = json!({"action": "decline"});
         assert_eq!(accepted_answer(&q, &declined), None);
     }

@@ -66,16 +66,22 @@ async fn run() -> Result<(), String> {
     }
     let registry = ToolRegistry::builder()
         .module("test", tools::DESCRIPTION)
+        .module("test_input_required", tools::DESCRIPTION)
+        .module("test_missing", tools::DESCRIPTION)
         .tools(erp_tools_core::tools![
             tools::simple_text,
             tools::error_handling,
             tools::elicitation,
-            tools::input_required_result_elicitation,
-            tools::input_required_result_request_state,
-            tools::input_required_result_multi_round,
-            tools::input_required_result_tampered_state,
             tools::tool_with_progress,
             tools::custom_headers,
+            tools::streaming_elicitation,
+            tools::logging_tool,
+            tools::result_elicitation,
+            tools::result_request_state,
+            tools::result_multi_round,
+            tools::result_tampered_state,
+            tools::result_capabilities,
+            tools::capability,
         ])
         // A card, so that the suite's caching scenario finds resources to read.
         .card::<tools::simple_text>(erp_tools_core::mcp::apps::DRAFT_CARD)

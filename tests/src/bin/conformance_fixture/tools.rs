@@ -4,7 +4,9 @@
 //! argument schema, answering with structured content and a sentence, or with a tool
 //! error, or with a question for a person (`ToolError::needs_input`), reporting its
 //! progress on the way (`ToolContext::progress`), with arguments mirrored into headers
-//! (`#[erp(header = "..")]`). The suite's other tools (images, audio,
+//! (`#[erp(header = "..")]`). A tool is named `{module}_{fn}`, so the suite's `test_*`
+//! names come from the modules `test`, `test_input_required` (`test_input_required_result_*`)
+//! and `test_missing` (`test_missing_capability`). The suite's other tools (images, audio,
 //! embedded resources, log notifications, sampling, roots, free-form JSON Schema) have no
 //! `#[erp_tool]` form by design; the check script lists them with the reason.
 
@@ -86,14 +88,11 @@ pub(crate) async fn elicitation(
 
 /// One question (`input_required`), then the answer.
 #[erp_tool(
-    module = "test",
+    module = "test_input_required",
     tier = "read",
     scopes = ["diagnostics:read"]
 )]
-pub(crate) async fn input_required_result_elicitation(
-    ctx: &ToolContext,
-    _db: &ReadDb,
-) -> Result<Said, ToolError> {
+pub(crate) async fn result_elicitation(ctx: &ToolContext, _db: &ReadDb) -> Result<Said, ToolError> {
     match ctx.input("user_name") {
         Some(name) => said(format!("Hello, {name}!")),
         None => Err(ToolError::needs_input(
@@ -106,11 +105,11 @@ pub(crate) async fn input_required_result_elicitation(
 
 /// One question whose `requestState` must come back unchanged.
 #[erp_tool(
-    module = "test",
+    module = "test_input_required",
     tier = "read",
     scopes = ["diagnostics:read"]
 )]
-pub(crate) async fn input_required_result_request_state(
+pub(crate) async fn result_request_state(
     ctx: &ToolContext,
     _db: &ReadDb,
 ) -> Result<Said, ToolError> {
@@ -124,26 +123,24 @@ pub(crate) async fn input_required_result_request_state(
     }
 }
 
-/// Two questions in two rounds, the second asked once the first is answered.
+/// Two questions in two rounds, the second asked once the first is answered (each form's
+/// field named after its key, `name` then `color`, as the suite answers them).
 #[erp_tool(
-    module = "test",
+    module = "test_input_required",
     tier = "read",
     scopes = ["diagnostics:read"]
 )]
-pub(crate) async fn input_required_result_multi_round(
-    ctx: &ToolContext,
-    _db: &ReadDb,
-) -> Result<Said, ToolError> {
-    let Some(name) = ctx.input("step1") else {
+pub(crate) async fn result_multi_round(ctx: &ToolContext, _db: &ReadDb) -> Result<Said, ToolError> {
+    let Some(name) = ctx.input("name") else {
         return Err(ToolError::needs_input(
-            "step1",
+            "name",
             "Step 1: What is your name?",
             ["Alice", "Bob"],
         ));
     };
-    let Some(color) = ctx.input("step2") else {
+    let Some(color) = ctx.input("color") else {
         return Err(ToolError::needs_input(
-            "step2",
+            "color",
             "Step 2: What is your favorite color?",
             ["blue", "green"],
         ));
@@ -153,11 +150,11 @@ pub(crate) async fn input_required_result_multi_round(
 
 /// One question whose sealed `requestState` must be refused once altered.
 #[erp_tool(
-    module = "test",
+    module = "test_input_required",
     tier = "read",
     scopes = ["diagnostics:read"]
 )]
-pub(crate) async fn input_required_result_tampered_state(
+pub(crate) async fn result_tampered_state(
     ctx: &ToolContext,
     _db: &ReadDb,
 ) -> Result<Said, ToolError> {
@@ -214,4 +211,79 @@ pub(crate) async fn custom_headers(
         "region {}, priority {}, query {}",
         args.region, args.priority, args.query
     ))
+}
+
+/// Asks a person (an `input_required` result over a stream), and never sends a request of
+/// its own on the call's response stream.
+#[erp_tool(
+    module = "test",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn streaming_elicitation(
+    ctx: &ToolContext,
+    _db: &ReadDb,
+) -> Result<Said, ToolError> {
+    match ctx.input("confirm") {
+        Some(ok) => said(format!("Confirmed: {ok}")),
+        None => {
+            ctx.progress(0.0, Some(1.0), "asking");
+            Err(ToolError::needs_input(
+                "confirm",
+                "Please confirm",
+                ["yes", "no"],
+            ))
+        }
+    }
+}
+
+/// Answers without a log notification: a handler's logs go to `tracing` and the audit,
+/// never to the client.
+#[erp_tool(
+    module = "test",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn logging_tool(_ctx: &ToolContext, _db: &ReadDb) -> Result<Said, ToolError> {
+    said("Logged to the server's own log only.")
+}
+
+/// Needs a person's answer, so a request that does not declare the client's `elicitation`
+/// capability is refused with `-32021` naming it, before anything is asked.
+#[erp_tool(
+    module = "test_missing",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn capability(ctx: &ToolContext, _db: &ReadDb) -> Result<Said, ToolError> {
+    match ctx.input("confirm") {
+        Some(ok) => said(format!("Confirmed: {ok}")),
+        None => Err(ToolError::needs_input(
+            "confirm",
+            "Please confirm",
+            ["yes", "no"],
+        )),
+    }
+}
+
+/// Needs a person's answer: asked with an elicitation request only when the request
+/// declares the client's `elicitation` capability, refused with `-32021` otherwise (a
+/// tool never asks the client's model, so a sampling-only client cannot be asked).
+#[erp_tool(
+    module = "test_input_required",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn result_capabilities(
+    ctx: &ToolContext,
+    _db: &ReadDb,
+) -> Result<Said, ToolError> {
+    match ctx.input("confirm") {
+        Some(ok) => said(format!("Confirmed: {ok}")),
+        None => Err(ToolError::needs_input(
+            "confirm",
+            "Please confirm",
+            ["yes", "no"],
+        )),
+    }
 }
