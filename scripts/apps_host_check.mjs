@@ -164,6 +164,8 @@ try {
   check("the approval card shows the injection text literally", ownText.includes(INJECTION), ownText);
   check("the approval card shows the priced preview (lines and a total)",
     /Total \d{1,3}(\u202f\d{3})*\.\d{2} IDR/.test(ownText) && ownText.includes("BRG-"), ownText);
+  check("the approval card says the preview was computed and rolled back, and shows no number from that run",
+    ownText.includes("transaction that was rolled back") && !/PO-\d{4}-\d{4}/.test(ownText), ownText);
   await turnShot("proposer", "approval-card-refused.png");
 
   // 3. The reviewer approves; the run resumes once.
