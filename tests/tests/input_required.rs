@@ -129,8 +129,8 @@ struct Person {
 }
 
 impl ClientHandler for Person {
-    fn get_info(&self) -> rmcp::model::ClientInfo {
-        let mut info = rmcp::model::ClientInfo::default();
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut info = rmcp::model::ClientConfig::default();
         if self.elicits {
             info.capabilities = ClientCapabilities::builder().enable_elicitation().build();
         }
