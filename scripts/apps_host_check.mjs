@@ -39,6 +39,8 @@ const env = {
   ...process.env,
   ERP_TOOLS_DB: `sqlite://${join(dir, "distributor.db")}`,
   ERP_TOOLS_RESOURCE: `${BASE}/mcp`,
+  // The ERP's page of a document: the card asks the host to open it; nothing is fetched.
+  DISTRIBUTOR_ERP_URL: "https://erp.example.com/po/{number}",
   RUST_LOG: "warn",
 };
 mkdirSync(shots, { recursive: true });
@@ -145,6 +147,16 @@ try {
   await page.waitForFunction(() => (window.openedLinks || []).length > 0);
   const opened = await page.evaluate(() => window.openedLinks[0]);
   check("the run link goes through the host to the review console", opened.startsWith(`${BASE}/review/runs/`), opened);
+  await draft.getByRole("button", { name: "Document in the review console" }).click();
+  await page.waitForFunction(() => (window.openedLinks || []).length > 1);
+  const docLink = await page.evaluate(() => window.openedLinks[1]);
+  check("the document link goes through the host to the document's page in the console",
+    docLink === `${BASE}/review/documents/purchase_order/${encodeURIComponent(number)}`, docLink);
+  await draft.getByRole("button", { name: "Document in the ERP" }).click();
+  await page.waitForFunction(() => (window.openedLinks || []).length > 2);
+  const erpLink = await page.evaluate(() => window.openedLinks[2]);
+  check("the ERP link goes through the host to the ERP's page of the document",
+    erpLink === `https://erp.example.com/po/${encodeURIComponent(number)}`, erpLink);
   await turnShot("draft", "draft-card.png");
   await show("buyer", "purchasing_create_po_draft", po, "draft again");
   const replayed = frame("draft again");

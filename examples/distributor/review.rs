@@ -218,9 +218,10 @@ async fn po_json(
         .transpose()
 }
 
-/// The MCP Apps cards: the draft card links to the run in the console at `/review` next
-/// to `resource` (the MCP endpoint's URL); the approval card decides in the agent's queue
-/// and resumes an approved run in this process, as the console does.
+/// The MCP Apps cards: the draft card links to the document and the run in the console at
+/// `/review` next to `resource` (the MCP endpoint's URL), and to the ERP's page of the
+/// document when `DISTRIBUTOR_ERP_URL` names one; the approval card decides in the agent's
+/// queue and resumes an approved run in this process, as the console does.
 pub fn apps(agent: Arc<Agent>, resource: &str) -> Result<McpApps, String> {
     let queue = agent
         .queue()
@@ -230,7 +231,11 @@ pub fn apps(agent: Arc<Agent>, resource: &str) -> Result<McpApps, String> {
         Some(base) => format!("{base}/review"),
         None => format!("{}/review", resource.trim_end_matches('/')),
     };
-    Ok(McpApps::new()
+    let apps = match std::env::var("DISTRIBUTOR_ERP_URL") {
+        Ok(template) if !template.trim().is_empty() => McpApps::new().erp_document_url(template),
+        _ => McpApps::new(),
+    };
+    Ok(apps
         .console_url(console_url)
         .approvals(queue)
         .on_approved(move |approval| {

@@ -220,11 +220,15 @@ async fn a_host_with_the_extension_gets_the_draft_card(t: &TestDb) {
         run.starts_with("http://127.0.0.1:8765/review/runs/"),
         "{run}"
     );
+    let number = doc["number"].as_str().unwrap();
     assert_eq!(
         links["document"],
+        json!(format!("http://erp.test/po/{number}"))
+    );
+    assert_eq!(
+        links["console_document"],
         json!(format!(
-            "http://erp.test/po/{}",
-            doc["number"].as_str().unwrap()
+            "http://127.0.0.1:8765/review/documents/purchase_order/{number}"
         ))
     );
     let again = host

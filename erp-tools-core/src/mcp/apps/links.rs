@@ -14,6 +14,10 @@ use super::approvals::Approvals;
 ///     .console_url("https://erp.example.com/review")
 ///     .erp_document_url("https://erp.example.com/po/{number}");
 /// assert_eq!(apps.document_link("PO-1").as_deref(), Some("https://erp.example.com/po/PO-1"));
+/// assert_eq!(
+///     apps.console_document_link("purchase_order", "PO-1").as_deref(),
+///     Some("https://erp.example.com/review/documents/purchase_order/PO-1"),
+/// );
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct McpApps {
@@ -30,7 +34,8 @@ impl McpApps {
     }
 
     /// The review console's address as a browser reaches it, e.g.
-    /// `https://erp.example.com/review`: the draft card links to the run's page there.
+    /// `https://erp.example.com/review`: the draft card links to the run's page and the
+    /// document's page there.
     pub fn console_url(mut self, url: impl Into<String>) -> Self {
         self.console_url = Some(url.into().trim_end_matches('/').to_string());
         self
@@ -48,6 +53,14 @@ impl McpApps {
         self.console_url
             .as_ref()
             .map(|base| format!("{base}/runs/{}", percent(run_id)))
+    }
+
+    /// The console page of document `number` of type `doc_type` (e.g. `purchase_order`),
+    /// if a console URL is set.
+    pub fn console_document_link(&self, doc_type: &str, number: &str) -> Option<String> {
+        self.console_url
+            .as_ref()
+            .map(|base| format!("{base}/documents/{}/{}", percent(doc_type), percent(number)))
     }
 
     /// The ERP page of document `number`, if a template is set.

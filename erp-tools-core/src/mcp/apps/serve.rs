@@ -10,6 +10,7 @@ use super::cards::{CARD_MIME, EXTENSION_ID, card_html};
 use super::host::host_supports_apps;
 use super::links::McpApps;
 use super::tools::{app_tools, decorate_result, tool_with_card};
+use crate::DocumentRef;
 use crate::registry::ToolRegistry;
 use crate::tool::context::Principal;
 
@@ -89,24 +90,21 @@ pub(crate) async fn app_call(
     }
 }
 
-/// `result` of tool `name` with the links its card shows, for a host that declared the
-/// extension; unchanged otherwise.
+/// `result` of tool `name` (run `run_id`, drafting `document`) with the links its card
+/// shows, for a host that declared the extension; unchanged otherwise.
 pub(crate) fn finish(
     apps: &McpApps,
     registry: &ToolRegistry,
-    principal: &Principal,
-    agent_run_id: Option<&str>,
+    run_id: &str,
     name: &str,
+    document: Option<&DocumentRef>,
     mut result: CallToolResult,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResult {
     if let Some(registered) = registry.get(name)
         && host_supports_apps(context)
     {
-        let run_id = agent_run_id
-            .map(str::to_string)
-            .unwrap_or_else(|| crate::principal_run_id(principal));
-        decorate_result(apps, registered, &mut result, &run_id);
+        decorate_result(apps, registered, &mut result, run_id, document);
     }
     result
 }

@@ -5,10 +5,12 @@ use rmcp::model::{CallToolResult, MetaObject, Tool};
 use serde_json::{Value, json};
 
 use super::links::McpApps;
+use crate::DocumentRef;
 use crate::registry::RegisteredTool;
 use crate::tool::context::Principal;
 
-/// `_meta` key of a card result's links (`run`, `document`), for the card to show.
+/// `_meta` key of a card result's links (`run`, `console_document`, `document`), for the
+/// card to show.
 pub const LINKS_META_KEY: &str = "erp-tools/links";
 
 /// `tool` (as `tools/list` serves it) with `_meta.ui.resourceUri` set to its card, for a
@@ -28,25 +30,30 @@ pub(crate) fn tool_with_card(registered: &RegisteredTool, mut tool: Tool) -> Too
     tool
 }
 
-/// Adds the links a card shows (the run's page in the review console, the document in
-/// the ERP) to a successful result of a tool with a card; the text and the structured
-/// content stay as they are.
+/// Adds the links a card shows (the run's page and the document's page in the review
+/// console, the document in the ERP) to a successful result of a tool with a card; the
+/// text and the structured content stay as they are. The document is the one the call
+/// drafted (or replayed); a tool that records none is linked by its output's `number`.
 pub(crate) fn decorate_result(
     apps: &McpApps,
     registered: &RegisteredTool,
     result: &mut CallToolResult,
     run_id: &str,
+    document: Option<&DocumentRef>,
 ) {
     if registered.card().is_none() || result.is_error == Some(true) {
         return;
     }
-    let number = result
-        .structured_content
-        .as_ref()
-        .and_then(|s| s.get("number"))
-        .and_then(Value::as_str);
+    let number = document.map(|d| d.number.as_str()).or_else(|| {
+        result
+            .structured_content
+            .as_ref()
+            .and_then(|s| s.get("number"))
+            .and_then(Value::as_str)
+    });
     let links = json!({
         "run": apps.run_link(run_id),
+        "console_document": document.and_then(|d| apps.console_document_link(&d.doc_type, &d.number)),
         "document": number.and_then(|n| apps.document_link(n)),
     });
     let meta = result.meta.get_or_insert_with(MetaObject::default);
