@@ -174,6 +174,8 @@ try {
   const ownText = await own.locator("body").innerText();
   check("the proposer's Approve is refused (four eyes)", ownText.includes("another person must decide it"), ownText);
   check("the approval card shows the injection text literally", ownText.includes(INJECTION), ownText);
+  check("the approval card names the person the action was proposed for",
+    ownText.includes("proposed for Dewi Lestari (buyer), user 7 in SBY-01"), ownText);
   check("the approval card shows the priced preview (lines and a total)",
     /Total \d{1,3}(\u202f\d{3})*\.\d{2} IDR/.test(ownText) && ownText.includes("BRG-"), ownText);
   check("the approval card says the preview was computed and rolled back, and shows no number from that run",
@@ -189,6 +191,8 @@ try {
   const approvedText = await card.locator("body").innerText();
   check("the reviewer's Approve approves and resumes the run",
     /was approved by you\. The run resumed/.test(approvedText), approvedText);
+  check("the approved card names the reviewer who decided",
+    approvedText.includes("approved by Agus Wijaya (buyer), user 9"), approvedText);
   await turnShot("reviewer", "approval-card-approved.png");
   const calls = await page.evaluate(() => window.toolCalls);
   check("the card's decisions went through the bridge's tools/call",

@@ -237,6 +237,7 @@ pub fn apps(agent: Arc<Agent>, resource: &str) -> Result<McpApps, String> {
     };
     Ok(apps
         .console_url(console_url)
+        .people(person_name)
         .approvals(queue)
         .on_approved(move |approval| {
             let agent = agent.clone();

@@ -436,6 +436,10 @@ async fn a_2026_request_without_elicitation_is_refused_naming_the_missing_capabi
         data["requiredCapabilities"]["elicitation"].is_object(),
         "{data}"
     );
+    // What would have been asked travels with the error.
+    assert_eq!(data["choices"], json!(["V-00001", "V-00002"]));
+    assert!(e.message.contains("Which one?"), "{}", e.message);
+    assert!(e.message.contains("nothing was changed"), "{}", e.message);
     assert!(orders(&t.db).await.is_empty(), "nothing is written");
     assert_eq!(outcomes(&t.db).await, ["tool_error"], "the call is audited");
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
-    ContentBlock, GetPromptRequestParams, GetPromptResponse, InputRequiredResult,
+    ContentBlock, ErrorCode, GetPromptRequestParams, GetPromptResponse, InputRequiredResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
     ServerConfig, Tool,
@@ -431,9 +431,18 @@ impl ErpMcpServer {
             };
             match Asking::of(&context) {
                 // The spec forbids relying on a capability the request did not declare.
+                // The error names the capability as the spec's ClientCapabilities object,
+                // and carries the question, so whoever reads it knows what was asked.
                 Asking::Undeclared => {
-                    return Err(ErrorData::missing_required_client_capability(
-                        ClientCapabilities::builder().enable_elicitation().build(),
+                    let required = ClientCapabilities::builder().enable_elicitation().build();
+                    return Err(ErrorData::new(
+                        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                        text::elicitation_not_declared(&question.question, &question.choices),
+                        Some(json!({
+                            "requiredCapabilities": required,
+                            "question": question.question,
+                            "choices": question.choices,
+                        })),
                     ));
                 }
                 Asking::InputRequired => {

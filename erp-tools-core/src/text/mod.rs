@@ -513,6 +513,18 @@ pub(crate) fn answer_not_given(question: &str, choices: &[String]) -> ToolError 
     .not_done(NOTHING_CHANGED)
 }
 
+/// The message of a `-32021` answer to a call that needs a person's answer from a client
+/// whose request did not declare elicitation: what it would have asked.
+#[cfg(feature = "mcp")]
+pub(crate) fn elicitation_not_declared(question: &str, choices: &[String]) -> String {
+    format!(
+        "Missing required client capability: elicitation. The tool needs a person's answer \
+         and this request did not declare that the client can ask one; nothing was changed. \
+         The question: {question} Allowed answers: {}.",
+        choices.join(", ")
+    )
+}
+
 #[cfg(all(test, feature = "runtime"))]
 mod tests {
     use super::*;

@@ -57,6 +57,34 @@ impl McpApps {
         self
     }
 
+    /// Names people by their user id on the approval card, as
+    /// [`ReviewConfig::people`](crate::review::ReviewConfig::people) does in the console
+    /// (give both the same function): "proposed for Dewi Lestari, user 7". Without it,
+    /// people are shown by id.
+    pub fn people(
+        mut self,
+        name_of: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.people = Some(super::links::People(Arc::new(name_of)));
+        self
+    }
+
+    /// `user` as the card shows a person: the name and the id, or the id alone.
+    fn person(&self, user: &str) -> String {
+        match self.people.as_ref().and_then(|p| (p.0)(user)) {
+            Some(name) => format!("{name}, user {user}"),
+            None => user.to_string(),
+        }
+    }
+
+    /// [`approval_view`] with the people named.
+    fn view_of(&self, approval: &StoredApproval) -> Value {
+        let mut view = approval_view(approval);
+        view["proposed_for_person"] = json!(self.person(&approval.user_id));
+        view["decided_by_person"] = json!(approval.decided_by.as_deref().map(|u| self.person(u)));
+        view
+    }
+
     /// Whether the approval card is served.
     pub fn serves_approvals(&self) -> bool {
         self.approvals.is_some()
@@ -72,7 +100,7 @@ impl McpApps {
         let approvals = self.approvals.as_ref()?;
         Some(match name {
             SHOW_TOOL => show(self, approvals, arguments, caller).await,
-            APPROVE_TOOL | REJECT_TOOL => decide(approvals, name, arguments, caller).await,
+            APPROVE_TOOL | REJECT_TOOL => decide(self, approvals, name, arguments, caller).await,
             _ => return None,
         })
     }
@@ -231,7 +259,7 @@ async fn show(
              pending one.",
         ),
         Ok(Some(a)) => {
-            let mut view = approval_view(&a);
+            let mut view = apps.view_of(&a);
             view["approvals_link"] = json!(apps.approvals_link());
             view["run_link"] = json!(apps.run_link(&a.run_id));
             let text = format!(
@@ -239,7 +267,7 @@ async fn show(
                  or in the review console; this tool decided nothing.",
                 a.id,
                 a.tool,
-                a.user_id,
+                apps.person(&a.user_id),
                 a.branch_code,
                 a.status.as_str(),
                 a.reason
@@ -250,6 +278,7 @@ async fn show(
 }
 
 async fn decide(
+    apps: &McpApps,
     approvals: &Approvals,
     tool: &str,
     arguments: &Value,
@@ -317,7 +346,7 @@ async fn decide(
             Err(e) => text.push_str(&format!(" Resuming the run failed: {e}")),
         }
     }
-    answered(text, approval_view(&decided))
+    answered(text, apps.view_of(&decided))
 }
 
 /// `text` with a capital first letter and a full stop.

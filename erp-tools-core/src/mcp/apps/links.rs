@@ -25,6 +25,24 @@ pub struct McpApps {
     erp_document_url: Option<String>,
     #[cfg(feature = "agent")]
     pub(super) approvals: Option<Approvals>,
+    #[cfg(feature = "agent")]
+    pub(super) people: Option<People>,
+}
+
+/// A user id's name, if known.
+#[cfg(feature = "agent")]
+pub(super) type NameOf = dyn Fn(&str) -> Option<String> + Send + Sync;
+
+/// Names a person by user id (the approval card's "proposed for" and "decided by").
+#[cfg(feature = "agent")]
+#[derive(Clone)]
+pub(super) struct People(pub(super) std::sync::Arc<NameOf>);
+
+#[cfg(feature = "agent")]
+impl std::fmt::Debug for People {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("People(..)")
+    }
 }
 
 impl McpApps {

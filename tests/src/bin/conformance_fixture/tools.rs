@@ -36,6 +36,15 @@ fn said(text: impl Into<String>) -> Result<Said, ToolError> {
     Ok(Said { text: text.into() })
 }
 
+/// "Please confirm", answered with one of `choices`: the answer once given, the question
+/// until then.
+fn confirmed(ctx: &ToolContext, choices: [&str; 2]) -> Result<Said, ToolError> {
+    match ctx.input("confirm") {
+        Some(ok) => said(format!("Confirmed: {ok}")),
+        None => Err(ToolError::needs_input("confirm", "Please confirm", choices)),
+    }
+}
+
 /// Returns the suite's simple text response.
 #[erp_tool(
     module = "test",
@@ -113,14 +122,7 @@ pub(crate) async fn result_request_state(
     ctx: &ToolContext,
     _db: &ReadDb,
 ) -> Result<Said, ToolError> {
-    match ctx.input("confirm") {
-        Some(ok) => said(format!("Confirmed: {ok}")),
-        None => Err(ToolError::needs_input(
-            "confirm",
-            "Please confirm",
-            ["true", "false"],
-        )),
-    }
+    confirmed(ctx, ["true", "false"])
 }
 
 /// Two questions in two rounds, the second asked once the first is answered (each form's
@@ -158,14 +160,7 @@ pub(crate) async fn result_tampered_state(
     ctx: &ToolContext,
     _db: &ReadDb,
 ) -> Result<Said, ToolError> {
-    match ctx.input("confirm") {
-        Some(ok) => said(format!("Confirmed: {ok}")),
-        None => Err(ToolError::needs_input(
-            "confirm",
-            "Please confirm",
-            ["true", "false"],
-        )),
-    }
+    confirmed(ctx, ["true", "false"])
 }
 
 /// Reports its progress three times (0, 50 and 100 of 100), 50 ms apart, then answers.
@@ -224,17 +219,10 @@ pub(crate) async fn streaming_elicitation(
     ctx: &ToolContext,
     _db: &ReadDb,
 ) -> Result<Said, ToolError> {
-    match ctx.input("confirm") {
-        Some(ok) => said(format!("Confirmed: {ok}")),
-        None => {
-            ctx.progress(0.0, Some(1.0), "asking");
-            Err(ToolError::needs_input(
-                "confirm",
-                "Please confirm",
-                ["yes", "no"],
-            ))
-        }
+    if ctx.input("confirm").is_none() {
+        ctx.progress(0.0, Some(1.0), "asking");
     }
+    confirmed(ctx, ["yes", "no"])
 }
 
 /// Answers without a log notification: a handler's logs go to `tracing` and the audit,
@@ -256,14 +244,7 @@ pub(crate) async fn logging_tool(_ctx: &ToolContext, _db: &ReadDb) -> Result<Sai
     scopes = ["diagnostics:read"]
 )]
 pub(crate) async fn capability(ctx: &ToolContext, _db: &ReadDb) -> Result<Said, ToolError> {
-    match ctx.input("confirm") {
-        Some(ok) => said(format!("Confirmed: {ok}")),
-        None => Err(ToolError::needs_input(
-            "confirm",
-            "Please confirm",
-            ["yes", "no"],
-        )),
-    }
+    confirmed(ctx, ["yes", "no"])
 }
 
 /// Needs a person's answer: asked with an elicitation request only when the request
@@ -278,12 +259,5 @@ pub(crate) async fn result_capabilities(
     ctx: &ToolContext,
     _db: &ReadDb,
 ) -> Result<Said, ToolError> {
-    match ctx.input("confirm") {
-        Some(ok) => said(format!("Confirmed: {ok}")),
-        None => Err(ToolError::needs_input(
-            "confirm",
-            "Please confirm",
-            ["yes", "no"],
-        )),
-    }
+    confirmed(ctx, ["yes", "no"])
 }
