@@ -10,7 +10,8 @@
 // host page: the draft card from a real tools/call (and its replay), the approval card
 // refused to the person the action was proposed for, the approval card approved by a
 // reviewer (the run resumes once), a second decision refused, and the injection text and
-// markup shown literally. Screenshots go to the screenshot directory. Prints
+// markup shown literally; then both cards in a 390 px pane: no sideways scrolling and no
+// serious or critical axe-core violation. Screenshots go to the screenshot directory. Prints
 // "N passed, N failed" and exits non-zero on any failure.
 
 import { spawn, execFileSync } from "node:child_process";
@@ -209,6 +210,30 @@ try {
   [approvalId, after.structuredContent?.signature]);
   check("a second decision gets already decided", second.isError === true
     && second.content[0].text.includes("was already approved"), JSON.stringify(second));
+
+  // 4. A narrow chat pane (a phone, a side panel): both cards fit without sideways
+  // scrolling, and neither has a serious or critical axe-core violation.
+  const axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+  await page.setViewportSize({ width: 390, height: 900 });
+  const narrow = [
+    ["narrow draft", "buyer", "purchasing_create_po_draft", po, "draft-card-390.png"],
+    ["narrow approval", "reviewer", "review_show_approval", { approval_id: approvalId }, "approval-card-390.png"],
+  ];
+  for (const [label, who, tool, args, file] of narrow) {
+    await show(who, tool, args, label);
+    await frame(label).locator("h1").waitFor({ timeout: 10000 });
+    const f = page.frame({ name: label });
+    const widths = await f.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+    check(`the ${label} card fits 390 px without sideways scrolling`, widths[0] <= widths[1], `scrollWidth ${widths[0]} > clientWidth ${widths[1]}`);
+    await f.evaluate(axeSource);
+    const axe = await f.evaluate(async () => {
+      const r = await window.axe.run(document, { resultTypes: ["violations"] });
+      return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+        .map((v) => `${v.id} (${v.nodes.length})`);
+    });
+    check(`the ${label} card has no serious or critical axe-core violation`, axe.length === 0, axe.join(", "));
+    await turnShot(label, file);
+  }
   check("the host page had no script errors", errors.length === 0, errors.join("; "));
 } catch (e) {
   check("the check ran to the end", false, e.stack ?? String(e));

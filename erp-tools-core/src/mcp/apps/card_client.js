@@ -96,9 +96,10 @@
     },
     // The lines of a document (or of a proposed action's arguments) as a table.
     lines: function (lines, currency) {
-      var table = el("table");
-      var head = el("tr");
-      ["#", "Item", "Qty", "Unit", "Unit price", "Line total"].forEach(function (h) { head.appendChild(el("th", h)); });
+      var table = el("table", null, "lines");
+      var labels = ["#", "Item", "Qty", "Unit", "Unit price", "Line total"];
+      var head = el("tr", null, "head");
+      labels.forEach(function (h) { head.appendChild(el("th", h)); });
       table.appendChild(head);
       lines.forEach(function (l, i) {
         var tr = el("tr");
@@ -107,6 +108,8 @@
         cells.push(l.line_total === undefined ? "" : money(l.line_total));
         cells.forEach(function (v, j) {
           var td = el("td", v === undefined || v === null ? "" : v);
+          // The column's name, shown beside the value when a narrow pane stacks a line.
+          td.setAttribute("data-label", labels[j]);
           if (j >= 2 && j !== 3) td.className = "num";
           tr.appendChild(td);
         });
