@@ -191,6 +191,23 @@ fn rate_limit_from_env() -> Result<Option<erp_tools_core::mcp::RateLimit>, Strin
     })
 }
 
+/// `config` sealing questions' `requestState`s with `ERP_TOOLS_REQUEST_STATE_KEY` (32
+/// characters or more, the same on every replica), or with a random key of this process
+/// when it is not set.
+fn with_request_state_key(config: HttpConfig) -> Result<HttpConfig, String> {
+    let Ok(key) = std::env::var("ERP_TOOLS_REQUEST_STATE_KEY") else {
+        return Ok(config);
+    };
+    config
+        .with_request_state_key(key.as_bytes(), erp_tools_core::mcp::DEFAULT_INPUT_TTL)
+        .map_err(|e| {
+            format!(
+                "ERP_TOOLS_REQUEST_STATE_KEY: {e}; give 32 characters or more (e.g. `openssl \
+                 rand -hex 32`), the same on every replica"
+            )
+        })
+}
+
 /// The log filter unless `RUST_LOG` is set: `info`, with rmcp at `warn` (at `info` it
 /// logs the client's whole `peer_info` for every session).
 #[cfg_attr(feature = "otel", allow(dead_code))]
@@ -261,9 +278,11 @@ async fn run(cli: Cli) -> Result<(), String> {
             let agent = Arc::new(review::agent(registry, db.clone())?);
             let console = review::console(authenticator.clone(), agent.clone())?;
             let provider = authenticator.authorization_servers();
-            let config = HttpConfig::from_authenticator(authenticator)
-                .with_rate_limit(rate_limit_from_env()?)
-                .with_apps(review::apps(agent, &cli.resource)?);
+            let config = with_request_state_key(
+                HttpConfig::from_authenticator(authenticator)
+                    .with_rate_limit(rate_limit_from_env()?)
+                    .with_apps(review::apps(agent, &cli.resource)?),
+            )?;
             let options = config.serve_options();
             let router = erp_tools_core::mcp::router(runtime, config).nest("/review", console);
             eprintln!(

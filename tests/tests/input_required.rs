@@ -84,8 +84,11 @@ const TOOL: &str = "purchasing_order_item";
 async fn runtime(db: &Database) -> ToolRuntime {
     db.apply_migrations(&[(
         "test/asked_orders",
-        "CREATE TABLE asked_orders (id INTEGER PRIMARY KEY AUTOINCREMENT, number TEXT NOT NULL, \
-         vendor_code TEXT NOT NULL, qty TEXT NOT NULL)",
+        &erp_tools_tests::db::ddl(
+            db.backend(),
+            "CREATE TABLE asked_orders (id {id}, number TEXT NOT NULL, vendor_code TEXT NOT \
+             NULL, qty TEXT NOT NULL)",
+        ),
     )])
     .await
     .unwrap();
@@ -362,6 +365,62 @@ async fn tampered_replayed_and_misbound_states_are_refused_and_audited() {
             .all(|r| r.message.as_deref().unwrap_or("").contains("not accepted"))
     );
     assert_eq!(orders(&t.db).await.len(), 1);
+}
+
+/// Two replicas (two servers with the same sealing key on one database): the state the
+/// first one sealed is answered on the second, and a replay of it on the first is refused.
+async fn a_state_is_accepted_once_across_replicas(t: TestDb) {
+    const KEY: [u8; 32] = [42; 32];
+    let replica = |db: &Database| {
+        let db = db.clone();
+        async move {
+            ErpMcpServer::with_principal(runtime(&db).await, buyer())
+                .with_request_state_key(KEY, std::time::Duration::from_secs(60))
+                .unwrap()
+        }
+    };
+    let first = pair(
+        replica(&t.db).await,
+        ProtocolVersion::V_2026_07_28,
+        true,
+        None,
+    )
+    .await;
+    let second = pair(
+        replica(&t.db).await,
+        ProtocolVersion::V_2026_07_28,
+        true,
+        None,
+    )
+    .await;
+    let (state, _) = ask(&first, args("r-1")).await;
+    let done = second
+        .call_tool(answering(&state, "V-00002", args("r-1")))
+        .await
+        .unwrap();
+    assert_eq!(done.is_error, Some(false), "{}", text(&done));
+    let replay = refused_state(
+        first
+            .call_tool(answering(&state, "V-00001", args("r-1")))
+            .await,
+    );
+    assert!(replay.contains("already used"), "{replay}");
+    assert_eq!(
+        orders(&t.db).await,
+        [("DO-r-1".to_string(), "V-00002".to_string())]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_is_accepted_once_across_replicas_sqlite() {
+    a_state_is_accepted_once_across_replicas(TestDb::sqlite().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_is_accepted_once_across_replicas_postgres() {
+    if let Some(t) = TestDb::postgres().await {
+        a_state_is_accepted_once_across_replicas(t).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

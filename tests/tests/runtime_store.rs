@@ -30,6 +30,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0009_review_sessions",
             "erp_tools/0010_remote_drafts",
             "erp_tools/0011_approval_preview",
+            "erp_tools/0012_used_request_states",
         ]
     );
 
@@ -51,6 +52,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0009_review_sessions",
             "erp_tools/0010_remote_drafts",
             "erp_tools/0011_approval_preview",
+            "erp_tools/0012_used_request_states",
             "0001_fixture_tables",
             "0002_fixture_seed"
         ]

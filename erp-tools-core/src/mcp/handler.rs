@@ -145,7 +145,9 @@ impl ErpMcpServer {
     /// every replica the same key so a repeated call may reach any of them. Without this,
     /// states are sealed with a random key of the process. Either way a state is bound to
     /// the caller (user, branch, run), the tool and the arguments' hash, and is accepted
-    /// once; the record of used states is kept in the process, and `ttl` bounds it.
+    /// once: the states used are recorded in the database (`erp_used_request_states`, a
+    /// nonce each, deleted once expired), so a state used on one replica is refused on
+    /// every other.
     pub fn with_request_state_key(
         mut self,
         key: impl AsRef<[u8]>,
@@ -153,6 +155,13 @@ impl ErpMcpServer {
     ) -> Result<Self, rmcp::model::RequestStateError> {
         self.states = Arc::new(StateKeeper::new(key.as_ref(), ttl)?);
         Ok(self)
+    }
+
+    /// Seals and opens `requestState`s with `states` (an [`HttpConfig`](super::HttpConfig)'s).
+    #[cfg(feature = "mcp-http")]
+    pub(super) fn with_state_keeper(mut self, states: Arc<StateKeeper>) -> Self {
+        self.states = states;
+        self
     }
 
     /// A server for one verified caller (stdio, in-process clients). `principal` must come
@@ -363,7 +372,7 @@ impl ErpMcpServer {
         // audited first, as every denied call is.
         let mut state_refused = None;
         if let Some(state) = request.request_state.as_deref() {
-            match self.states.open(state, &binding) {
+            match self.states.open(runtime.database(), state, &binding).await {
                 Err(why) => {
                     tracing::warn!(reason = %why, tool = %call.name, "request state refused");
                     prepared.refuse(Outcome::Denied, text::request_state_refused(&why));

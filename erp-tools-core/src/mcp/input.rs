@@ -1,10 +1,10 @@
 //! Questions a tool asks a person, over MCP: the sealed `requestState` of 2026-07-28
 //! `input_required` results, the elicitation request that carries the question, and the
-//! record of states already used.
+//! record of states already used (in the database, so a state is accepted once whichever
+//! replica the repeated call reaches).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rmcp::model::{
     ElicitRequest, ElicitRequestParams, InputRequest as McpInputRequest, InputRequests,
@@ -13,6 +13,8 @@ use rmcp::model::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::store::Database;
+use crate::store::request_states;
 use crate::tool::input::{InputAnswers, InputRequest};
 
 /// What a sealed `requestState` carries: the question, the answers given so far, and a
@@ -25,22 +27,17 @@ pub(super) struct Sealed {
     pub answers: InputAnswers,
 }
 
-/// Seals and opens request states, and remembers the ones already used.
+/// Seals and opens request states; the ones already used are recorded in the database.
 pub(super) struct StateKeeper {
     codec: RequestStateCodec,
     ttl: Duration,
-    used: Mutex<HashMap<String, Instant>>,
 }
 
 impl StateKeeper {
     /// A keeper sealing with `key` (32 bytes or more), states valid for `ttl`.
     pub(super) fn new(key: &[u8], ttl: Duration) -> Result<Self, RequestStateError> {
         let codec = RequestStateCodec::try_new(key.to_vec())?;
-        Ok(StateKeeper {
-            codec,
-            ttl,
-            used: Mutex::new(HashMap::new()),
-        })
+        Ok(StateKeeper { codec, ttl })
     }
 
     /// A keeper with a random key of this process (states do not survive a restart and
@@ -73,21 +70,33 @@ impl StateKeeper {
             .expect("the sealed state serialises")
     }
 
-    /// Opens `state` for the call `binding` names and marks it used: `Err` says why it
-    /// is refused (forged, altered, expired, another call's, already used).
-    pub(super) fn open(&self, state: &str, binding: &str) -> Result<Sealed, String> {
+    /// Opens `state` for the call `binding` names and records it used in `db`: `Err`
+    /// says why it is refused (forged, altered, expired, another call's, already used on
+    /// any replica, or the record could not be written: a state is never accepted
+    /// unrecorded).
+    pub(super) async fn open(
+        &self,
+        db: &Database,
+        state: &str,
+        binding: &str,
+    ) -> Result<Sealed, String> {
         let sealed: Sealed = self
             .codec
             .open_json_with(state, binding.as_bytes())
             .map_err(|e| e.to_string())?;
-        let mut used = self.used.lock().map_err(|_| "state record poisoned")?;
-        let now = Instant::now();
-        used.retain(|_, expires| *expires > now);
-        if used.contains_key(&sealed.nonce) {
-            return Err("request state was already used".into());
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        // Kept until the state itself expires (a second past, for the rounding).
+        let expires_at = now + self.ttl.as_secs() as i64 + 1;
+        match request_states::claim(db.pool(), &sealed.nonce, expires_at, now).await {
+            Ok(true) => Ok(sealed),
+            Ok(false) => Err("request state was already used".into()),
+            Err(e) => {
+                tracing::error!(error = %e, "the record of used request states failed");
+                Err("the record of used request states is unavailable; ask again".into())
+            }
         }
-        used.insert(sealed.nonce.clone(), now + self.ttl);
-        Ok(sealed)
     }
 }
 
@@ -164,32 +173,65 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_state_opens_once_for_its_own_call_only() {
-        let keeper = StateKeeper::random(Duration::from_secs(60));
+    /// A SQLite database in a fresh folder of its own.
+    async fn database(name: &str) -> (Database, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("erp-input-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}", dir.join("s.db").display());
+        (Database::open(&url).await.unwrap(), dir)
+    }
+
+    #[tokio::test]
+    async fn a_state_opens_once_for_its_own_call_only_on_every_replica() {
+        let (db, dir) = database("once").await;
+        let key = [7u8; 32];
+        let keeper = StateKeeper::new(&key, Duration::from_secs(60)).unwrap();
+        // Another replica: the same key, the same database.
+        let other_replica = StateKeeper::new(&key, Duration::from_secs(60)).unwrap();
         let call = binding("u-1", 1, "run-1", "t", "abc");
         let state = keeper.seal(&call, &question(), &InputAnswers::new());
         let other = binding("u-2", 1, "run-1", "t", "abc");
-        assert!(keeper.open(&state, &other).is_err(), "another caller");
+        assert!(
+            keeper.open(&db, &state, &other).await.is_err(),
+            "another caller"
+        );
         let changed = binding("u-1", 1, "run-1", "t", "abd");
-        assert!(keeper.open(&state, &changed).is_err(), "other arguments");
+        assert!(
+            keeper.open(&db, &state, &changed).await.is_err(),
+            "other arguments"
+        );
         let mut tampered = state.clone();
         tampered.replace_range(tampered.len() - 2.., "AA");
-        assert!(keeper.open(&tampered, &call).is_err(), "altered");
-        assert_eq!(keeper.open(&state, &call).unwrap().input, question());
+        assert!(keeper.open(&db, &tampered, &call).await.is_err(), "altered");
         assert_eq!(
-            keeper.open(&state, &call).unwrap_err(),
+            keeper.open(&db, &state, &call).await.unwrap().input,
+            question()
+        );
+        assert_eq!(
+            keeper.open(&db, &state, &call).await.unwrap_err(),
             "request state was already used"
         );
+        assert_eq!(
+            other_replica.open(&db, &state, &call).await.unwrap_err(),
+            "request state was already used",
+            "used on one replica is used on all"
+        );
+        db.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
-    #[test]
-    fn an_expired_state_is_refused() {
+    #[tokio::test]
+    async fn an_expired_state_is_refused() {
+        let (db, dir) = database("expired").await;
         let keeper = StateKeeper::random(Duration::from_millis(1));
         let call = binding("u-1", 1, "r", "t", "h");
         let state = keeper.seal(&call, &question(), &InputAnswers::new());
         std::thread::sleep(Duration::from_millis(5));
-        assert!(keeper.open(&state, &call).unwrap_err().contains("expired"));
+        let refused = keeper.open(&db, &state, &call).await.unwrap_err();
+        assert!(refused.contains("expired"), "{refused}");
+        db.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -49,6 +49,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0011_approval_preview",
         include_str!("../../migrations/sqlite/0011_approval_preview.sql"),
     ),
+    (
+        "erp_tools/0012_used_request_states",
+        include_str!("../../migrations/sqlite/0012_used_request_states.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -90,6 +94,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/0011_approval_preview",
         include_str!("../../migrations/postgres/0011_approval_preview.sql"),
+    ),
+    (
+        "erp_tools/0012_used_request_states",
+        include_str!("../../migrations/postgres/0012_used_request_states.sql"),
     ),
 ];
 

@@ -26,6 +26,8 @@ mod postgres;
 pub(crate) mod rate_buckets;
 mod recover;
 mod replicas;
+#[cfg(feature = "mcp")]
+pub(crate) mod request_states;
 mod retention;
 #[cfg(feature = "review")]
 pub(crate) mod review;

@@ -27,6 +27,8 @@ pub struct HttpConfig {
     pub(super) rate_limit: Option<RateLimit>,
     pub(super) shutdown_grace: Duration,
     pub(super) drain: CancellationToken,
+    /// The sealer of questions' `requestState`s; `None`: a random key of the process.
+    pub(super) request_states: Option<std::sync::Arc<crate::mcp::input::StateKeeper>>,
 }
 impl HttpConfig {
     /// Accepts HS256 tokens checked by `tokens` (see [`from_authenticator`](Self::from_authenticator)
@@ -58,6 +60,7 @@ impl HttpConfig {
             rate_limit: Some(RateLimit::default()),
             shutdown_grace: Duration::from_secs(30),
             drain: CancellationToken::new(),
+            request_states: None,
         }
     }
 
@@ -107,6 +110,35 @@ impl HttpConfig {
     pub fn with_list_ttl(mut self, ttl: Duration) -> Self {
         self.list_ttl = ttl;
         self
+    }
+
+    /// Seals questions' `requestState`s with `key` (32 bytes or more, from your secret
+    /// store), valid for `ttl` (see
+    /// [`ErpMcpServer::with_request_state_key`](crate::mcp::ErpMcpServer::with_request_state_key)).
+    /// Behind a load balancer every replica needs the same key: a repeated call answering
+    /// a question may reach any of them. Without it each process seals with a random key
+    /// of its own, and only that process accepts its states.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use erp_tools_core::auth::TokenConfig;
+    /// use erp_tools_core::mcp::HttpConfig;
+    ///
+    /// let config = HttpConfig::new(TokenConfig::development());
+    /// assert!(config.clone().with_request_state_key(b"too short", Duration::from_secs(600)).is_err());
+    /// let config = config
+    ///     .with_request_state_key([7u8; 32], Duration::from_secs(600))
+    ///     .expect("32 bytes is a valid key");
+    /// # let _ = config;
+    /// ```
+    pub fn with_request_state_key(
+        mut self,
+        key: impl AsRef<[u8]>,
+        ttl: Duration,
+    ) -> Result<Self, rmcp::model::RequestStateError> {
+        let keeper = crate::mcp::input::StateKeeper::new(key.as_ref(), ttl)?;
+        self.request_states = Some(std::sync::Arc::new(keeper));
+        Ok(self)
     }
 
     /// MCP Apps cards for hosts that declare the extension (see

@@ -94,9 +94,12 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
         drain: config.drain.clone(),
         stop: config.cancellation.clone(),
     };
-    let server = ErpMcpServer::new(runtime)
+    let mut server = ErpMcpServer::new(runtime)
         .with_list_ttl(config.list_ttl)
         .with_apps(config.apps.clone());
+    if let Some(states) = &config.request_states {
+        server = server.with_state_keeper(states.clone());
+    }
     let mut rmcp_config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(config.allowed_hosts.clone())
         .with_legacy_session_mode(config.legacy_sessions)
