@@ -99,7 +99,8 @@
       var table = el("table", null, "lines");
       var labels = ["#", "Item", "Qty", "Unit", "Unit price", "Line total"];
       var head = el("tr", null, "head");
-      labels.forEach(function (h) { head.appendChild(el("th", h)); });
+      // Amounts and quantities are right-aligned, their headings with them.
+      labels.forEach(function (h, j) { head.appendChild(el("th", h, j >= 2 && j !== 3 ? "num" : null)); });
       table.appendChild(head);
       lines.forEach(function (l, i) {
         var tr = el("tr");
