@@ -423,14 +423,10 @@ impl ErpMcpServer {
             let Some(question) = outcome.input_request() else {
                 let document = outcome.document.clone();
                 let result = call_tool_result(outcome);
-                let run = caller
-                    .agent_run_id
-                    .clone()
-                    .unwrap_or_else(|| crate::principal_run_id(&caller.principal));
                 let result = apps::finish(
                     &self.apps,
                     self.registry(),
-                    &run,
+                    (&caller.principal, caller.agent_run_id.as_deref()),
                     &call.name,
                     document.as_ref(),
                     result,

@@ -90,12 +90,13 @@ pub(crate) async fn app_call(
     }
 }
 
-/// `result` of tool `name` (run `run_id`, drafting `document`) with the links its card
-/// shows, for a host that declared the extension; unchanged otherwise.
+/// `result` of tool `name` (called by `caller` in its agent run, if any, drafting
+/// `document`) with the links its card shows, for a host that declared the extension;
+/// unchanged otherwise.
 pub(crate) fn finish(
     apps: &McpApps,
     registry: &ToolRegistry,
-    run_id: &str,
+    caller: (&Principal, Option<&str>),
     name: &str,
     document: Option<&DocumentRef>,
     mut result: CallToolResult,
@@ -104,7 +105,11 @@ pub(crate) fn finish(
     if let Some(registered) = registry.get(name)
         && host_supports_apps(context)
     {
-        decorate_result(apps, registered, &mut result, run_id, document);
+        let (principal, agent_run_id) = caller;
+        let run_id = agent_run_id
+            .map(str::to_string)
+            .unwrap_or_else(|| crate::principal_run_id(principal));
+        decorate_result(apps, registered, &mut result, &run_id, document);
     }
     result
 }
