@@ -92,6 +92,11 @@ mod tests;
 
 pub use crate::runtime::limits::value_at;
 pub use approval::{Approval, PendingAction};
+
+/// Names a person by their user id, for whoever shows an approval to people: the review
+/// console ([`ReviewConfig::people`](crate::review::ReviewConfig::people)) and the MCP
+/// approval card (`McpApps::people`).
+pub type PeopleFn = std::sync::Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 pub use approvals_store::{
     APPROVAL_GRANTED, APPROVAL_REJECTED, ApprovalQueue, DEFAULT_APPROVAL_TTL, DecisionError,
     StoredResumeError,

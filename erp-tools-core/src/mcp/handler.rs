@@ -421,7 +421,8 @@ impl ErpMcpServer {
                 ));
             }
             let Some(question) = outcome.input_request() else {
-                let document = outcome.document.clone();
+                let mut outcome = outcome;
+                let document = outcome.document.take();
                 let result = call_tool_result(outcome);
                 let result = apps::finish(
                     &self.apps,

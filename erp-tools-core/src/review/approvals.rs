@@ -50,14 +50,8 @@ fn limits(a: &StoredApproval) -> Vec<Value> {
 
 fn preview_view(c: &Console, p: &Preview) -> Value {
     let view = p.document_type.as_deref().and_then(|t| c.config.view(t));
-    let kind = match p.kind {
-        PreviewKind::RolledBack => "computed by the tool in a transaction that was rolled back",
-        PreviewKind::Replay => "this client_ref already drafted it: approving returns it again",
-        PreviewKind::Hook => "computed by the remote system's preview, without writing",
-        PreviewKind::Refused => "the tool would refuse this action as it stands",
-    };
     json!({
-        "kind": kind, "refused": p.kind == PreviewKind::Refused,
+        "kind": p.kind.how(), "refused": p.kind == PreviewKind::Refused,
         "doc": view.filter(|_| p.kind != PreviewKind::Refused).map(|v| v.render(&p.value)),
         "text": p.text,
         "json": serde_json::to_string_pretty(&p.value).unwrap_or_default(),

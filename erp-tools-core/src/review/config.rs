@@ -39,8 +39,7 @@ pub struct ReviewConfig {
     pub(super) origins: Vec<String>,
 }
 
-/// Names a person by their user id (see [`ReviewConfig::people`]).
-pub type PeopleFn = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+pub use crate::agent::PeopleFn;
 
 impl std::fmt::Debug for ReviewConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

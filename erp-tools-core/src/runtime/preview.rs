@@ -52,6 +52,23 @@ pub enum PreviewKind {
     Refused,
 }
 
+impl PreviewKind {
+    /// How the preview was obtained, as a reviewer reads it after "Preview " (the review
+    /// console and the approval card both say it so).
+    #[cfg_attr(
+        not(any(feature = "review", all(feature = "mcp", feature = "agent"))),
+        allow(dead_code)
+    )]
+    pub(crate) fn how(self) -> &'static str {
+        match self {
+            PreviewKind::RolledBack => "computed by the tool in a transaction that was rolled back",
+            PreviewKind::Replay => "this client_ref already drafted it: approving returns it again",
+            PreviewKind::Hook => "computed by the remote system's preview, without writing",
+            PreviewKind::Refused => "the tool would refuse this action as it stands",
+        }
+    }
+}
+
 /// What a pending draft call would create, as its handler (or hook) produced it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Preview {

@@ -108,7 +108,8 @@ impl McpApps {
 
 /// What the approval card shows of `approval`: the action's priced preview (what the
 /// draft handler produced in a rolled-back run, which the approval is bound to) and how
-/// it was obtained (`preview_kind`: `rolled_back`, `replay`, `hook` or `refused`) when it
+/// it was obtained (`preview_kind`: `rolled_back`, `replay`, `hook` or `refused`; and
+/// `preview_how`, as the review console says it) when it
 /// has one, its arguments as they will run, why it waits, and where it stands. The card
 /// renders whatever fields this returns.
 pub fn approval_view(approval: &StoredApproval) -> Value {
@@ -118,6 +119,7 @@ pub fn approval_view(approval: &StoredApproval) -> Value {
         "arguments": approval.arguments,
         "preview": approval.preview.as_ref().map(|p| &p.value),
         "preview_kind": approval.preview.as_ref().map(|p| p.kind),
+        "preview_how": approval.preview.as_ref().map(|p| p.kind.how()),
         "preview_text": approval.preview.as_ref().and_then(|p| p.text.as_deref()),
         "signature": approval.signature,
         "reason": approval.reason,

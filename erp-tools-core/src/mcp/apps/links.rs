@@ -29,14 +29,10 @@ pub struct McpApps {
     pub(super) people: Option<People>,
 }
 
-/// A user id's name, if known.
-#[cfg(feature = "agent")]
-pub(super) type NameOf = dyn Fn(&str) -> Option<String> + Send + Sync;
-
 /// Names a person by user id (the approval card's "proposed for" and "decided by").
 #[cfg(feature = "agent")]
 #[derive(Clone)]
-pub(super) struct People(pub(super) std::sync::Arc<NameOf>);
+pub(super) struct People(pub(super) crate::agent::PeopleFn);
 
 #[cfg(feature = "agent")]
 impl std::fmt::Debug for People {
