@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::registry::{RegisteredTool, ToolRegistry};
-use crate::schema::{Schema, SchemaKind, Target, check_strict};
+use crate::schema::{OptIn, Property, Schema, SchemaKind, Target, check_strict};
 use crate::tool::Tier;
 
 /// The answer to one checklist question for one tool.
@@ -43,6 +43,9 @@ pub struct ToolReport {
     pub errors: Answer,
     /// 7. Every call is audited.
     pub audit: Answer,
+    /// The fields this tool takes although a rule refuses them, each allowed by the team
+    /// with `#[erp(allow = "..", reason = "..")]`: `(path, opt-in)`, for the reviewer.
+    pub opt_ins: Vec<(String, OptIn)>,
 }
 
 impl ToolReport {
@@ -99,15 +102,22 @@ pub struct SurfaceReport {
     pub tools: Vec<ToolReport>,
 }
 
-fn field_names(schema: &Schema, out: &mut Vec<String>) {
+/// Every property of `schema` at any depth, with its path (`lines[].discount`).
+fn fields<'s>(schema: &'s Schema, path: &str, out: &mut Vec<(String, &'s Property)>) {
     match &schema.kind {
         SchemaKind::Object(props) => {
             for p in props {
-                out.push(p.name.to_string());
-                field_names(&p.schema, out);
+                let here = if path.is_empty() {
+                    p.name.to_string()
+                } else {
+                    format!("{path}.{}", p.name)
+                };
+                fields(&p.schema, &here, out);
+                out.push((here, p));
             }
         }
-        SchemaKind::Array(inner) | SchemaKind::Optional(inner) => field_names(inner, out),
+        SchemaKind::Array(inner) => fields(inner, &format!("{path}[]"), out),
+        SchemaKind::Optional(inner) => fields(inner, path, out),
         _ => {}
     }
 }
@@ -127,13 +137,17 @@ impl SurfaceReport {
         let def = t.def;
         let ns_size = registry.namespace_of(t).map_or(0, |n| n.tools.len());
         let prefixed = def.name().starts_with(&format!("{}_", def.module()));
-        let mut names = Vec::new();
-        field_names(&t.schema, &mut names);
-        let forbidden: Vec<String> = names
+        let mut props = Vec::new();
+        fields(&t.schema, "", &mut props);
+        let names: Vec<String> = props.iter().map(|(_, p)| p.name.to_string()).collect();
+        let forbidden: Vec<String> = props
             .iter()
-            .filter_map(|n| {
-                crate::registry::rules::forbidden_field(n, def.tier()).map(|_| n.clone())
-            })
+            .filter(|(_, p)| crate::registry::rules::refused(p, def.tier()))
+            .map(|(_, p)| p.name.to_string())
+            .collect();
+        let opt_ins: Vec<(String, OptIn)> = props
+            .iter()
+            .filter_map(|(path, p)| p.opt_in.clone().map(|o| (path.clone(), o)))
             .collect();
         let violations: usize = Target::ALL
             .iter()
@@ -195,6 +209,7 @@ impl SurfaceReport {
                 },
             ),
             audit: Answer::new(true, "attempt + outcome rows, denied calls included"),
+            opt_ins,
         }
     }
 
@@ -224,6 +239,13 @@ impl SurfaceReport {
                 let name = if i == 0 { t.name.as_str() } else { "" };
                 let ok = if a.pass { "yes" } else { "NO" };
                 let _ = writeln!(out, "{name:<width$}  {q:<20}  {ok:<4}  {}", a.detail);
+            }
+            for (path, o) in &t.opt_ins {
+                let _ = writeln!(
+                    out,
+                    "{:<width$}  {:<20}  {:<4}  `{path}` allowed as {}: {}",
+                    "", "opt-in", "", o.category, o.reason
+                );
             }
             let _ = writeln!(out);
         }

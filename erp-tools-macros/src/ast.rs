@@ -34,6 +34,9 @@ pub(crate) enum Shape<'a> {
     Struct(Vec<Field<'a>>),
     /// An enum of unit variants.
     Enum(Vec<Variant<'a>>),
+    /// A newtype read as its inner value: a tuple struct with one field
+    /// (`struct VendorCode(String)`) or a `#[serde(transparent)]` struct with one field.
+    Newtype(Newtype<'a>),
     /// Something no schema can describe; the error has been reported.
     Unsupported,
 }
@@ -80,6 +83,16 @@ impl Field<'_> {
     }
 }
 
+/// The one field of a newtype.
+pub(crate) struct Newtype<'a> {
+    /// The field as written.
+    pub original: &'a syn::Field,
+    /// The field's type: the newtype reads, renders and is checked as this type.
+    pub ty: &'a Type,
+    /// How the generated code reads the field (`0` or its name).
+    pub member: syn::Member,
+}
+
 /// A unit variant of an argument enum.
 pub(crate) struct Variant<'a> {
     /// The variant as written.
@@ -88,6 +101,8 @@ pub(crate) struct Variant<'a> {
     pub wire: String,
     /// `#[serde(skip)]`, `skip_deserializing` or `other`: not offered in the schema.
     pub skip: bool,
+    /// `#[serde(rename = "..")]`, where a problem with the value is reported.
+    pub rename: Option<syn::LitStr>,
 }
 
 impl<'a> ArgsInput<'a> {
@@ -102,6 +117,10 @@ impl<'a> ArgsInput<'a> {
             }
         }
         let shape = match &input.data {
+            Data::Struct(data) if container.transparent.is_some() => newtype(ident, &data.fields, true, errors),
+            Data::Struct(data) if matches!(data.fields, Fields::Unnamed(_)) => {
+                newtype(ident, &data.fields, false, errors)
+            }
             Data::Struct(data) => match &data.fields {
                 Fields::Named(named) => Shape::Struct(
                     named
@@ -127,16 +146,7 @@ impl<'a> ArgsInput<'a> {
                         })
                         .collect(),
                 ),
-                Fields::Unnamed(fields) => {
-                    errors.spanned(
-                        fields,
-                        format!(
-                            "tuple struct `{ident}` cannot be a tool argument type; the model sends an object, \
-                             so give the fields names: `struct {ident} {{ name: Type }}`"
-                        ),
-                    );
-                    Shape::Unsupported
-                }
+                Fields::Unnamed(_) => unreachable!("tuple structs are newtypes or refused above"),
                 Fields::Unit => {
                     errors.spanned(
                         ident,
@@ -173,6 +183,7 @@ impl<'a> ArgsInput<'a> {
                         original: v,
                         wire,
                         skip: serde.skip,
+                        rename: serde.rename.clone(),
                     });
                 }
                 if data.variants.is_empty() {
@@ -202,6 +213,50 @@ impl<'a> ArgsInput<'a> {
             krate,
             doc: join_doc(&doc_lines(&input.attrs)),
             shape,
+        }
+    }
+}
+
+/// A tuple struct of one field, or a `#[serde(transparent)]` struct of one field: the
+/// value on the wire is the field's.
+fn newtype<'a>(ident: &Ident, fields: &'a Fields, transparent: bool, errors: &mut Errors) -> Shape<'a> {
+    let kept: Vec<(usize, &syn::Field)> = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !SerdeField::from_attrs(&f.attrs).skip)
+        .collect();
+    for f in fields {
+        misplaced_bounds(&f.attrs, "on a newtype's field", errors);
+    }
+    match kept.as_slice() {
+        [(i, f)] => Shape::Newtype(Newtype {
+            original: f,
+            ty: &f.ty,
+            member: match &f.ident {
+                Some(name) => syn::Member::Named(name.clone()),
+                None => syn::Member::Unnamed(syn::Index::from(*i)),
+            },
+        }),
+        _ if transparent => {
+            errors.spanned(
+                ident,
+                format!(
+                    "`#[serde(transparent)]` struct `{ident}` must have exactly one field that is not skipped; the \
+                     value on the wire is that field's"
+                ),
+            );
+            Shape::Unsupported
+        }
+        _ => {
+            errors.spanned(
+                fields,
+                format!(
+                    "tuple struct `{ident}` cannot be a tool argument type; the model sends an object, so give the \
+                     fields names: `struct {ident} {{ name: Type }}` (a tuple struct of one field, a newtype such as \
+                     `struct VendorCode(String)`, is read as its field)"
+                ),
+            );
+            Shape::Unsupported
         }
     }
 }

@@ -20,10 +20,26 @@ pub(crate) enum ForbiddenField {
     DraftOnly,
 }
 
+/// Whether a property is refused in a tool of `tier`: its name is forbidden, and no
+/// opt-in of the refusing category (`#[erp(allow = "..")]`) allows it. Identity and
+/// company names are refused whatever the opt-in says.
+pub(crate) fn refused(p: &crate::schema::Property, tier: Tier) -> bool {
+    match forbidden_field(&p.name, tier) {
+        None => false,
+        Some(ForbiddenField::DraftOnly) => !p.opt_in.as_ref().is_some_and(|o| {
+            names::classify_draft(&p.name).is_some_and(|why| why.category().key() == o.category)
+        }),
+        Some(_) => true,
+    }
+}
+
 /// Classifies a wire name for a tool of `tier`; `None` means the name is allowed.
 pub(crate) fn forbidden_field(name: &str, tier: Tier) -> Option<ForbiddenField> {
     match names::classify(name) {
         Some(names::Forbidden::Scope(_)) => return Some(ForbiddenField::Branch),
+        Some(names::Forbidden::Erp(f)) if f.category == names::vocab::Category::Company => {
+            return Some(ForbiddenField::Branch);
+        }
         Some(_) => return Some(ForbiddenField::Identity),
         None => {}
     }

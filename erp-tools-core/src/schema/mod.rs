@@ -17,7 +17,9 @@ mod render;
 mod strict;
 
 pub use bounds::Bounds;
-pub use model::{MAX_DEPTH, MAX_ENUM_VALUES, Property, Schema, SchemaKind, StringFormat, Target};
+pub use model::{
+    MAX_DEPTH, MAX_ENUM_VALUES, OptIn, Property, Schema, SchemaKind, StringFormat, Target,
+};
 pub use strict::{StrictViolation, check_strict};
 pub(crate) use strict::{header_violations, valid_key};
 

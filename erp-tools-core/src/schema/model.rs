@@ -124,6 +124,25 @@ pub struct Property {
     /// schema's `x-mcp-header`, SEP-2243), from `#[erp(header = "..")]`; `None` for most
     /// fields. See [`Property::with_header`].
     pub header: Option<Cow<'static, str>>,
+    /// The opt-in that lets a draft tool take this field although a rule refuses it
+    /// (`#[erp(allow = "discount", reason = "..")]`): listed for reviewers by the surface
+    /// report, never rendered into a schema the model reads. See [`Property::with_opt_in`].
+    pub opt_in: Option<OptIn>,
+}
+
+/// A field a draft tool takes although the argument rules refuse its name, declared by
+/// the team with the category that refuses it and the reason: `#[erp(allow = "discount",
+/// reason = "the buyer asks for the discount the vendor quoted; the approver confirms it")]`.
+///
+/// Identity and company fields cannot be allowed. The surface report lists every opt-in
+/// with its tool, field and reason; the model never sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OptIn {
+    /// The category the rules refuse the field as (`discount`, `price`, `status`,
+    /// `workflow`, `tax`, `exchange_rate`, `amount`).
+    pub category: Cow<'static, str>,
+    /// Why a person may accept the value the model sends.
+    pub reason: Cow<'static, str>,
 }
 
 impl Property {
@@ -133,7 +152,24 @@ impl Property {
             name: name.into(),
             schema,
             header: None,
+            opt_in: None,
         }
+    }
+
+    /// Allows a draft tool to take this field although the argument rules refuse it as
+    /// `category`, for `reason` (see [`OptIn`]). `#[erp(allow = "..", reason = "..")]`
+    /// writes this; the registry accepts the field in a draft tool only when `category` is
+    /// the one that refuses it.
+    pub fn with_opt_in(
+        mut self,
+        category: impl Into<Cow<'static, str>>,
+        reason: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        self.opt_in = Some(OptIn {
+            category: category.into(),
+            reason: reason.into(),
+        });
+        self
     }
 
     /// Asks MCP clients to send the value in the header `Mcp-Param-{header}` too, so that

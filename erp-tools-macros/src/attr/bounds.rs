@@ -12,7 +12,9 @@ use super::entry::{Entry, SpanOf, lit_str};
 use crate::errors::Errors;
 
 /// Every key `#[erp(..)]` accepts on an argument field.
-pub(super) const BOUND_KEYS: &[&str] = &["min", "max", "positive", "len", "pattern", "header"];
+pub(super) const BOUND_KEYS: &[&str] = &[
+    "min", "max", "positive", "len", "pattern", "header", "allow", "reason",
+];
 
 /// A number written in a bound, as its decimal text (`-5`, `0.01`, `1000`).
 pub(crate) struct BoundNumber {
@@ -39,6 +41,11 @@ pub(crate) struct FieldBounds {
     /// `header = ".."`: the HTTP header MCP clients mirror the value into
     /// (`Mcp-Param-{header}`, SEP-2243). Not a bound: [`FieldBounds::is_empty`] ignores it.
     pub header: Option<LitStr>,
+    /// `allow = ".."`: the category of a field a draft tool may take although the ERPs'
+    /// vocabulary refuses it (`"discount"`), with [`FieldBounds::reason`]. Not a bound.
+    pub allow: Option<LitStr>,
+    /// `reason = ".."`: why the field is allowed, shown to reviewers (never to the model).
+    pub reason: Option<LitStr>,
     /// Where the first `#[erp]` was written.
     pub span: Option<Span>,
 }
@@ -109,6 +116,8 @@ pub(crate) fn field_bounds(attrs: &[Attribute], errors: &mut Errors) -> FieldBou
                 "positive" => out.positive.is_some(),
                 "len" => out.len.is_some(),
                 "header" => out.header.is_some(),
+                "allow" => out.allow.is_some(),
+                "reason" => out.reason.is_some(),
                 _ => out.pattern.is_some(),
             };
             if taken {
@@ -155,6 +164,14 @@ pub(crate) fn field_bounds(attrs: &[Attribute], errors: &mut Errors) -> FieldBou
                         format!("`header` takes a string: write {}", bound_example("header")),
                     ),
                 },
+                ("allow" | "reason", Some(v)) => match lit_str(&v) {
+                    Some(s) if known == "allow" => out.allow = Some(s),
+                    Some(s) => out.reason = Some(s),
+                    None => errors.spanned(
+                        &v,
+                        format!("`{known}` takes a string: write {}", bound_example("allow")),
+                    ),
+                },
                 ("len", Some(v)) => match bound_len(&v) {
                     Ok((lo, hi)) => out.len = Some((lo, hi, v_span(&v))),
                     Err(why) => errors.spanned(&v, format!("{why}: write {}", bound_example("len"))),
@@ -186,6 +203,10 @@ fn bound_example(key: &str) -> &'static str {
         "max" => "`max = 1000` or `max = 99.5`",
         "len" => "`len = 1..=40`, `len = 3`, `len = ..=40` or `len = 1..`",
         "header" => "`header = \"Region\"` (sent as `Mcp-Param-Region`)",
+        "allow" | "reason" => {
+            "`#[erp(allow = \"discount\", reason = \"the buyer asks for the discount the vendor quoted; the \
+             approver confirms it\")]`"
+        }
         _ => "`pattern = \"^[A-Z]{2}-[0-9]+$\"`",
     }
 }

@@ -7,7 +7,7 @@ use syn::DeriveInput;
 use syn::spanned::Spanned;
 
 use super::paths::{private, respan};
-use crate::ast::{ArgsInput, Field, Shape};
+use crate::ast::{ArgsInput, Field, Newtype, Shape};
 use crate::attr::FieldBounds;
 use crate::errors::Errors;
 use crate::valid::{self, ArgsPlan};
@@ -24,7 +24,8 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     }
     match &model.shape {
         Shape::Struct(_) => derive_struct(&model, &plan),
-        Shape::Enum(_) => derive_enum(&model),
+        Shape::Enum(_) => derive_enum(&model, &plan),
+        Shape::Newtype(field) => derive_newtype(&model, field),
         Shape::Unsupported => derive_fallback(input, model.krate.as_ref()),
     }
 }
@@ -86,11 +87,16 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
                 .header
                 .as_ref()
                 .map(|h| quote!(.with_header(#h)));
+            let opt_in = plan
+                .opt_ins
+                .iter()
+                .find(|(w, _, _)| *w == field.wire)
+                .map(|(_, category, reason)| quote!(.with_opt_in(#category, #reason)));
             props.push(quote! {
                 __erp_tool_props.push(#private::Property::new(
                     ::std::borrow::Cow::Borrowed(#wire),
                     #as_args::schema() #doc #bounds,
-                ) #header);
+                ) #header #opt_in);
             });
             depth.push(quote! { #as_args::DEPTH });
             if field.wire == valid::CLIENT_REF {
@@ -320,7 +326,7 @@ fn first_span(tokens: &TokenStream) -> Span {
         .unwrap_or_else(Span::call_site)
 }
 
-fn derive_enum(model: &ArgsInput) -> TokenStream {
+fn derive_enum(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
     let Shape::Enum(variants) = &model.shape else {
         unreachable!("derive_enum on an enum")
     };
@@ -333,6 +339,7 @@ fn derive_enum(model: &ArgsInput) -> TokenStream {
         let doc = &model.doc;
         quote!(.with_description(#doc))
     });
+    let draft_check = draft_check(ident, plan, &[], &private);
     quote! {
         #[automatically_derived]
         impl #private::ToolArgs for #ident {
@@ -346,9 +353,63 @@ fn derive_enum(model: &ArgsInput) -> TokenStream {
         impl #private::DerivedToolArgs for #ident {
             const SHAPE: ::core::primitive::u8 = #private::shape::ENUM;
         }
-        #[doc(hidden)]
+        #draft_check
+    }
+}
+
+/// A newtype: read, rendered and checked as its one field's type (the name it is checked
+/// under is the name of the field that holds the newtype).
+fn derive_newtype(model: &ArgsInput, field: &Newtype) -> TokenStream {
+    let ident = model.ident;
+    let private = private(model.krate.as_ref());
+    let ty = field.ty;
+    let member = &field.member;
+    let span = ty.span();
+    let private_at = respan(&private, span);
+    let inner = quote_spanned!(span=> <#ty as #private_at::DerivedToolArgs>);
+    let doc = (!model.doc.is_empty()).then(|| {
+        let doc = &model.doc;
+        quote! {
+            if __erp_tool_schema.description.is_none() {
+                __erp_tool_schema = __erp_tool_schema.with_description(#doc);
+            }
+        }
+    });
+    let private_ident = respan(&private, ident.span());
+    let draft = quote_spanned! {ident.span()=>
+        impl<__ErpM> #private_ident::DraftCheck<__ErpM> for #ident
+        where
+            #ty: #private_at::DraftCheck<__ErpM>,
+        {
+        }
+    };
+    quote! {
         #[automatically_derived]
-        impl<__ErpM> #private::DraftCheck<__ErpM> for #ident {}
+        impl #private::ToolArgs for #ident {
+            fn tool_schema() -> #private::Schema {
+                #[allow(unused_mut)]
+                let mut __erp_tool_schema = #inner::schema();
+                #doc
+                __erp_tool_schema
+            }
+        }
+
+        #[automatically_derived]
+        impl #private::DerivedToolArgs for #ident {
+            const HAS_CLIENT_REF: ::core::primitive::bool = #inner::HAS_CLIENT_REF;
+            const DEPTH: ::core::primitive::usize = #inner::DEPTH;
+            const IS_OBJECT: ::core::primitive::bool = #inner::IS_OBJECT;
+            const SHAPE: ::core::primitive::u8 = #inner::SHAPE;
+            const ITEM_SHAPE: ::core::primitive::u8 = #inner::ITEM_SHAPE;
+            fn client_ref(&self) -> ::core::option::Option<&::core::primitive::str> {
+                #inner::client_ref(&self.#member)
+            }
+        }
+
+        #[doc(hidden)]
+        const _: () = {
+            #draft
+        };
     }
 }
 

@@ -24,6 +24,9 @@ pub(crate) struct ArgsPlan {
     /// Fields named for a unit or currency whose type is not spelled as text: the
     /// expansion checks what the type is (an enum, or for a qualifying word a number).
     pub unit_fields: Vec<UnitField>,
+    /// Fields a draft tool may take although a rule refuses them, by the field's wire
+    /// name: `(wire name, category, reason)` from `#[erp(allow = "..", reason = "..")]`.
+    pub opt_ins: Vec<(String, String, String)>,
 }
 
 /// A field named for a unit or currency, checked on its type's `ToolArgs` constants.
@@ -44,6 +47,7 @@ pub(crate) fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
         draft_checks: Vec::new(),
         own_client_ref: false,
         unit_fields: Vec::new(),
+        opt_ins: Vec::new(),
     };
     super::serde::check_serde(input, errors);
     let generics = &input.original.generics;
@@ -57,13 +61,11 @@ pub(crate) fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
             ),
         );
     }
-    if let Some(span) = input.container.transparent {
-        errors.at(
-            span,
-            "`#[serde(transparent)]` is not supported on tool argument types; use the inner type directly",
-        );
-    }
     match &input.shape {
+        Shape::Newtype(field) => {
+            check_self_reference(input, field.ty, &field.member, errors);
+            check_free_form(field.ty, errors);
+        }
         Shape::Struct(fields) => {
             let mut seen: Vec<&str> = Vec::new();
             let mut headers: Vec<String> = Vec::new();
@@ -73,7 +75,7 @@ pub(crate) fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
                 }
                 super::bounds::check_bounds(field, errors);
                 super::bounds::check_header(field, &mut headers, errors);
-                check_self_reference(input, field, errors);
+                check_self_reference(input, field.ty, field.ident, errors);
                 check_free_form(field.ty, errors);
                 if field.serde.flatten.is_some() {
                     if last_ident(field.ty).as_deref() == Some("Option") {
@@ -112,6 +114,17 @@ pub(crate) fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
                         "an enum value must be a non-empty name of at most 200 characters",
                     );
                 }
+                if let Some(verb) = names::post_tier_verb(&v.wire) {
+                    let at = match &v.rename {
+                        Some(lit) => quote::ToTokens::to_token_stream(lit),
+                        None => quote::ToTokens::to_token_stream(&v.original.ident),
+                    };
+                    plan.draft_checks.push((
+                        at,
+                        names::verb_message(&input.ident.to_string(), &v.wire, verb),
+                        v.original.ident.to_string(),
+                    ));
+                }
             }
         }
         Shape::Unsupported => {}
@@ -142,13 +155,7 @@ fn check_field_name(field: &Field, errors: &mut Errors, plan: &mut ArgsPlan) {
             errors.spanned(alias, names::forbidden_message(&alias.value(), why));
         }
     }
-    if let Some(why) = names::classify_draft(wire) {
-        plan.draft_checks.push((
-            field.name_tokens(),
-            draft_message(field, why),
-            syn::ext::IdentExt::unraw(field.ident).to_string(),
-        ));
-    }
+    check_opt_in(field, errors, plan);
     if wire == CLIENT_REF {
         plan.own_client_ref = true;
         if !is_plain_string(field.ty) {
@@ -201,6 +208,89 @@ fn check_field_name(field: &Field, errors: &mut Errors, plan: &mut ArgsPlan) {
     }
 }
 
+/// The draft-tier rules of a field's name, and `#[erp(allow = "..", reason = "..")]`: a
+/// field a draft rule refuses is checked in draft tools unless it is allowed by the very
+/// category that refuses it, with a reason; identity and company fields, refused in every
+/// tier, cannot be allowed.
+fn check_opt_in(field: &Field, errors: &mut Errors, plan: &mut ArgsPlan) {
+    let wire = field.wire.as_str();
+    let (allow, reason) = (&field.bounds.allow, &field.bounds.reason);
+    let example = |category: &str| {
+        format!(
+            "`#[erp(allow = \"{category}\", reason = \"<why a person may accept this value; the reviewer reads it>\")]`"
+        )
+    };
+    match (allow, reason) {
+        (Some(a), None) => errors.spanned(
+            a,
+            format!(
+                "`allow` needs a `reason` saying why the field is safe to take; reviewers read it, write {}",
+                example(&a.value())
+            ),
+        ),
+        (None, Some(r)) => errors.spanned(
+            r,
+            "`reason` goes with `allow`: it explains a field a rule refuses; remove it, or name the category with \
+             `allow = \"..\"`",
+        ),
+        (Some(_), Some(r)) if r.value().trim().is_empty() => errors.spanned(
+            r,
+            "`reason` is empty; say why a person may accept the value the model sends (reviewers read it)",
+        ),
+        _ => {}
+    }
+    if names::classify(wire).is_some() {
+        if let Some(a) = allow {
+            errors.spanned(
+                a,
+                format!(
+                    "{} names a person, a company, a branch or the caller's authority, which come from the caller's \
+                     token in every tool; such a field cannot be allowed, remove `allow` and the field",
+                    field.describe()
+                ),
+            );
+        }
+        return;
+    }
+    let Some(why) = names::classify_draft(wire) else {
+        if let Some(a) = allow {
+            errors.spanned(
+                a,
+                format!(
+                    "{} is not refused by any rule, so there is nothing to allow; remove `allow` and `reason`",
+                    field.describe()
+                ),
+            );
+        }
+        return;
+    };
+    let category = why.category().key();
+    match allow {
+        None => plan.draft_checks.push((
+            field.name_tokens(),
+            draft_message(field, why),
+            syn::ext::IdentExt::unraw(field.ident).to_string(),
+        )),
+        Some(a) if a.value() != category => errors.spanned(
+            a,
+            format!(
+                "{} is refused in draft tools as {} `{category}`, not `{}`; an opt-in names the category that \
+                 refuses the field, write {}",
+                field.describe(),
+                if category == "amount" || category == "exchange_rate" { "an" } else { "a" },
+                a.value(),
+                example(category)
+            ),
+        ),
+        Some(_) => {
+            if let Some(r) = reason {
+                plan.opt_ins
+                    .push((field.wire.clone(), category.to_string(), r.value().trim().to_string()));
+            }
+        }
+    }
+}
+
 fn draft_message(field: &Field, why: DraftForbidden) -> String {
     let msg = names::draft_message(&field.wire, why);
     if !field.renamed() {
@@ -231,7 +321,12 @@ fn is_text(ty: &Type) -> bool {
     }
 }
 
-fn check_self_reference(input: &ArgsInput, field: &Field, errors: &mut Errors) {
+fn check_self_reference(
+    input: &ArgsInput,
+    ty: &Type,
+    member: &dyn quote::ToTokens,
+    errors: &mut Errors,
+) {
     fn mentions(ty: &Type, name: &syn::Ident) -> bool {
         struct Finder<'n> {
             name: &'n syn::Ident,
@@ -249,13 +344,14 @@ fn check_self_reference(input: &ArgsInput, field: &Field, errors: &mut Errors) {
         syn::visit::Visit::visit_type(&mut f, ty);
         f.found
     }
-    if mentions(field.ty, input.ident) {
+    if mentions(ty, input.ident) {
         errors.spanned(
-            field.ty,
+            ty,
             format!(
                 "`{}` contains itself through field `{}`; tool arguments cannot be recursive (strict schemas have \
                  no `$ref`), give each level its own type",
-                input.ident, field.ident
+                input.ident,
+                member.to_token_stream()
             ),
         );
     }

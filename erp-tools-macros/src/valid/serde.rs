@@ -55,7 +55,7 @@ pub(super) fn check_serde(input: &ArgsInput, errors: &mut Errors) {
     let is_enum = matches!(input.original.data, syn::Data::Enum(_));
     for item in &input.container.items {
         if CONTAINER_OK.contains(&item.key.as_str()) || item.key == "transparent" {
-            // `transparent` has its own message in args.rs.
+            // `transparent` makes a newtype (see `ast::newtype`).
             continue;
         }
         errors.at(item.span, container_message(item, is_enum));
@@ -86,6 +86,14 @@ pub(super) fn check_serde(input: &ArgsInput, errors: &mut Errors) {
                     }
                     errors.at(item.span, variant_message(&item, &v.wire));
                 }
+            }
+        }
+        Shape::Newtype(field) => {
+            for item in SerdeField::from_attrs(&field.original.attrs).items {
+                if FIELD_OK.contains(&item.key.as_str()) {
+                    continue;
+                }
+                errors.at(item.span, field_message(&item, &input.ident.to_string(), false));
             }
         }
         Shape::Unsupported => {}

@@ -189,6 +189,19 @@ pub(crate) fn check_tool<'a>(
                 }
                 scopes.push(s);
             }
+            if tier == Some(Tier::Draft)
+                && !scopes.is_empty()
+                && scopes.iter().all(|s| names::is_read_scope(s))
+            {
+                errors.spanned(
+                    &list.tokens,
+                    format!(
+                        "a draft tool guarded only by read scopes ({}) lets every reader create drafts; require a \
+                         scope for the write, write `scopes = [\"{scope_example}\"]`",
+                        scopes.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                );
+            }
         }
         None => {
             if !attr.unreadable && !attr.mentioned.contains(&"scopes") {

@@ -2,6 +2,7 @@
 //! compile errors it words.
 
 use super::rename::segments;
+use super::vocab::{self, Category, Entry};
 
 /// Whether a tool name or property key is safe on every provider: `^[a-zA-Z0-9_-]{1,64}$`.
 pub fn valid_key(name: &str) -> bool {
@@ -23,11 +24,70 @@ pub enum Forbidden {
     RunIds,
     /// Names the caller's authority (`scopes`, `roles`, ...).
     Authority,
+    /// A field the ERPs' models use for a person of the organisation or for the company
+    /// or an organisational unit ([`Category::Identity`], [`Category::Company`]).
+    Erp(Finding),
+}
+
+/// A name judged by the ERPs' vocabulary: its category, and the evidence (the ERP field
+/// it is, or the word that marks it and an ERP field with that word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// What the field is.
+    pub category: Category,
+    /// The ERP field the name is (or, for a word, a field that has the word).
+    pub entry: Option<&'static Entry>,
+    /// The word of the name that marks the category, when the name is in no model as a
+    /// whole.
+    pub word: Option<&'static str>,
+}
+
+impl Finding {
+    /// Judges `wire` by the vocabulary: an exact (normalised) ERP field first, then the
+    /// marking words. `None` when neither refuses it.
+    pub fn of(wire: &str) -> Option<Finding> {
+        let found = vocab::lookup(wire);
+        if let Some(first) = found.first() {
+            return (first.category != Category::Allowed).then_some(Finding {
+                category: first.category,
+                entry: Some(first),
+                word: None,
+            });
+        }
+        let cw = vocab::category_word(&segments(wire))?;
+        let example = vocab::vocabulary().entries().iter().find(|e| {
+            e.category == cw.category && segments(e.field).iter().any(|s| s == cw.word)
+        });
+        Some(Finding {
+            category: cw.category,
+            entry: example,
+            word: Some(cw.word),
+        })
+    }
+
+    /// Why the name is refused: "ERPNext's `rate` (Purchase Order Item) is a price" or
+    /// "it has the word `discount` (as ERPNext's `discount_percentage` (Sales Order
+    /// Item)), so it is a discount".
+    pub fn evidence(&self) -> String {
+        match (self.word, self.entry) {
+            (None, Some(e)) => format!("{} {}", e.cite(), self.category.what()),
+            (Some(w), Some(e)) => format!(
+                "it has the word `{w}`, as {} has, so it {}",
+                e.cite(),
+                self.category.what()
+            ),
+            (Some(w), None) => format!("it has the word `{w}`, so it {}", self.category.what()),
+            (None, None) => format!("it {}", self.category.what()),
+        }
+    }
 }
 
 /// Why a wire name may not be an argument of a draft tool (read tools may take it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DraftForbidden {
+    /// A field the ERPs' models use for a status, a workflow or posting step, a price, a
+    /// discount, a tax, an exchange rate or a computed amount.
+    Erp(Finding),
     /// `status`, `state`, `*_status`.
     Status,
     /// Any word `price` (`unit_price`, `price_per_unit`), `unit_cost`.
@@ -58,6 +118,12 @@ const USER_SUFFIXES: &[&str] = &[
 ];
 
 const USER_WORDS: &[&str] = &["user", "users", "username", "usernames"];
+
+/// Words that name the person who approves, requests or reviews: never the model's to say.
+const PERSON_WORDS: &[&str] = &[
+    "approver", "approvers", "requester", "requesters", "requestor", "requestors", "reviewer", "reviewers",
+    "signatory", "signatories",
+];
 
 /// Past participles that, followed by `by`, name who did something.
 const ACTED: &[&str] = &[
@@ -97,8 +163,29 @@ const AUTHORITY_NAMES: &[&str] = &[
 /// Words that, followed by `id`, name the run or call.
 const RUN_WORDS: &[&str] = &["run", "call", "agent", "session"];
 
+impl DraftForbidden {
+    /// The vocabulary category of the refusal; `#[erp(allow = "..")]` names it.
+    pub fn category(self) -> Category {
+        match self {
+            DraftForbidden::Erp(f) => f.category,
+            DraftForbidden::Status => Category::Status,
+            DraftForbidden::Price => Category::Price,
+            DraftForbidden::Total => Category::Amount,
+            DraftForbidden::PostingDate => Category::Workflow,
+        }
+    }
+}
+
 /// Classifies a wire name against the rules for every tier.
 pub fn classify(wire: &str) -> Option<Forbidden> {
+    classify_own_words(wire).or_else(|| {
+        Finding::of(wire)
+            .filter(|f| f.category.every_tier())
+            .map(Forbidden::Erp)
+    })
+}
+
+fn classify_own_words(wire: &str) -> Option<Forbidden> {
     let seg = segments(wire);
     if seg.is_empty() {
         return None;
@@ -124,6 +211,9 @@ pub fn classify(wire: &str) -> Option<Forbidden> {
         if USER_WORDS.contains(&s.as_str()) && followed_by(i, USER_SUFFIXES) {
             return Some(Forbidden::Identity);
         }
+        if PERSON_WORDS.contains(&s.as_str()) {
+            return Some(Forbidden::Identity);
+        }
         if s == "behalf" || s == "impersonate" || s == "impersonating" {
             return Some(Forbidden::Identity);
         }
@@ -139,8 +229,25 @@ pub fn classify(wire: &str) -> Option<Forbidden> {
     None
 }
 
-/// Classifies a wire name against the extra rules for draft tools.
+/// Classifies a wire name against the extra rules for draft tools: a field the ERPs'
+/// models classify as a status, workflow step, price, discount, tax, exchange rate or
+/// amount (exactly, or by a marking word), and the rules' own names (`*_status`,
+/// `*price*`, `*total*`, `posted_at`, ...). A name [`classify`] refuses is not reported
+/// again here.
 pub fn classify_draft(wire: &str) -> Option<DraftForbidden> {
+    if classify(wire).is_some() {
+        return None;
+    }
+    let erp = Finding::of(wire);
+    if let Some(f) = erp
+        && f.word.is_none()
+    {
+        return Some(DraftForbidden::Erp(f));
+    }
+    classify_draft_own_words(wire).or(erp.map(DraftForbidden::Erp))
+}
+
+fn classify_draft_own_words(wire: &str) -> Option<DraftForbidden> {
     let seg = segments(wire);
     let last = seg.last()?;
     if last == "status"
@@ -194,6 +301,13 @@ pub fn forbidden_message(wire: &str, why: Forbidden) -> String {
         Forbidden::Authority => {
             "scopes and roles come from the caller's token (ToolContext::scopes, ToolContext::roles)".to_string()
         }
+        Forbidden::Erp(f) => {
+            return format!(
+                "`{wire}` cannot be a tool argument: {}; {}",
+                f.evidence(),
+                f.category.instead()
+            );
+        }
     };
     format!("`{wire}` cannot be a tool argument; {source}, remove the field")
 }
@@ -202,6 +316,13 @@ pub fn forbidden_message(wire: &str, why: Forbidden) -> String {
 /// purchase order, a sales quote, a payment request).
 pub fn draft_message(wire: &str, why: DraftForbidden) -> String {
     let reason = match why {
+        DraftForbidden::Erp(f) => {
+            return format!(
+                "`{wire}` cannot be an argument of a draft tool: {}; {}",
+                f.evidence(),
+                f.category.instead()
+            );
+        }
         DraftForbidden::Status => {
             "a draft is always created in status draft and only a person moves it on"
         }

@@ -9,11 +9,14 @@ mod header;
 mod rename;
 mod text;
 mod units;
+mod verbs;
+pub mod vocab;
 
 pub use forbidden::{
-    DraftForbidden, Forbidden, classify, classify_draft, draft_message, forbidden_message,
-    valid_key,
+    DraftForbidden, Finding, Forbidden, classify, classify_draft, draft_message,
+    forbidden_message, valid_key,
 };
+pub use verbs::{is_read_scope, post_tier_verb, verb_message};
 pub use header::header_name_problem;
 pub use rename::{RenameRule, segments};
 pub use text::{closest, edit_distance, humanise, join_doc};
