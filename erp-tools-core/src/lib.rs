@@ -83,6 +83,17 @@ pub mod prelude {
     pub use sqlx;
 }
 
+/// The compile-time rules of `#[derive(ToolArgs)]` and `#[erp_tool]` that are checked as
+/// trait bounds, so a compile error can name them:
+/// [`DerivedToolArgs`](rules::DerivedToolArgs) (the type derives `ToolArgs`),
+/// [`DraftCheck`](rules::DraftCheck) (no
+/// field a draft tool may not take, at any depth) and [`ClientRefIn`](rules::ClientRefIn)
+/// (a draft tool's arguments carry `client_ref`). The derive and the attribute implement
+/// and require them; application code never names them.
+pub mod rules {
+    pub use crate::tool::args::{ClientRefIn, DerivedToolArgs, DraftCheck, HasClientRef};
+}
+
 /// Paths used by generated code. Not public API: its name carries this crate's version,
 /// so a macro crate of another version fails to compile against it instead of
 /// misbehaving (the macro crate's tests check that the name follows the version).
@@ -92,7 +103,7 @@ pub mod __private_0_1_0 {
     pub use crate::schema::output::output_schema_for;
     pub use crate::schema::{Bounds, Property, Schema, SchemaKind, StringFormat};
     pub use crate::text::undecodable_arguments;
-    pub use crate::tool::args::{DerivedToolArgs, DraftCheck, shape};
+    pub use crate::tool::args::{ClientRefIn, DerivedToolArgs, DraftCheck, HasClientRef, shape};
     pub use crate::tool::handler::{Handler, HandlerFuture, HandlerOutput};
     pub use crate::tool::output::{Rendered, TextOf, Unrendered};
     pub use crate::tool::{ErpTool, ToolDef, ToolDefParts};

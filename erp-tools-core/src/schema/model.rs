@@ -61,6 +61,9 @@ pub enum StringFormat {
     DateTime,
     /// `HH:MM:SS` (`chrono::NaiveTime`).
     Time,
+    /// A UUID in its hyphenated form, `123e4567-e89b-12d3-a456-426614174000`
+    /// (`uuid::Uuid`, feature `uuid`).
+    Uuid,
 }
 
 impl StringFormat {
@@ -70,6 +73,7 @@ impl StringFormat {
             StringFormat::Date => "date",
             StringFormat::DateTime => "date-time",
             StringFormat::Time => "time",
+            StringFormat::Uuid => "uuid",
         }
     }
 }

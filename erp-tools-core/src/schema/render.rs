@@ -77,6 +77,9 @@ impl Schema {
                 }
             }
             SchemaKind::String(Some(StringFormat::Date)) => Some("YYYY-MM-DD".into()),
+            SchemaKind::String(Some(StringFormat::Uuid)) => {
+                Some("UUID, e.g. 123e4567-e89b-12d3-a456-426614174000".into())
+            }
             SchemaKind::Optional(inner) => inner.kind_hint_with(bounds),
             _ => None,
         }

@@ -6,7 +6,8 @@
 //! scalar types a tool may take: `String` (and `Box<str>`, `Arc<str>`, `Cow<'static, str>`,
 //! which read and render exactly as `String` does), `bool`, the integer types,
 //! `rust_decimal::Decimal`, `chrono::NaiveDate`, `NaiveTime`, `NaiveDateTime` and
-//! `DateTime<Utc>`, and for `Option<T>` and `Vec<T>` of those.
+//! `DateTime<Utc>`, `uuid::Uuid` (feature `uuid`), and for `Option<T>` and `Vec<T>` of
+//! those.
 //!
 //! It is deliberately *not* implemented for `serde_json::Value`, maps or floats: a tool
 //! argument is never free-form JSON, and money is never a binary float.
@@ -31,7 +32,6 @@ pub trait ToolArgs {
 /// What the derive and `#[erp_tool]` know of an argument type beyond its schema: the
 /// compile-time facts they check and the value of `client_ref`. Implemented by
 /// `#[derive(ToolArgs)]` next to [`ToolArgs`], and here for the types that implement it.
-#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be used in tool arguments",
     label = "`{Self}` does not implement `ToolArgs`",
@@ -74,6 +74,25 @@ pub trait DerivedToolArgs: ToolArgs {
     }
 }
 
+/// `#[erp_tool(tier = "draft")]`'s check that the arguments carry `client_ref`: it
+/// requires `HasClientRef<{ Args::HAS_CLIENT_REF }>: ClientRefIn<Args>`, which holds only
+/// for `HasClientRef<true>`, so a draft tool without the field is one error naming the
+/// arguments type.
+#[diagnostic::on_unimplemented(
+    message = "draft tools need `client_ref: String` in their arguments: the model's own id for this write, reused on retry so the draft is created once; add `client_ref: String` to `{Args}`",
+    label = "`{Args}` has no `client_ref` field"
+)]
+pub trait ClientRefIn<Args> {
+    /// Named by `#[erp_tool]` to require the bound.
+    const PRESENT: () = ();
+}
+
+/// Whether a draft tool's arguments carry `client_ref` (see [`ClientRefIn`]).
+#[derive(Debug)]
+pub struct HasClientRef<const YES: bool>;
+
+impl<Args> ClientRefIn<Args> for HasClientRef<true> {}
+
 /// The draft-tier field check, as trait bounds. `T: DraftCheck<M>` holds for every `M`
 /// unless `T` (or a type it contains) has a field a draft tool may not take (`status`,
 /// `unit_price`, `posting_date`, ...): the derive requires of `M`, for each such field, a
@@ -82,7 +101,6 @@ pub trait DerivedToolArgs: ToolArgs {
 /// `Self` is a type parameter, so each offending field becomes one error worded by its
 /// rule; read tools never ask, so a read tool may filter on `status`. Derived by
 /// `ToolArgs`.
-#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be used in tool arguments",
     label = "`{Self}` does not implement `ToolArgs`",
@@ -152,6 +170,11 @@ scalar! {
 }
 
 integer!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+#[cfg(feature = "uuid")]
+scalar! {
+    uuid::Uuid => SchemaKind::String(Some(StringFormat::Uuid)), shape::OTHER;
+}
 
 impl<T: ToolArgs> ToolArgs for Option<T> {
     fn tool_schema() -> Schema {

@@ -100,6 +100,7 @@ fn check(
                         chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok() && s.len() == 10
                     }
                     StringFormat::Time => chrono::NaiveTime::from_str(s).is_ok(),
+                    StringFormat::Uuid => is_hyphenated_uuid(s),
                     StringFormat::DateTime => {
                         chrono::DateTime::parse_from_rfc3339(s).is_ok()
                             || chrono::NaiveDateTime::from_str(s).is_ok()
@@ -109,6 +110,9 @@ fn check(
                     let expected = match f {
                         StringFormat::Date => "a date as YYYY-MM-DD, e.g. \"2026-12-01\"",
                         StringFormat::Time => "a time as HH:MM:SS",
+                        StringFormat::Uuid => {
+                            "a UUID as 8-4-4-4-12 hexadecimal digits, e.g. \"123e4567-e89b-12d3-a456-426614174000\""
+                        }
                         StringFormat::DateTime => {
                             "a date and time as RFC 3339, e.g. \"2026-12-01T09:00:00Z\""
                         }
@@ -275,6 +279,17 @@ fn check(
             Value::Null
         }
     }
+}
+
+/// `123e4567-e89b-12d3-a456-426614174000`: 32 hexadecimal digits in groups of 8, 4, 4, 4
+/// and 12, the form a UUID is written in a schema of format `uuid`.
+fn is_hyphenated_uuid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 fn join(path: &str, key: &str) -> String {

@@ -18,7 +18,7 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     let model = ArgsInput::from_syn(input, &mut errors);
     let plan = valid::check_args(&model, &mut errors);
     if !errors.is_empty() {
-        let fallback = derive_fallback(input, model.krate.as_ref());
+        let fallback = derive_fallback(input, model.krate.as_ref(), &plan);
         let errors = errors.to_compile_errors();
         return quote! { #errors #fallback };
     }
@@ -26,7 +26,7 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
         Shape::Struct(_) => derive_struct(&model, &plan),
         Shape::Enum(_) => derive_enum(&model, &plan),
         Shape::Newtype(field) => derive_newtype(&model, field),
-        Shape::Unsupported => derive_fallback(input, model.krate.as_ref()),
+        Shape::Unsupported => derive_fallback(input, model.krate.as_ref(), &plan),
     }
 }
 
@@ -415,13 +415,22 @@ fn derive_newtype(model: &ArgsInput, field: &Newtype) -> TokenStream {
 
 /// After an error: implement the traits anyway so that uses of the type do not add a
 /// second wave of errors. The impls are never run (the crate does not compile).
-fn derive_fallback(input: &DeriveInput, krate: Option<&syn::Path>) -> TokenStream {
+fn derive_fallback(input: &DeriveInput, krate: Option<&syn::Path>, plan: &ArgsPlan) -> TokenStream {
     let ident = &input.ident;
     let private = private(krate);
+    // The type's own draft-only fields are still reported by a draft tool that takes it,
+    // so one build shows every refused field (nested types are judged by their own
+    // derive).
+    let draft = if plan.draft_checks.is_empty() || !input.generics.params.is_empty() {
+        let mut with_m = input.generics.clone();
+        with_m.params.push(syn::parse_quote!(__ErpM));
+        let (impl_m, _, _) = with_m.split_for_impl();
+        let (_, ty_generics, where_clause) = input.generics.split_for_impl();
+        quote!(impl #impl_m #private::DraftCheck<__ErpM> for #ident #ty_generics #where_clause {})
+    } else {
+        draft_check(ident, plan, &[], &private)
+    };
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let mut with_m = input.generics.clone();
-    with_m.params.push(syn::parse_quote!(__ErpM));
-    let (impl_m, _, _) = with_m.split_for_impl();
     quote! {
         impl #impl_generics #private::ToolArgs for #ident #ty_generics #where_clause {
             fn tool_schema() -> #private::Schema {
@@ -432,6 +441,6 @@ fn derive_fallback(input: &DeriveInput, krate: Option<&syn::Path>) -> TokenStrea
             const HAS_CLIENT_REF: ::core::primitive::bool = true;
             const IS_OBJECT: ::core::primitive::bool = true;
         }
-        impl #impl_m #private::DraftCheck<__ErpM> for #ident #ty_generics #where_clause {}
+        #draft
     }
 }

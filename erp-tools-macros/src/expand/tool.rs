@@ -107,14 +107,13 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         const _: () = if !#as_args::IS_OBJECT { ::core::panic!(#object_msg) };
     ));
     if plan.tier == Tier::Draft {
-        let args_name = valid::type_string(args_ty);
-        let msg = format!(
-            "draft tools need `client_ref: String` in their arguments: the model's own id for this write, reused on \
-             retry so the draft is created once; add `client_ref: String` to `{args_name}`"
+        // The message is `ClientRefIn`'s `on_unimplemented`, naming the arguments type.
+        let present = quote_spanned!(args_span=>
+            <#private_at::HasClientRef<{ #as_args::HAS_CLIENT_REF }> as #private_at::ClientRefIn<#args_ty>>::PRESENT
         );
-        checks.push(quote_spanned!(args_span=>
-            const _: () = if !#as_args::HAS_CLIENT_REF { ::core::panic!(#msg) };
-        ));
+        checks.push(quote! {
+            const _: () = #present;
+        });
         // The draft-only field rules (see the derive's `draft_check`): `Self` is a type
         // parameter here, which none of the per-field rule traits holds, so every
         // offending field is one error, spanned on the arguments type, worded by its rule.

@@ -16,6 +16,10 @@ pub struct PaymentArgs {
     /// Vendor code, e.g. V-00001
     pub vendor_code: String,
     /// Amount to pay, as a decimal string, e.g. "85000"
+    #[erp(
+        allow = "amount",
+        reason = "the amount a person asks to pay a vendor; finance approves it against the vendor's invoice"
+    )]
     pub amount: Decimal,
     /// Your own id for this request within the run. Reuse it when retrying.
     pub client_ref: String,

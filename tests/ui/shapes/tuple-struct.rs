@@ -1,6 +1,6 @@
 use erp_tools_core::prelude::*;
 
 #[derive(Deserialize, ToolArgs)]
-struct VendorCode(String);
+struct VendorAndQty(String, Decimal);
 
 fn main() {}

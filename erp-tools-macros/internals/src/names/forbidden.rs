@@ -211,7 +211,7 @@ fn classify_own_words(wire: &str) -> Option<Forbidden> {
         if USER_WORDS.contains(&s.as_str()) && followed_by(i, USER_SUFFIXES) {
             return Some(Forbidden::Identity);
         }
-        if PERSON_WORDS.contains(&s.as_str()) {
+        if PERSON_WORDS.contains(&s.as_str()) && followed_by(i, USER_SUFFIXES) {
             return Some(Forbidden::Identity);
         }
         if s == "behalf" || s == "impersonate" || s == "impersonating" {

@@ -60,10 +60,11 @@ pub fn post_tier_verb(wire: &str) -> Option<&'static str> {
 /// The compile error for an enum value of a draft tool's arguments that names a
 /// post-tier action.
 pub fn verb_message(enum_name: &str, wire: &str, verb: &str) -> String {
+    let article = if verb.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
     format!(
         "`{wire}` cannot be a value of `{enum_name}` in a draft tool's arguments: it asks to {verb}, and to {verb} \
-         belongs to a person in the ERP (a draft tool whose argument may say `{wire}` is a {verb} tool); remove the \
-         value, the draft is always left for a person to act on"
+         belongs to a person in the ERP (a draft tool whose argument may say `{wire}` is {article} {verb} tool); \
+         remove the value, the draft is always left for a person to act on"
     )
 }
 

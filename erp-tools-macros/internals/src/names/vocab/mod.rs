@@ -213,7 +213,8 @@ impl Category {
             }
             Category::Amount => {
                 "amounts and totals are computed by the server from its prices and the quantities; send item codes \
-                 and quantities instead"
+                 and quantities instead (an amount a person asks for, as in a payment request, is declared with \
+                 `#[erp(allow = \"amount\", reason = \"..\")]`)"
             }
             Category::Allowed => "",
         }
@@ -378,9 +379,12 @@ fn parse(system: System, text: &'static str, out: &mut Vec<Entry>, errors: &mut 
 }
 
 /// The key a name is compared by: its words, lower-case, without separators
-/// (`docStatus`, `doc_status` and `DOCSTATUS` are all `docstatus`).
+/// (`docStatus`, `doc_status` and `DOCSTATUS` are all `docstatus`). A leading `_` is
+/// kept: it marks an ERP's internal column (ERPNext's `_comments`, `_assign`), which is
+/// not the field of the same words (SAP Business One's `Comments`).
 pub fn normalise(name: &str) -> String {
-    super::segments(name).concat()
+    let words = super::segments(name).concat();
+    if name.starts_with('_') { format!("_{words}") } else { words }
 }
 
 /// Prefixes of custom fields in the ERPs (`x_` and `x_studio_` in Odoo, `U_` in SAP
@@ -391,8 +395,7 @@ const CUSTOM_PREFIXES: &[&[&str]] = &[&["x", "studio"], &["x"], &["u"], &["custo
 /// `po_rate`, `item_tax_template`), dropped before a name is looked up.
 const DOMAIN_PREFIXES: &[&str] = &[
     "line", "lines", "item", "items", "order", "po", "so", "doc", "document", "header", "purchase", "sale",
-    "sales", "invoice", "requested", "proposed", "suggested", "expected", "target", "new", "override",
-    "manual", "custom",
+    "sales", "invoice", "new", "override", "manual", "custom",
 ];
 
 /// Words after a name that make it a reference to the same thing (`approver_id`,
@@ -427,8 +430,9 @@ pub fn lookup(wire: &str) -> Vec<&'static Entry> {
             tries.push(&t[..t.len() - 1]);
         }
     }
+    let internal = if wire.starts_with('_') { "_" } else { "" };
     for t in tries {
-        let mut found: Vec<&'static Entry> = vocab.exact(&t.concat()).collect();
+        let mut found: Vec<&'static Entry> = vocab.exact(&format!("{internal}{}", t.concat())).collect();
         if !found.is_empty() {
             found.sort_by_key(|e| (e.category == Category::Allowed, e.category, e.system));
             return found;

@@ -4,6 +4,7 @@ use erp_tools_core::prelude::*;
 #[serde(transparent)]
 struct VendorCode {
     code: String,
+    checked: bool,
 }
 
 fn main() {}

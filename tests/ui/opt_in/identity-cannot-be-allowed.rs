@@ -1,0 +1,17 @@
+use erp_tools_core::prelude::*;
+
+#[derive(Deserialize, ToolArgs)]
+struct PoDraftArgs {
+    vendor_code: String,
+    client_ref: String,
+    #[erp(allow = "identity", reason = "the buyer picks who approves")]
+    approver_id: String,
+}
+
+/// Create a draft purchase order.
+#[erp_tool(module = "purchasing", tier = "draft", scopes = ["purchasing:draft"])]
+async fn create_po_draft(_ctx: &ToolContext, _tx: &mut DraftTx, args: PoDraftArgs) -> Result<String, ToolError> {
+    Ok(args.client_ref)
+}
+
+fn main() {}

@@ -1,0 +1,16 @@
+use erp_tools_core::prelude::*;
+
+#[derive(Deserialize, ToolArgs)]
+struct ListArgs {
+    partner_id: Option<i64>,
+    team_id: Option<i64>,
+}
+
+/// List purchase orders of the caller's branch.
+#[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"])]
+async fn list_orders(_ctx: &ToolContext, _db: &ReadDb, args: ListArgs) -> Result<String, ToolError> {
+    let _ = args;
+    Ok(String::new())
+}
+
+fn main() {}

@@ -1,0 +1,18 @@
+use erp_tools_core::prelude::*;
+
+#[derive(Deserialize, ToolArgs)]
+struct PoDraftArgs {
+    partner_id: i64,
+    client_ref: String,
+    date_planned: NaiveDate,
+    date_approve: NaiveDate,
+    x_studio_discount: Option<Decimal>,
+}
+
+/// Create a draft purchase order.
+#[erp_tool(module = "purchasing", tier = "draft", scopes = ["purchasing:draft"])]
+async fn create_po_draft(_ctx: &ToolContext, _tx: &mut DraftTx, args: PoDraftArgs) -> Result<String, ToolError> {
+    Ok(args.client_ref)
+}
+
+fn main() {}
