@@ -117,7 +117,9 @@ impl<'a> ArgsInput<'a> {
             }
         }
         let shape = match &input.data {
-            Data::Struct(data) if container.transparent.is_some() => newtype(ident, &data.fields, true, errors),
+            Data::Struct(data) if container.transparent.is_some() => {
+                newtype(ident, &data.fields, true, errors)
+            }
             Data::Struct(data) if matches!(data.fields, Fields::Unnamed(_)) => {
                 newtype(ident, &data.fields, false, errors)
             }
@@ -219,7 +221,12 @@ impl<'a> ArgsInput<'a> {
 
 /// A tuple struct of one field, or a `#[serde(transparent)]` struct of one field: the
 /// value on the wire is the field's.
-fn newtype<'a>(ident: &Ident, fields: &'a Fields, transparent: bool, errors: &mut Errors) -> Shape<'a> {
+fn newtype<'a>(
+    ident: &Ident,
+    fields: &'a Fields,
+    transparent: bool,
+    errors: &mut Errors,
+) -> Shape<'a> {
     let kept: Vec<(usize, &syn::Field)> = fields
         .iter()
         .enumerate()

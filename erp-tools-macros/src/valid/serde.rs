@@ -93,7 +93,10 @@ pub(super) fn check_serde(input: &ArgsInput, errors: &mut Errors) {
                 if FIELD_OK.contains(&item.key.as_str()) {
                     continue;
                 }
-                errors.at(item.span, field_message(&item, &input.ident.to_string(), false));
+                errors.at(
+                    item.span,
+                    field_message(&item, &input.ident.to_string(), false),
+                );
             }
         }
         Shape::Unsupported => {}

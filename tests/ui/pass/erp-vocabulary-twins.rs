@@ -27,7 +27,11 @@ pub struct ErpnextPoArgs {
 
 /// Create a draft purchase order in ERPNext.
 #[erp_tool(module = "erpnext", tier = "draft", scopes = ["purchasing:draft"])]
-pub async fn create_po_draft(_ctx: &ToolContext, _tx: &mut DraftTx, args: ErpnextPoArgs) -> Result<String, ToolError> {
+pub async fn create_po_draft(
+    _ctx: &ToolContext,
+    _tx: &mut DraftTx,
+    args: ErpnextPoArgs,
+) -> Result<String, ToolError> {
     Ok(args.client_ref)
 }
 
@@ -43,7 +47,11 @@ pub struct ErpnextListArgs {
 
 /// List purchase orders of the caller's branch in ERPNext.
 #[erp_tool(module = "erpnext", tier = "read", scopes = ["purchasing:read"])]
-pub async fn list_orders(_ctx: &ToolContext, _db: &ReadDb, args: ErpnextListArgs) -> Result<String, ToolError> {
+pub async fn list_orders(
+    _ctx: &ToolContext,
+    _db: &ReadDb,
+    args: ErpnextListArgs,
+) -> Result<String, ToolError> {
     let _ = args;
     Ok(String::new())
 }
@@ -68,7 +76,11 @@ pub struct OdooPoArgs {
 
 /// Create a draft purchase order in Odoo.
 #[erp_tool(module = "odoo", tier = "draft", scopes = ["purchasing:draft"])]
-pub async fn create_po_draft_odoo(_ctx: &ToolContext, _tx: &mut DraftTx, args: OdooPoArgs) -> Result<String, ToolError> {
+pub async fn create_po_draft_odoo(
+    _ctx: &ToolContext,
+    _tx: &mut DraftTx,
+    args: OdooPoArgs,
+) -> Result<String, ToolError> {
     Ok(args.client_ref)
 }
 
@@ -83,7 +95,11 @@ pub struct PurchaseArgs {
 
 /// Create a draft purchase in Tryton.
 #[erp_tool(module = "tryton", tier = "draft", scopes = ["purchasing:draft"])]
-pub async fn create_purchase_draft(_ctx: &ToolContext, _tx: &mut DraftTx, args: PurchaseArgs) -> Result<String, ToolError> {
+pub async fn create_purchase_draft(
+    _ctx: &ToolContext,
+    _tx: &mut DraftTx,
+    args: PurchaseArgs,
+) -> Result<String, ToolError> {
     Ok(args.client_ref)
 }
 
@@ -108,7 +124,11 @@ pub struct SapPoArgs {
 
 /// Create a draft purchase order in SAP Business One.
 #[erp_tool(module = "sap", tier = "draft", scopes = ["purchasing:draft"])]
-pub async fn create_po_draft_sap(_ctx: &ToolContext, _tx: &mut DraftTx, args: SapPoArgs) -> Result<String, ToolError> {
+pub async fn create_po_draft_sap(
+    _ctx: &ToolContext,
+    _tx: &mut DraftTx,
+    args: SapPoArgs,
+) -> Result<String, ToolError> {
     Ok(args.client_ref)
 }
 
@@ -133,7 +153,11 @@ pub struct BcPoArgs {
 
 /// Create a draft purchase order in Business Central.
 #[erp_tool(module = "bc", tier = "draft", scopes = ["purchasing:draft", "purchasing:read"])]
-pub async fn create_po_draft_bc(_ctx: &ToolContext, _tx: &mut DraftTx, args: BcPoArgs) -> Result<String, ToolError> {
+pub async fn create_po_draft_bc(
+    _ctx: &ToolContext,
+    _tx: &mut DraftTx,
+    args: BcPoArgs,
+) -> Result<String, ToolError> {
     Ok(args.client_ref)
 }
 
@@ -148,7 +172,10 @@ pub enum Priority {
 pub struct QuoteLine {
     pub item_code: String,
     pub qty: Decimal,
-    #[erp(allow = "discount", reason = "the discount the customer asked for; the sales manager approves it")]
+    #[erp(
+        allow = "discount",
+        reason = "the discount the customer asked for; the sales manager approves it"
+    )]
     pub requested_discount_percentage: Option<Decimal>,
 }
 
@@ -162,7 +189,11 @@ pub struct QuoteArgs {
 
 /// Create a draft sales quote.
 #[erp_tool(module = "sales", tier = "draft", scopes = ["sales:draft"])]
-pub async fn create_quote_draft(_ctx: &ToolContext, _tx: &mut DraftTx, args: QuoteArgs) -> Result<String, ToolError> {
+pub async fn create_quote_draft(
+    _ctx: &ToolContext,
+    _tx: &mut DraftTx,
+    args: QuoteArgs,
+) -> Result<String, ToolError> {
     Ok(args.client_ref)
 }
 
@@ -185,16 +216,30 @@ fn main() {
         .expect("the twins register");
     let report = SurfaceReport::new(&registry);
     assert!(report.all_pass(), "{}", report.to_table());
-    let quote = report.tools.iter().find(|t| t.name == "sales_create_quote_draft").expect("quote tool");
+    let quote = report
+        .tools
+        .iter()
+        .find(|t| t.name == "sales_create_quote_draft")
+        .expect("quote tool");
     assert_eq!(quote.opt_ins.len(), 1);
     assert_eq!(quote.opt_ins[0].0, "lines[].requested_discount_percentage");
     assert_eq!(quote.opt_ins[0].1.category, "discount");
-    assert!(report.to_table().contains("`lines[].requested_discount_percentage` allowed as discount"));
+    assert!(
+        report
+            .to_table()
+            .contains("`lines[].requested_discount_percentage` allowed as discount")
+    );
     // The opt-in is for reviewers: no rendering the model reads carries it.
     for target in Target::ALL {
-        let schema = registry.get("sales_create_quote_draft").expect("quote").input_schema(target);
+        let schema = registry
+            .get("sales_create_quote_draft")
+            .expect("quote")
+            .input_schema(target);
         let text = schema.to_string();
-        assert!(!text.contains("sales manager approves"), "{target:?}: {text}");
+        assert!(
+            !text.contains("sales manager approves"),
+            "{target:?}: {text}"
+        );
         assert!(text.contains("requested_discount_percentage"), "{target:?}");
     }
 }

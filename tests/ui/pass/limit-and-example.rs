@@ -14,7 +14,10 @@ pub struct ReplaceLinesArgs {
     pub number: String,
     pub client_ref: String,
     pub lines: Vec<Line>,
-    #[erp(allow = "amount", reason = "the amount the buyer asks to pay; a person approves it")]
+    #[erp(
+        allow = "amount",
+        reason = "the amount the buyer asks to pay; a person approves it"
+    )]
     pub amount: Decimal,
 }
 

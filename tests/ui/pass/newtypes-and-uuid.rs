@@ -58,13 +58,21 @@ pub struct PlainLine {
 
 /// Create a draft purchase order.
 #[erp_tool(module = "purchasing", tier = "draft", scopes = ["purchasing:draft"])]
-pub async fn create_po_draft(_ctx: &ToolContext, _tx: &mut DraftTx, args: WithNewtypes) -> Result<String, ToolError> {
+pub async fn create_po_draft(
+    _ctx: &ToolContext,
+    _tx: &mut DraftTx,
+    args: WithNewtypes,
+) -> Result<String, ToolError> {
     Ok(args.vendor_code.0)
 }
 
 /// Create a draft purchase order.
 #[erp_tool(module = "plain", tier = "draft", scopes = ["purchasing:draft"])]
-pub async fn create_po_draft_plain(_ctx: &ToolContext, _tx: &mut DraftTx, args: Plain) -> Result<String, ToolError> {
+pub async fn create_po_draft_plain(
+    _ctx: &ToolContext,
+    _tx: &mut DraftTx,
+    args: Plain,
+) -> Result<String, ToolError> {
     Ok(args.vendor_code)
 }
 
@@ -80,7 +88,11 @@ fn main() {
     let plain = registry.get("plain_create_po_draft_plain").expect("tool");
     for target in Target::ALL {
         // The same strict schema for every target, whether the fields are newtypes or not.
-        assert_eq!(with.input_schema(target), plain.input_schema(target), "{target:?}");
+        assert_eq!(
+            with.input_schema(target),
+            plain.input_schema(target),
+            "{target:?}"
+        );
         assert!(erp_tools_core::schema::check_strict(with.input_schema(target), target).is_empty());
     }
     let text = with.input_schema(Target::OpenAi).to_string();
@@ -99,6 +111,8 @@ fn main() {
     assert_eq!(read.lines[0].qty.value, Decimal::from(5));
     let mut bad = args.clone();
     bad["request_id"] = "not-a-uuid".into();
-    let errors = with.validate(&bad).expect_err("a malformed uuid is refused");
+    let errors = with
+        .validate(&bad)
+        .expect_err("a malformed uuid is refused");
     assert!(format!("{errors:?}").contains("UUID"), "{errors:?}");
 }

@@ -55,9 +55,10 @@ impl Finding {
             });
         }
         let cw = vocab::category_word(&segments(wire))?;
-        let example = vocab::vocabulary().entries().iter().find(|e| {
-            e.category == cw.category && segments(e.field).iter().any(|s| s == cw.word)
-        });
+        let example = vocab::vocabulary()
+            .entries()
+            .iter()
+            .find(|e| e.category == cw.category && segments(e.field).iter().any(|s| s == cw.word));
         Some(Finding {
             category: cw.category,
             entry: example,
@@ -121,8 +122,16 @@ const USER_WORDS: &[&str] = &["user", "users", "username", "usernames"];
 
 /// Words that name the person who approves, requests or reviews: never the model's to say.
 const PERSON_WORDS: &[&str] = &[
-    "approver", "approvers", "requester", "requesters", "requestor", "requestors", "reviewer", "reviewers",
-    "signatory", "signatories",
+    "approver",
+    "approvers",
+    "requester",
+    "requesters",
+    "requestor",
+    "requestors",
+    "reviewer",
+    "reviewers",
+    "signatory",
+    "signatories",
 ];
 
 /// Past participles that, followed by `by`, name who did something.

@@ -13,14 +13,14 @@ mod verbs;
 pub mod vocab;
 
 pub use forbidden::{
-    DraftForbidden, Finding, Forbidden, classify, classify_draft, draft_message,
-    forbidden_message, valid_key,
+    DraftForbidden, Finding, Forbidden, classify, classify_draft, draft_message, forbidden_message,
+    valid_key,
 };
-pub use verbs::{is_read_scope, post_tier_verb, verb_message};
 pub use header::header_name_problem;
 pub use rename::{RenameRule, segments};
 pub use text::{closest, edit_distance, humanise, join_doc};
 pub use units::{UnitKind, UnitWord, is_unit_like, unit_word};
+pub use verbs::{is_read_scope, post_tier_verb, verb_message};
 
 #[cfg(test)]
 mod tests;

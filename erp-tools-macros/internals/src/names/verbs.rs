@@ -52,15 +52,22 @@ const POST_TIER_WORDS: &[(&str, &str)] = &[
 /// The post-tier verb an enum value's wire name contains (`Submit`, `SaveAndSubmit`,
 /// `send_to_vendor`, `POSTED`), as the verb's plain form, or `None`.
 pub fn post_tier_verb(wire: &str) -> Option<&'static str> {
-    segments(wire)
-        .iter()
-        .find_map(|s| POST_TIER_WORDS.iter().find(|(w, _)| w == s).map(|(_, verb)| *verb))
+    segments(wire).iter().find_map(|s| {
+        POST_TIER_WORDS
+            .iter()
+            .find(|(w, _)| w == s)
+            .map(|(_, verb)| *verb)
+    })
 }
 
 /// The compile error for an enum value of a draft tool's arguments that names a
 /// post-tier action.
 pub fn verb_message(enum_name: &str, wire: &str, verb: &str) -> String {
-    let article = if verb.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    let article = if verb.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
     format!(
         "`{wire}` cannot be a value of `{enum_name}` in a draft tool's arguments: it asks to {verb}, and to {verb} \
          belongs to a person in the ERP (a draft tool whose argument may say `{wire}` is {article} {verb} tool); \
@@ -71,8 +78,8 @@ pub fn verb_message(enum_name: &str, wire: &str, verb: &str) -> String {
 /// Words that make a scope's action read-only (`purchasing:read`, `sales:view`,
 /// `stock:read-only`).
 const READ_WORDS: &[&str] = &[
-    "read", "reads", "reader", "readonly", "ro", "view", "viewer", "list", "get", "query", "search", "lookup",
-    "show", "browse", "see",
+    "read", "reads", "reader", "readonly", "ro", "view", "viewer", "list", "get", "query",
+    "search", "lookup", "show", "browse", "see",
 ];
 
 /// Whether a scope (`module:action`) only grants reading: its action's last word is a
@@ -107,17 +114,39 @@ mod tests {
         ] {
             assert_eq!(post_tier_verb(wire), Some(verb), "{wire}");
         }
-        for wire in ["Draft", "SaveDraft", "Urgent", "Normal", "Pcs", "Box", "Postcode", "Booklet", "Sentinel"] {
+        for wire in [
+            "Draft",
+            "SaveDraft",
+            "Urgent",
+            "Normal",
+            "Pcs",
+            "Box",
+            "Postcode",
+            "Booklet",
+            "Sentinel",
+        ] {
             assert_eq!(post_tier_verb(wire), None, "{wire}");
         }
     }
 
     #[test]
     fn read_scopes() {
-        for s in ["purchasing:read", "sales:view", "stock:read-only", "a:b:list", "purchasing:po.read"] {
+        for s in [
+            "purchasing:read",
+            "sales:view",
+            "stock:read-only",
+            "a:b:list",
+            "purchasing:po.read",
+        ] {
             assert!(is_read_scope(s), "{s}");
         }
-        for s in ["purchasing:draft", "purchasing:write", "sales:quote.create", "purchasing:read_write", "x:write_only"] {
+        for s in [
+            "purchasing:draft",
+            "purchasing:write",
+            "sales:quote.create",
+            "purchasing:read_write",
+            "x:write_only",
+        ] {
             assert!(!is_read_scope(s), "{s}");
         }
     }

@@ -22,8 +22,10 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+mod category;
 mod words;
 
+pub use category::Category;
 pub use words::{CategoryWord, category_word};
 
 /// The ERP a vocabulary entry comes from.
@@ -81,142 +83,6 @@ impl System {
             System::Tryton => include_str!("data/tryton.txt"),
             System::SapB1 => include_str!("data/sap_b1.txt"),
             System::BusinessCentral => include_str!("data/business_central.txt"),
-        }
-    }
-}
-
-/// What an ERP field is, for the argument rules.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Category {
-    /// A person of the company's own side: creator, owner, approver, representative.
-    /// No tool may take it.
-    Identity,
-    /// The company, a branch, or an organisational unit standing in for the branch. No
-    /// tool may take it.
-    Company,
-    /// The document's or a line's status.
-    Status,
-    /// Workflow, posting, sending and approval flags and dates, accounting posting set-up
-    /// and the ERP's own bookkeeping of the record.
-    Workflow,
-    /// Unit prices, rates, costs, price lists, margins.
-    Price,
-    /// Discounts.
-    Discount,
-    /// Taxes.
-    Tax,
-    /// Currency exchange rates.
-    ExchangeRate,
-    /// Totals and amounts the ERP computes.
-    Amount,
-    /// What a draft may take: references by code, quantities, dates asked for, notes.
-    Allowed,
-}
-
-impl Category {
-    /// Every category.
-    pub const ALL: [Category; 10] = [
-        Category::Identity,
-        Category::Company,
-        Category::Status,
-        Category::Workflow,
-        Category::Price,
-        Category::Discount,
-        Category::Tax,
-        Category::ExchangeRate,
-        Category::Amount,
-        Category::Allowed,
-    ];
-
-    /// The key used in the data files and in `#[erp(allow = "..")]`.
-    pub fn key(self) -> &'static str {
-        match self {
-            Category::Identity => "identity",
-            Category::Company => "company",
-            Category::Status => "status",
-            Category::Workflow => "workflow",
-            Category::Price => "price",
-            Category::Discount => "discount",
-            Category::Tax => "tax",
-            Category::ExchangeRate => "exchange_rate",
-            Category::Amount => "amount",
-            Category::Allowed => "allowed",
-        }
-    }
-
-    /// The category spelled `key`.
-    pub fn parse(key: &str) -> Option<Category> {
-        Category::ALL.into_iter().find(|c| c.key() == key)
-    }
-
-    /// Whether no tool of any tier may take a field of this category.
-    pub fn every_tier(self) -> bool {
-        matches!(self, Category::Identity | Category::Company)
-    }
-
-    /// Whether a team may allow a field of this category in a draft tool with
-    /// `#[erp(allow = "..", reason = "..")]`: every draft-only category may be, identity
-    /// and company never.
-    pub fn may_opt_in(self) -> bool {
-        !self.every_tier() && self != Category::Allowed
-    }
-
-    /// What a field of this category is, for messages ("is a discount").
-    pub fn what(self) -> &'static str {
-        match self {
-            Category::Identity => {
-                "names a person of your own organisation (a creator, owner, approver or representative)"
-            }
-            Category::Company => "names the company or an organisational unit that stands in for the branch",
-            Category::Status => "is a status",
-            Category::Workflow => "is a workflow, approval or posting field",
-            Category::Price => "is a price",
-            Category::Discount => "is a discount",
-            Category::Tax => "is a tax",
-            Category::ExchangeRate => "is an exchange rate",
-            Category::Amount => "is an amount the ERP computes",
-            Category::Allowed => "may be filled by a draft",
-        }
-    }
-
-    /// Where the value comes from instead, and what to write: the second half of the
-    /// compile error.
-    pub fn instead(self) -> &'static str {
-        match self {
-            Category::Identity => {
-                "the person on whose behalf the agent acts comes from the caller's token (ToolContext::user_id) and \
-                 approvers are chosen by your approval policy, not by the model; remove the field"
-            }
-            Category::Company => {
-                "the company and branch come from the caller's token (ToolContext::branch_id, \
-                 ToolContext::branch_code); remove the field"
-            }
-            Category::Status => {
-                "a draft is always created in status draft and only a person moves it on; remove the field"
-            }
-            Category::Workflow => {
-                "submitting, posting, sending and approving belong to a person in the ERP, which keeps its own record \
-                 of them; remove the field"
-            }
-            Category::Price => {
-                "prices come from the server's price list; take the item and unit instead, the server prices the line"
-            }
-            Category::Discount => {
-                "discounts come from the server's price rules; remove the field, or if a person approves a requested \
-                 discount, declare it with `#[erp(allow = \"discount\", reason = \"..\")]`"
-            }
-            Category::Tax => {
-                "taxes are computed by the server from the item and the counterparty's fiscal data; remove the field"
-            }
-            Category::ExchangeRate => {
-                "rates come from the server's rate table on the document's date; take the currency (an enum) instead"
-            }
-            Category::Amount => {
-                "amounts and totals are computed by the server from its prices and the quantities; send item codes \
-                 and quantities instead (an amount a person asks for, as in a payment request, is declared with \
-                 `#[erp(allow = \"amount\", reason = \"..\")]`)"
-            }
-            Category::Allowed => "",
         }
     }
 }
@@ -332,7 +198,8 @@ fn parse(system: System, text: &'static str, out: &mut Vec<Entry>, errors: &mut 
         let mut parts = line.split_whitespace();
         let first = parts.next().unwrap_or_default();
         if first == "@model" {
-            let (Some(sys), Some(name), Some(source)) = (parts.next(), parts.next(), parts.next()) else {
+            let (Some(sys), Some(name), Some(source)) = (parts.next(), parts.next(), parts.next())
+            else {
                 error("`@model` needs a system, a model name and a source".into());
                 continue;
             };
@@ -361,7 +228,9 @@ fn parse(system: System, text: &'static str, out: &mut Vec<Entry>, errors: &mut 
             continue;
         };
         if parts.next().is_some() {
-            error(format!("field `{first}`: more than a name and a category on the line"));
+            error(format!(
+                "field `{first}`: more than a name and a category on the line"
+            ));
         }
         if seen.contains(&first) {
             error(format!("field `{first}` of `{model_name}` is listed twice"));
@@ -383,8 +252,12 @@ fn parse(system: System, text: &'static str, out: &mut Vec<Entry>, errors: &mut 
 /// kept: it marks an ERP's internal column (ERPNext's `_comments`, `_assign`), which is
 /// not the field of the same words (SAP Business One's `Comments`).
 pub fn normalise(name: &str) -> String {
-    let words = super::segments(name).concat();
-    if name.starts_with('_') { format!("_{words}") } else { words }
+    let words = super::rename::segments(name).concat();
+    if name.starts_with('_') {
+        format!("_{words}")
+    } else {
+        words
+    }
 }
 
 /// Prefixes of custom fields in the ERPs (`x_` and `x_studio_` in Odoo, `U_` in SAP
@@ -394,21 +267,23 @@ const CUSTOM_PREFIXES: &[&[&str]] = &[&["x", "studio"], &["x"], &["u"], &["custo
 /// Words naming the document or the line a field belongs to (`line_discount`,
 /// `po_rate`, `item_tax_template`), dropped before a name is looked up.
 const DOMAIN_PREFIXES: &[&str] = &[
-    "line", "lines", "item", "items", "order", "po", "so", "doc", "document", "header", "purchase", "sale",
-    "sales", "invoice", "new", "override", "manual", "custom",
+    "line", "lines", "item", "items", "order", "po", "so", "doc", "document", "header", "purchase",
+    "sale", "sales", "invoice", "new", "override", "manual", "custom",
 ];
 
 /// Words after a name that make it a reference to the same thing (`approver_id`,
 /// `owner_code`), dropped before a name is looked up. (`name` is not one: a
 /// `company_name` is the counterparty's name on a new vendor, not the caller's company.)
-const ID_SUFFIXES: &[&str] = &["id", "ids", "code", "codes", "no", "nr", "number", "key", "uuid", "ref"];
+const ID_SUFFIXES: &[&str] = &[
+    "id", "ids", "code", "codes", "no", "nr", "number", "key", "uuid", "ref",
+];
 
 /// The vocabulary entries a wire name stands for, most restrictive first: the entries of
 /// its normalised name, or failing that of the name without a custom-field prefix, a
 /// domain prefix or an identifier suffix. Empty when the name is in no ERP's models.
 pub fn lookup(wire: &str) -> Vec<&'static Entry> {
     let vocab = vocabulary();
-    let seg = super::segments(wire);
+    let seg = super::rename::segments(wire);
     if seg.is_empty() {
         return Vec::new();
     }
@@ -432,7 +307,8 @@ pub fn lookup(wire: &str) -> Vec<&'static Entry> {
     }
     let internal = if wire.starts_with('_') { "_" } else { "" };
     for t in tries {
-        let mut found: Vec<&'static Entry> = vocab.exact(&format!("{internal}{}", t.concat())).collect();
+        let mut found: Vec<&'static Entry> =
+            vocab.exact(&format!("{internal}{}", t.concat())).collect();
         if !found.is_empty() {
             found.sort_by_key(|e| (e.category == Category::Allowed, e.category, e.system));
             return found;

@@ -44,7 +44,9 @@ fn every_field_of_every_model_is_classified() {
     }
     for e in vocab.entries() {
         assert!(
-            e.source.starts_with("github:") || e.source.starts_with("https://") || e.source.starts_with("pypi:"),
+            e.source.starts_with("github:")
+                || e.source.starts_with("https://")
+                || e.source.starts_with("pypi:"),
             "{e:?} cites no source"
         );
     }
@@ -55,7 +57,11 @@ fn every_refused_field_of_the_erps_is_refused_by_the_rules() {
     for e in vocabulary().entries() {
         match e.category {
             Category::Allowed => {}
-            c if c.every_tier() => assert!(classify(e.field).is_some(), "{}: {c:?} in every tier", e.cite()),
+            c if c.every_tier() => assert!(
+                classify(e.field).is_some(),
+                "{}: {c:?} in every tier",
+                e.cite()
+            ),
             c => assert!(
                 classify(e.field).is_some() || classify_draft(e.field).is_some(),
                 "{}: {c:?} in draft tools",
@@ -71,21 +77,44 @@ fn fields_every_erp_allows_stay_allowed_unless_a_rule_says_why() {
     // names (a `*_state` that is a region, say); list each such case here, reviewed.
     const REFUSED_BY_OWN_RULES: &[&str] = &[];
     let mut refused = Vec::new();
-    for e in vocabulary().entries().iter().filter(|e| e.category == Category::Allowed) {
-        if lookup(e.field).iter().any(|o| o.category != Category::Allowed) {
+    for e in vocabulary()
+        .entries()
+        .iter()
+        .filter(|e| e.category == Category::Allowed)
+    {
+        if lookup(e.field)
+            .iter()
+            .any(|o| o.category != Category::Allowed)
+        {
             continue;
         }
         if classify(e.field).is_some() || classify_draft(e.field).is_some() {
-            refused.push(format!("{} ({:?} / {:?})", e.cite(), classify(e.field), classify_draft(e.field).map(|d| d.category())));
+            refused.push(format!(
+                "{} ({:?} / {:?})",
+                e.cite(),
+                classify(e.field),
+                classify_draft(e.field).map(|d| d.category())
+            ));
         }
     }
-    refused.retain(|r| !REFUSED_BY_OWN_RULES.iter().any(|f| r.contains(&format!("`{f}`"))));
-    assert!(refused.is_empty(), "allowed by the ERPs, refused by the rules:\n{}", refused.join("\n"));
+    refused.retain(|r| {
+        !REFUSED_BY_OWN_RULES
+            .iter()
+            .any(|f| r.contains(&format!("`{f}`")))
+    });
+    assert!(
+        refused.is_empty(),
+        "allowed by the ERPs, refused by the rules:\n{}",
+        refused.join("\n")
+    );
 }
 
 /// One word in the singular or the plural (`discount`, `discounts`; `tax`, `taxes`).
 fn same_word(a: &str, b: &str) -> bool {
-    let plural = |x: &str, y: &str| x.strip_suffix('s').is_some_and(|x| x == y || x.strip_suffix('e') == Some(y));
+    let plural = |x: &str, y: &str| {
+        x.strip_suffix('s')
+            .is_some_and(|x| x == y || x.strip_suffix('e') == Some(y))
+    };
     a == b || plural(a, b) || plural(b, a)
 }
 
@@ -109,7 +138,12 @@ fn marking_words_come_from_the_data() {
             .filter(|e| e.category == Category::Allowed)
             .map(|e| e.cite())
             .collect();
-        assert!(allowed.is_empty(), "`{}` marks {:?} but the ERPs allow {allowed:?}", cw.word, cw.category);
+        assert!(
+            allowed.is_empty(),
+            "`{}` marks {:?} but the ERPs allow {allowed:?}",
+            cw.word,
+            cw.category
+        );
     }
 }
 
@@ -129,7 +163,11 @@ fn names_match_through_the_normalisation() {
         ("conversion_rate", Category::ExchangeRate),
     ] {
         let found = lookup(wire);
-        assert_eq!(found.first().map(|e| e.category), Some(category), "{wire}: {found:?}");
+        assert_eq!(
+            found.first().map(|e| e.category),
+            Some(category),
+            "{wire}: {found:?}"
+        );
     }
     assert!(lookup("nothing_any_erp_has").is_empty());
 }
@@ -140,12 +178,27 @@ fn the_size_of_the_vocabulary_per_erp_and_category() {
     // assertion keeps every ERP represented in every refused category it has data for.
     let vocab = vocabulary();
     for system in System::ALL {
-        let of: Vec<&Entry> = vocab.entries().iter().filter(|e| e.system == system).collect();
+        let of: Vec<&Entry> = vocab
+            .entries()
+            .iter()
+            .filter(|e| e.system == system)
+            .collect();
         let counts: Vec<String> = Category::ALL
             .iter()
-            .map(|c| format!("{} {}", c.key(), of.iter().filter(|e| e.category == *c).count()))
+            .map(|c| {
+                format!(
+                    "{} {}",
+                    c.key(),
+                    of.iter().filter(|e| e.category == *c).count()
+                )
+            })
             .collect();
-        println!("{:<17} {:>4} fields: {}", system.display(), of.len(), counts.join(", "));
+        println!(
+            "{:<17} {:>4} fields: {}",
+            system.display(),
+            of.len(),
+            counts.join(", ")
+        );
         assert!(of.len() > 100, "{system:?}");
     }
 }

@@ -3,7 +3,7 @@
 //! the words the ERPs use. Each word is checked against the vocabulary by the crate's
 //! tests: it occurs in the ERPs' fields of its category and in no field they allow.
 
-use super::Category;
+use super::category::Category;
 
 /// A word of a wire name that marks its category.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,7 +48,11 @@ pub fn category_word(seg: &[String]) -> Option<CategoryWord> {
     }
     let last = seg.last()?;
     if last == "rate" || last == "rates" {
-        let before = |words: &[&str]| seg[..seg.len() - 1].iter().any(|s| words.contains(&s.as_str()));
+        let before = |words: &[&str]| {
+            seg[..seg.len() - 1]
+                .iter()
+                .any(|s| words.contains(&s.as_str()))
+        };
         let category = if before(&["exchange", "conversion", "currency", "fx", "forex"]) {
             Category::ExchangeRate
         } else {
