@@ -38,7 +38,7 @@ const fn w(word: &'static str, category: Category) -> CategoryWord {
 }
 
 /// The word that marks the category of a name split into `seg`, if any: one of
-/// [`WORDS`], or a last word `rate` (a price; a tax rate, an exchange rate or a discount
+/// the marking words (`discount`, `tax`, `vat`, `owner`, ...), or a last word `rate` (a price; a tax rate, an exchange rate or a discount
 /// rate by the word before it).
 pub fn category_word(seg: &[String]) -> Option<CategoryWord> {
     for cw in WORDS {
