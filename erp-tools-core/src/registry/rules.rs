@@ -92,4 +92,28 @@ mod tests {
         assert_eq!(forbidden_field("unitPrice", Tier::Draft), Some(DraftOnly));
         assert_eq!(forbidden_field("qty", Tier::Draft), None);
     }
+
+    #[test]
+    fn an_opt_in_allows_only_the_category_that_refuses_the_field() {
+        use crate::schema::{Property, Schema, SchemaKind};
+        use ForbiddenField::*;
+        let field = |name: &'static str| Property::new(name, Schema::new(SchemaKind::Decimal));
+        assert!(refused(&field("discount"), Tier::Draft));
+        assert!(!refused(&field("discount"), Tier::Read));
+        assert!(!refused(
+            &field("discount").with_opt_in("discount", "the customer asked; a manager approves"),
+            Tier::Draft
+        ));
+        assert!(refused(
+            &field("discount").with_opt_in("price", "wrong category"),
+            Tier::Draft
+        ));
+        assert!(refused(
+            &field("owner").with_opt_in("identity", "never allowed"),
+            Tier::Draft
+        ));
+        assert_eq!(forbidden_field("cost_center", Tier::Read), Some(Branch));
+        assert_eq!(forbidden_field("docstatus", Tier::Draft), Some(DraftOnly));
+        assert_eq!(forbidden_field("docstatus", Tier::Read), None);
+    }
 }

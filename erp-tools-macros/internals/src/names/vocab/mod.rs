@@ -278,7 +278,8 @@ const ID_SUFFIXES: &[&str] = &[
     "id", "ids", "code", "codes", "no", "nr", "number", "key", "uuid", "ref",
 ];
 
-/// The vocabulary entries a wire name stands for, most restrictive first: the entries of
+/// The vocabulary entries a wire name stands for, most restrictive first (and, within a
+/// category, the ERP that spells the name exactly so first): the entries of
 /// its normalised name, or failing that of the name without a custom-field prefix, a
 /// domain prefix or an identifier suffix. Empty when the name is in no ERP's models.
 pub fn lookup(wire: &str) -> Vec<&'static Entry> {
@@ -310,7 +311,16 @@ pub fn lookup(wire: &str) -> Vec<&'static Entry> {
         let mut found: Vec<&'static Entry> =
             vocab.exact(&format!("{internal}{}", t.concat())).collect();
         if !found.is_empty() {
-            found.sort_by_key(|e| (e.category == Category::Allowed, e.category, e.system));
+            // Most restrictive first; within a category, the ERP that spells the name
+            // exactly as written (`UnitPrice` is SAP Business One's, `unit_price` Tryton's).
+            found.sort_by_key(|e| {
+                (
+                    e.category == Category::Allowed,
+                    e.category,
+                    e.field != wire,
+                    e.system,
+                )
+            });
             return found;
         }
     }
