@@ -43,7 +43,9 @@ class Session:
                 body = resp.read().decode()
                 status = resp.status
         except urllib.error.HTTPError as refused:  # 401, 403, 429: the status is the answer
-            return refused.code, None
+            body = refused.read().decode(errors="replace")
+            # A JSON-RPC error sent with an HTTP error status (2026-07-28) is the answer too.
+            return refused.code, json.loads(body) if body.lstrip().startswith("{") else None
         if not body.strip():
             return status, None
         if body.lstrip().startswith("{"):
@@ -65,6 +67,18 @@ class Session:
                                     "clientInfo": {"name": "otel-check", "version": "1"}})
         self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return self
+
+    def call_stateless(self, tool, arguments, capabilities, headers=None, params=None):
+        """A 2026-07-28 stateless `tools/call` declaring `capabilities` in its `_meta`,
+        with more `params` (a `requestState`): the JSON-RPC answer (a result or an error)."""
+        self.next_id += 1
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": capabilities}
+        msg = {"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
+               "params": {"name": tool, "arguments": arguments, "_meta": meta, **(params or {})}}
+        h = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool}
+        h.update(headers or {})
+        return self.post(msg, h)[1]
 
     def call(self, tool, arguments, headers=None, meta=None):
         params = {"name": tool, "arguments": arguments}

@@ -15,10 +15,22 @@ def _value(any_value):
     return getattr(any_value, kind) if kind else None
 
 
+def _kind(any_value):
+    """The protobuf type of an attribute's value: `string_value`, `int_value`,
+    `bool_value`, `double_value`, ... (`None` when empty)."""
+    return any_value.WhichOneof("value")
+
+
+STATUS = {0: "unset", 1: "ok", 2: "error"}  # opentelemetry.proto.trace.v1.Status.StatusCode
+
+
 class Received:
     def __init__(self):
         self.lock = threading.Lock()
-        self.spans = []  # dicts: name, trace_id, span_id, parent_id, kind, attributes, start, end
+        # dicts: name, trace_id, span_id, parent_id, kind, attributes, types (each
+        # attribute's protobuf value type), status (unset, ok, error), status_message,
+        # start, end, service
+        self.spans = []
         self.resources = []
         self.metric_names = set()
         self.raw_bodies = []
@@ -41,6 +53,9 @@ class Received:
                                 "parent_id": s.parent_span_id.hex(),
                                 "kind": s.kind,
                                 "attributes": {a.key: _value(a.value) for a in s.attributes},
+                                "types": {a.key: _kind(a.value) for a in s.attributes},
+                                "status": STATUS.get(s.status.code, s.status.code),
+                                "status_message": s.status.message,
                                 "start": s.start_time_unix_nano,
                                 "end": s.end_time_unix_nano,
                                 "service": resource.get("service.name"),

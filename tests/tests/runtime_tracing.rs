@@ -7,13 +7,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use erp_tools_core::Outcome;
-use erp_tools_core::agent::{ModelAction, RunRequest, ScriptedModel, TokenUsage};
+use erp_tools_core::agent::{
+    Agent, ModelAction, RunOutcome, RunRequest, ScriptedModel, TokenUsage,
+};
 use erp_tools_core::mcp::ErpMcpServer;
 use erp_tools_tests::agent::Deployment;
 use erp_tools_tests::app::arguments::{po_draft, valid_arguments};
 use erp_tools_tests::app::tools::{CREATE_PAYMENT_REQUEST_DRAFT, CREATE_PO_DRAFT, GET_PO};
 use erp_tools_tests::app::{App, Session};
 use erp_tools_tests::db::TestDb;
+use erp_tools_tests::http::{HttpServer, SESSIONS};
 use erp_tools_tests::ids::new_run;
 use erp_tools_tests::mcp::{call_tool, connect_in_process, text_of};
 use erp_tools_tests::on_both_backends;
@@ -23,7 +26,41 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
-type Fields = BTreeMap<String, String>;
+/// A field's value as the subscriber was given it, and how: `i64`, `u64`, `bool`, `str`
+/// or `debug` (the exporter turns `i64` into an OTLP `int` value, and a `u64` or a
+/// `Debug` value into a string).
+#[derive(Clone, Debug)]
+struct Recorded {
+    text: String,
+    kind: &'static str,
+}
+
+impl std::ops::Deref for Recorded {
+    type Target = String;
+    fn deref(&self) -> &String {
+        &self.text
+    }
+}
+
+impl std::fmt::Display for Recorded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl PartialEq<&str> for Recorded {
+    fn eq(&self, other: &&str) -> bool {
+        self.text == *other
+    }
+}
+
+impl PartialEq<String> for Recorded {
+    fn eq(&self, other: &String) -> bool {
+        &self.text == other
+    }
+}
+
+type Fields = BTreeMap<String, Recorded>;
 
 #[derive(Default)]
 struct Capture {
@@ -33,13 +70,28 @@ struct Capture {
 
 struct Collect<'a>(&'a mut Fields);
 
+impl Collect<'_> {
+    fn put(&mut self, field: &Field, text: String, kind: &'static str) {
+        self.0
+            .insert(field.name().to_string(), Recorded { text, kind });
+    }
+}
+
 impl Visit for Collect<'_> {
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.put(field, value.to_string(), "i64");
+    }
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.put(field, value.to_string(), "u64");
+    }
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.put(field, value.to_string(), "bool");
+    }
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().to_string(), value.to_string());
+        self.put(field, value.to_string(), "str");
     }
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0
-            .insert(field.name().to_string(), format!("{value:?}"));
+        self.put(field, format!("{value:?}"), "debug");
     }
 }
 
@@ -83,9 +135,30 @@ fn spans_of_run(run: &str) -> Vec<(String, Fields)> {
         .lock()
         .unwrap()
         .values()
-        .filter(|(_, f)| f.get("erp_tools.run_id").map(String::as_str) == Some(run))
+        .filter(|(_, f)| f.get("erp_tools.run_id").is_some_and(|r| r == &run))
         .cloned()
         .collect()
+}
+
+/// The fields of every span called `name` whose fields satisfy `pred`.
+fn spans_named(name: &str, pred: impl Fn(&Fields) -> bool) -> Vec<Fields> {
+    capture()
+        .spans
+        .lock()
+        .unwrap()
+        .values()
+        .filter(|(n, f)| n == name && pred(f))
+        .map(|(_, f)| f.clone())
+        .collect()
+}
+
+/// The model turns (`gen_ai.chat` spans) that reported `input_tokens`.
+fn turns_reporting(input_tokens: u64) -> Vec<Fields> {
+    let tokens = input_tokens.to_string();
+    spans_named("gen_ai.chat", |f| {
+        f.get("gen_ai.usage.input_tokens")
+            .is_some_and(|t| *t == tokens)
+    })
 }
 
 async fn spans(t: &TestDb) {
@@ -127,9 +200,24 @@ async fn spans(t: &TestDb) {
     assert_eq!(spans[0].1["enduser.id"], BUYER.user_id);
     assert_eq!(spans[0].1["erp_tools.branch"], BUYER.branch.code);
     assert_eq!(spans[3].1["gen_ai.tool.name"], GET_PO);
-    // Failures name their kind; arguments never reach the span.
-    assert_eq!(spans[2].1["error.type"], "denied");
-    assert_eq!(spans[3].1["error.type"], "invalid_arguments");
+    // Failed calls (`isError: true`) are errors as the MCP conventions say: the status
+    // Error, `error.type` tool_error, the finer kind beside it; successes carry neither.
+    for (_, fields) in &spans[..2] {
+        for absent in ["error.type", "otel.status_code", "erp_tools.error.kind"] {
+            assert!(!fields.contains_key(absent), "{absent}: {fields:?}");
+        }
+    }
+    for ((_, fields), kind) in spans[2..].iter().zip(["denied", "invalid_arguments"]) {
+        assert_eq!(fields["error.type"], "tool_error");
+        assert_eq!(fields["otel.status_code"], "error");
+        assert_eq!(fields["erp_tools.error.kind"], kind);
+        assert_eq!(fields["otel.status_description"], kind);
+        assert!(
+            !fields.contains_key("rpc.response.status_code"),
+            "{fields:?}"
+        );
+    }
+    // Arguments never reach the span.
     assert!(
         spans
             .iter()
@@ -161,7 +249,7 @@ async fn mcp_calls_have_the_span(t: &TestDb) {
         assert_eq!(fields["enduser.id"], BUYER.user_id);
         assert_eq!(fields["erp_tools.tier"], "draft");
         // The protocol's side: the JSON-RPC id is the tool call id, the revision is known.
-        assert_eq!(fields["jsonrpc.request.id"], fields["gen_ai.tool.call.id"]);
+        assert_eq!(fields["jsonrpc.request.id"], *fields["gen_ai.tool.call.id"]);
         assert!(fields.contains_key("mcp.protocol.version"), "{fields:?}");
         assert!(!fields.contains_key("error.type"), "{fields:?}");
     }
@@ -176,8 +264,14 @@ on_both_backends!(
     crate::mcp_calls_have_the_span
 );
 
-/// The agent loop's calls run in the call's span too: one executed, one denied by the
-/// deployment's policy before it ran (an over-limit payment request waiting for a person).
+/// `agent` run as the buyer in `run`, with `model`.
+async fn run_scripted(agent: &Agent, model: &mut ScriptedModel, run: &str) -> RunOutcome {
+    let request = RunRequest::new("Draft the order").run_id(run);
+    agent.run_with(&BUYER.shared(), model, request).await
+}
+
+/// The agent loop's calls run in the call's span too, beside its model turns' `chat`
+/// spans; a failed model call ends its turn's span and the run's in an error.
 async fn agent_calls_have_the_span(t: &TestDb) {
     capture();
     let run = new_run();
@@ -188,13 +282,7 @@ async fn agent_calls_have_the_span(t: &TestDb) {
         ModelAction::answer("Drafted."),
     ])
     .usage_per_call(TokenUsage::new(1234, 56));
-    let outcome = agent
-        .run_with(
-            &BUYER.shared(),
-            &mut model,
-            RunRequest::new("Draft the order").run_id(&run),
-        )
-        .await;
+    let outcome = run_scripted(&agent, &mut model, &run).await;
     assert_eq!(outcome.answer(), Some("Drafted."), "{:?}", outcome.status);
 
     // The run's span (GenAI `invoke_agent`), and the call's inside it.
@@ -210,19 +298,98 @@ async fn agent_calls_have_the_span(t: &TestDb) {
     assert_eq!(fields["erp_tools.outcome"], "ok");
     assert_eq!(fields["gen_ai.tool.call.id"], "call-1");
     // Each model turn is a GenAI `chat` span with its tokens.
-    let turns = capture()
-        .spans
-        .lock()
-        .unwrap()
-        .values()
-        .filter(|(name, f)| {
-            name == "gen_ai.chat"
-                && f.get("gen_ai.usage.input_tokens").map(String::as_str) == Some("1234")
-        })
-        .count();
-    assert!(turns >= 2, "two turns recorded");
+    let turns = turns_reporting(1234);
+    assert!(turns.len() >= 2, "two turns recorded");
+    for turn in &turns {
+        // Integers as the GenAI conventions define them, exported as OTLP `int`s.
+        assert_eq!(turn["gen_ai.usage.input_tokens"].kind, "i64");
+        assert_eq!(turn["gen_ai.usage.output_tokens"].kind, "i64");
+        assert!(!turn.contains_key("otel.status_code"), "{turn:?}");
+    }
+    let (_, run_span) = &spans[0];
+    assert_eq!(run_span["erp_tools.run.status"], "done");
+    assert!(!run_span.contains_key("otel.status_code"), "{run_span:?}");
+
+    // A model call that fails ends its `chat` span in an error, and the run it aborts
+    // ends its `invoke_agent` span in one too.
+    let failed_run = new_run();
+    // A script with no action: asking it is a model error. Its turn is told apart from
+    // the other backend's by the tokens it reports.
+    static TURNS: AtomicU64 = AtomicU64::new(17);
+    let tokens = TURNS.fetch_add(1, Ordering::Relaxed);
+    let mut model = ScriptedModel::new([]).usage_per_call(TokenUsage::new(tokens, 0));
+    let outcome = run_scripted(&agent, &mut model, &failed_run).await;
+    assert_eq!(outcome.status.as_str(), "aborted", "{:?}", outcome.status);
+
+    let spans = spans_of_run(&failed_run);
+    let (name, run_span) = &spans[0];
+    assert_eq!(name, "erp_tools.agent_run");
+    assert_eq!(run_span["erp_tools.run.status"], "aborted");
+    assert_eq!(run_span["error.type"], "aborted");
+    assert_eq!(run_span["otel.status_code"], "error");
+    let failed_turns = turns_reporting(tokens);
+    assert_eq!(
+        failed_turns.len(),
+        1,
+        "one turn of this run: {failed_turns:?}"
+    );
+    let turn = &failed_turns[0];
+    assert_eq!(turn["error.type"], "model_error");
+    assert_eq!(turn["otel.status_code"], "error");
+    assert_eq!(turn["otel.status_description"], "the model failed");
 }
 on_both_backends!(
     agent_calls_run_in_execute_tool_spans,
     crate::agent_calls_have_the_span
+);
+
+/// A protocol error (an unknown tool, JSON-RPC `-32602`) is an error named by its code;
+/// over HTTP the request's span carries the integer status code.
+async fn protocol_errors_carry_their_code(t: &TestDb) {
+    capture();
+    let run = new_run();
+    let server = HttpServer::on(t).await;
+    let client = server
+        .client(&server.token(&BUYER.in_run(&run)), &SESSIONS, None)
+        .await;
+    let unknown = client
+        .call_tool(erp_tools_tests::mcp::call(
+            "purchasing_no_such_tool",
+            json!({}),
+        ))
+        .await;
+    assert!(unknown.is_err(), "a protocol error: {unknown:?}");
+    client.cancel().await.unwrap();
+
+    let spans = spans_of_run(&run);
+    let (_, call) = spans
+        .iter()
+        .find(|(_, f)| {
+            f.get("gen_ai.tool.name")
+                .is_some_and(|n| n == &"purchasing_no_such_tool")
+        })
+        .expect("the unknown tool's call span");
+    assert_eq!(call["erp_tools.outcome"], "denied");
+    assert_eq!(call["error.type"], "-32602");
+    assert_eq!(call["rpc.response.status_code"], "-32602");
+    assert_eq!(call["erp_tools.error.kind"], "unknown_tool");
+    assert_eq!(call["otel.status_code"], "error");
+
+    let edges = spans_named("erp_tools.http", |_| true);
+    assert!(!edges.is_empty(), "the HTTP requests' spans");
+    for edge in &edges {
+        let status = &edge["http.response.status_code"];
+        assert_eq!(
+            status.kind, "i64",
+            "an integer, as the HTTP conventions say: {edge:?}"
+        );
+        // A 4xx is the client's: the server span's status is left unset.
+        if status.parse::<u16>().expect("a status code") < 500 {
+            assert!(!edge.contains_key("otel.status_code"), "{edge:?}");
+        }
+    }
+}
+on_both_backends!(
+    protocol_errors_are_named_by_their_json_rpc_code,
+    crate::protocol_errors_carry_their_code
 );

@@ -34,6 +34,7 @@ use super::builder::Agent;
 use super::model::{Message, Model, ModelAction};
 use super::outcome::RunStatus;
 use super::state::{Event, State};
+use crate::telemetry::span;
 use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
 use tracing::Instrument;
@@ -54,13 +55,23 @@ impl Agent {
             gen_ai.agent.name = "erp-tools",
             erp_tools.run_id = %st.run_id,
             enduser.id = %principal.user_id(),
+            erp_tools.run.status = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            otel.status_description = tracing::field::Empty,
         );
-        match self.steps(principal, model, st).instrument(span).await {
+        let status = match self
+            .steps(principal, model, st)
+            .instrument(span.clone())
+            .await
+        {
             Ok(status) => status,
             Err(e) => RunStatus::Aborted {
                 reason: e.to_string(),
             },
-        }
+        };
+        record_run_status(&span, &status);
+        status
     }
 
     /// The loop: brakes, then one model turn, until an answer or a stop.
@@ -92,15 +103,13 @@ impl Agent {
                 .instrument(turn.clone())
                 .await;
             let usage = model.take_usage();
-            turn.record("gen_ai.usage.input_tokens", usage.input_tokens);
-            turn.record("gen_ai.usage.output_tokens", usage.output_tokens);
+            // Integers, as the GenAI conventions define them (a `u64` would be exported
+            // as a string).
+            turn.record("gen_ai.usage.input_tokens", tokens(usage.input_tokens));
+            turn.record("gen_ai.usage.output_tokens", tokens(usage.output_tokens));
             match &asked {
-                None => {
-                    turn.record("error.type", "timeout");
-                }
-                Some(Err(_)) => {
-                    turn.record("error.type", "model_error");
-                }
+                None => span::record_error(&turn, "timeout", "no answer before the deadline"),
+                Some(Err(_)) => span::record_error(&turn, "model_error", "the model failed"),
                 Some(Ok(_)) => {}
             }
             drop(turn);
@@ -275,5 +284,30 @@ fn model_span(model: Option<&str>) -> tracing::Span {
         gen_ai.usage.input_tokens = tracing::field::Empty,
         gen_ai.usage.output_tokens = tracing::field::Empty,
         error.type = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
     )
+}
+
+/// A token count as the span's integer.
+fn tokens(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Records how a run ended on its `invoke_agent` span: `erp_tools.run.status`, and for a
+/// run that stopped without an answer (a brake, the model or the audit store failing)
+/// `error.type` (the status) and the status Error. A run waiting for a person is not an
+/// error.
+fn record_run_status(span: &tracing::Span, status: &RunStatus) {
+    let word = status.as_str();
+    span.record("erp_tools.run.status", word);
+    let stopped = !matches!(
+        status,
+        RunStatus::Done { .. }
+            | RunStatus::AwaitingApproval { .. }
+            | RunStatus::AwaitingInput { .. }
+    );
+    if stopped {
+        span::record_error(span, word, word);
+    }
 }

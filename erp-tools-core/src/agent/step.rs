@@ -43,13 +43,15 @@ impl Agent {
             name: name.to_string(),
             arguments: arguments.clone(),
         };
-        let prepared = prepare(
+        let mut prepared = prepare(
             self.exec.registry(),
             principal,
             tool_call,
             &limits,
             &crate::telemetry::CallTrace::default(),
         );
+        // A tool's question pauses the run for a person: not an error of the call.
+        prepared.answering.question = crate::telemetry::QuestionForm::Asked;
         // Sign the arguments as the runtime will execute them (normalised), so key order
         // and number spelling never change an action's identity.
         let normalised = prepared.arguments().clone();

@@ -23,7 +23,7 @@ use super::trace::{call_trace, request_id_string};
 use crate::audit::Outcome;
 use crate::registry::ToolRegistry;
 use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime};
-use crate::telemetry::EdgeSpan;
+use crate::telemetry::{self, EdgeSpan, QuestionForm};
 use crate::text;
 use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
@@ -357,13 +357,16 @@ impl ErpMcpServer {
         // Progress the handler reports goes to a client that asked for it.
         let mut progress = Forwarder::of(&context, &request);
         let sink = progress.as_ref().map(Forwarder::sink);
-        let prepare = || {
+        let asking = Asking::of(&context);
+        // `rounds`: the questions already put to the client by `elicitation/create`.
+        let prepare = |rounds: usize| {
             let mut prepared =
                 edge.in_scope(|| runtime.prepare_traced(&caller.principal, call.clone(), &trace));
             prepared.progress = sink.clone();
+            prepared.answering.question = asking.question_form(rounds);
             prepared
         };
-        let mut prepared = prepare();
+        let mut prepared = prepare(0);
         let binding = self.binding(&caller, &call.name, prepared.arguments());
         // A repeated call answering a question: its state must open for this very call.
         let mut answers = InputAnswers::new();
@@ -376,6 +379,7 @@ impl ErpMcpServer {
                 Err(why) => {
                     tracing::warn!(reason = %why, tool = %call.name, "request state refused");
                     prepared.refuse(Outcome::Denied, text::request_state_refused(&why));
+                    prepared.answering.rpc_error = Some(telemetry::rpc_code::INVALID_PARAMS);
                     state_refused = Some(why);
                 }
                 Ok(sealed) => {
@@ -408,9 +412,7 @@ impl ErpMcpServer {
                     return Err(protocol_error(e));
                 }
             };
-            if outcome.input_request().is_none()
-                || !matches!(Asking::of(&context), Asking::Elicitation)
-            {
+            if outcome.input_request().is_none() || !matches!(asking, Asking::Elicitation) {
                 // The call's last run: its reports go out before its result.
                 finish_progress(progress.take()).await;
             }
@@ -435,7 +437,7 @@ impl ErpMcpServer {
                 );
                 return Ok(result.into());
             };
-            match Asking::of(&context) {
+            match asking {
                 // The spec forbids relying on a capability the request did not declare.
                 // The error names the capability as the spec's ClientCapabilities object,
                 // and carries the question, so whoever reads it knows what was asked.
@@ -462,7 +464,7 @@ impl ErpMcpServer {
                 Asking::Elicitation if rounds < MAX_ELICITATION_ROUNDS => {
                     rounds += 1;
                     // The call runs again with the answer (or is refused without one).
-                    prepared = prepare();
+                    prepared = prepare(rounds);
                     let asked = context
                         .peer
                         .create_elicitation_with_timeout(
@@ -513,6 +515,7 @@ async fn finish_progress(progress: Option<Forwarder>) {
 }
 
 /// How the server can put a question to this client.
+#[derive(Clone, Copy)]
 enum Asking {
     /// 2026-07-28, the request declaring elicitation: an `input_required` result.
     InputRequired,
@@ -526,6 +529,18 @@ enum Asking {
 }
 
 impl Asking {
+    /// How a question of a call run after `rounds` elicitations reaches the client, for
+    /// the call's span: asked, refused as a protocol error, or returned as a tool error
+    /// (no way to ask, or the elicitation rounds used up).
+    fn question_form(self, rounds: usize) -> QuestionForm {
+        match self {
+            Asking::InputRequired => QuestionForm::Asked,
+            Asking::Elicitation if rounds < MAX_ELICITATION_ROUNDS => QuestionForm::Asked,
+            Asking::Undeclared => QuestionForm::RpcError(telemetry::rpc_code::MISSING_CAPABILITY),
+            Asking::Elicitation | Asking::Cannot => QuestionForm::ToolError,
+        }
+    }
+
     fn of(context: &RequestContext<RoleServer>) -> Asking {
         if context
             .protocol_version()

@@ -225,6 +225,7 @@ impl ToolRuntime {
             admission,
             refusal,
             progress,
+            answering,
             ..
         } = prepared;
         let result = async {
@@ -251,7 +252,7 @@ impl ToolRuntime {
         }
         .instrument(span.clone())
         .await;
-        prepare::record_end(&span, tool_label, started, &result);
+        prepare::record_end(&span, tool_label, started, &result, answering);
         result
     }
 

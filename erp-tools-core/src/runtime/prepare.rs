@@ -10,7 +10,7 @@ use super::limits::{self, LimitCheck};
 use super::run_id::{self, BadRunId};
 use crate::audit::{AuditEntry, Outcome};
 use crate::registry::ToolRegistry;
-use crate::telemetry::{self, CallTrace};
+use crate::telemetry::{self, Answering, CallTrace};
 use crate::tool::context::Principal;
 use crate::tool::error::ToolError;
 
@@ -38,6 +38,9 @@ pub(crate) struct Prepared<'r> {
     pub refusal: Option<(Outcome, ToolError)>,
     /// Where the handler's progress reports go, if the caller asked for them.
     pub progress: Option<crate::tool::progress::ProgressSink>,
+    /// How the caller is answered (a question asked or returned as an error, a protocol
+    /// error): decides whether the call's span ends in an error.
+    pub answering: Answering,
 }
 
 /// Opens `call`'s span (with the protocol's side of it, `trace`, continuing the
@@ -76,7 +79,11 @@ pub(crate) fn prepare<'r>(
         enduser.id = %principal.user_id(),
         erp_tools.branch = %principal.branch_code(),
         erp_tools.outcome = tracing::field::Empty,
+        erp_tools.error.kind = tracing::field::Empty,
         error.type = tracing::field::Empty,
+        rpc.response.status_code = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
     );
     if let Some(traceparent) = &trace.traceparent {
         telemetry::continue_trace(&span, traceparent);
@@ -108,6 +115,7 @@ pub(crate) fn prepare<'r>(
         admission,
         refusal: None,
         progress: None,
+        answering: Answering::default(),
     }
 }
 
@@ -127,12 +135,17 @@ impl Prepared<'_> {
     }
 
     /// Records on the span how the agent loop's policy ended a call that did not run
-    /// (`denied`, `no_progress`, `awaiting_approval`); a denial is counted in the metrics.
+    /// (`denied`, `no_progress`, `awaiting_approval`). A denial and a repeated action are
+    /// refusals the model reads as a failed call (`tool_error`, status Error); a denial is
+    /// counted in the metrics.
     #[cfg(feature = "agent")]
     pub(crate) fn record_outcome(&self, outcome: &'static str) {
         self.span.record("erp_tools.outcome", outcome);
+        if matches!(outcome, "denied" | "no_progress") {
+            self.span.record("erp_tools.error.kind", outcome);
+            telemetry::span::record_error(&self.span, "tool_error", outcome);
+        }
         if outcome == "denied" {
-            self.span.record("error.type", "denied");
             telemetry::record::call(
                 "tools/call",
                 self.tool_label,
@@ -144,22 +157,27 @@ impl Prepared<'_> {
 
     /// Records on the span and in the metrics how the call ended.
     pub(crate) fn record_end(&self, result: &Result<CallOutcome, CallError>) {
-        record_end(&self.span, self.tool_label, self.started, result);
+        record_end(
+            &self.span,
+            self.tool_label,
+            self.started,
+            result,
+            self.answering,
+        );
     }
 }
 
-/// Records how a call ended: `erp_tools.outcome` and `error.type` on its span, and the
-/// call in the metrics (duration since `started`, outcome, tool).
+/// Records how a call ended, the caller answered as `answering` says: `erp_tools.outcome`,
+/// and on an error `error.type` and the status Error, on its span; the call in the
+/// metrics (duration since `started`, outcome, tool).
 pub(crate) fn record_end(
     span: &tracing::Span,
     tool_label: &'static str,
     started: std::time::Instant,
     result: &Result<CallOutcome, CallError>,
+    answering: Answering,
 ) {
-    let (outcome, error_type) = telemetry::outcome_labels(result);
-    span.record("erp_tools.outcome", outcome);
-    if let Some(error_type) = error_type {
-        span.record("error.type", error_type);
-    }
-    telemetry::record::call("tools/call", tool_label, outcome, started.elapsed());
+    let end = telemetry::call_end(result, answering);
+    telemetry::span::record_call_end(span, &end);
+    telemetry::record::call("tools/call", tool_label, end.outcome, started.elapsed());
 }

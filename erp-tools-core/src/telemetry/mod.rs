@@ -3,16 +3,23 @@
 //! **Spans.** Every tool call runs in one span, named after the OpenTelemetry MCP
 //! conventions (`otel.name = "tools/call {tool}"`), with `mcp.method.name`,
 //! `gen_ai.operation.name = execute_tool`, `gen_ai.tool.name`, `jsonrpc.request.id`,
-//! `mcp.protocol.version`, `mcp.session.id` (when there is one), `error.type` on failure,
-//! and erp-tools' own `erp_tools.tier`, `erp_tools.outcome` (`ok`, `replayed`, `denied`,
-//! `invalid`, `failed`), `erp_tools.run_id` and `enduser.id` (the principal's user id;
-//! never anything of the token). Argument values and results are not recorded. Inside it,
-//! child spans name the stages ([`span`]): admission, the handler, the draft transaction
-//! and its idempotency claim, the wait for the audit row to be durable, and calls to an
-//! external ERP ([`span::ERP_CALL`]). The agent loop's model calls are GenAI spans
-//! (`chat {model}`, `gen_ai.request.model`, `gen_ai.usage.input_tokens`,
-//! `gen_ai.usage.output_tokens`) inside the run's span. These are plain `tracing` spans:
-//! any subscriber sees them, and with the `otel` feature `init_otel` exports them.
+//! `mcp.protocol.version`, `mcp.session.id` (when there is one), and erp-tools' own
+//! `erp_tools.tier`, `erp_tools.outcome` (`ok`, `replayed`, `denied`, `invalid`,
+//! `failed`, `needs_input`), `erp_tools.run_id` and `enduser.id` (the principal's user
+//! id; never anything of the token). A call that ends in an error has the span status
+//! Error and `error.type` as the conventions say: `tool_error` for a result with
+//! `isError: true`, the JSON-RPC error code (`-32602`, also in
+//! `rpc.response.status_code`) for a protocol error; the finer reason is in
+//! `erp_tools.error.kind` and the status description. Argument values and results are
+//! not recorded. Inside it, child spans name the stages ([`span`]): admission, the
+//! handler, the draft transaction and its idempotency claim, the wait for the audit row
+//! to be durable, and calls to an external ERP ([`span::ERP_CALL`], marked failed with
+//! [`span::record_error`]). The agent loop's run is a GenAI `invoke_agent` span and its
+//! model calls are GenAI spans (`chat {model}`, `gen_ai.request.model`, and the integers
+//! `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`); a failed model call or a
+//! run that stops without an answer has the status Error too. These are plain `tracing`
+//! spans: any subscriber sees them, and with the `otel` feature `init_otel` exports
+//! them; numbers are recorded as integers, so they are exported as OTLP `int` values.
 //!
 //! **Metrics** (feature `metrics`): the call-duration histogram
 //! `mcp.server.operation.duration` and the counters and gauges listed in [`metrics`],
@@ -37,7 +44,11 @@ mod otel_client;
 #[cfg(feature = "otel")]
 mod otel_metrics;
 
-pub(crate) use labels::{CallTrace, outcome_labels};
+#[cfg(any(feature = "mcp", feature = "agent"))]
+pub(crate) use labels::QuestionForm;
+#[cfg(feature = "mcp")]
+pub(crate) use labels::rpc_code;
+pub(crate) use labels::{Answering, CallTrace, call_end};
 #[cfg(feature = "otel")]
 pub use otel::{
     DEFAULT_SPAN_FILTER, OtelError, OtelGuard, OtelLayer, SPAN_FILTER_VAR, init_otel, otel_layer,

@@ -150,8 +150,11 @@ pub type OtelLayer<S> = Box<dyn tracing_subscriber::Layer<S> + Send + Sync>;
 pub const SPAN_FILTER_VAR: &str = "ERP_TOOLS_OTEL_SPANS";
 
 /// The spans exported unless [`SPAN_FILTER_VAR`] says otherwise: erp-tools' own and the
-/// application's `info` spans, not the HTTP and database libraries' internals.
-pub const DEFAULT_SPAN_FILTER: &str = "info,rmcp=warn,h2=warn,hyper=warn,reqwest=warn,sqlx=warn";
+/// application's `info` spans, not the HTTP and database libraries' internals, and
+/// nothing of rmcp's (its `response error` warnings quote the JSON-RPC error's message,
+/// which can carry a tool's question with argument values; the call's span says the
+/// error's code, and the log on stderr keeps the warning).
+pub const DEFAULT_SPAN_FILTER: &str = "info,rmcp=off,h2=warn,hyper=warn,reqwest=warn,sqlx=warn";
 
 /// `OTEL_EXPORTER_OTLP_TIMEOUT` (milliseconds), 10 s by default.
 fn export_timeout() -> Duration {

@@ -23,9 +23,9 @@ pub const ERP_CALL: &str = "erp_tools.erp_call";
 /// The span of one call to an external ERP, for a handler or a remote ERP adapter to run
 /// the request in (`.instrument(erp_call("tryton", "model.purchase.purchase.create"))`):
 /// named `erp_tools.erp_call` with `otel.name = "{system} {operation}"`,
-/// `otel.kind = "client"`, `erp_tools.erp.system` and `erp_tools.erp.operation`, plus
-/// `error.type`, empty until the caller records it on a failure
-/// (`span.record("error.type", "timeout")`). Arguments and answers are not recorded.
+/// `otel.kind = "client"`, `erp_tools.erp.system` and `erp_tools.erp.operation`. On a
+/// failure, mark it with [`record_error`] (`record_error(&span, "timeout", "timeout")`):
+/// `error.type` and the span status Error. Arguments and answers are not recorded.
 pub fn erp_call(system: &str, operation: &str) -> tracing::Span {
     tracing::info_span!(
         "erp_tools.erp_call",
@@ -34,5 +34,44 @@ pub fn erp_call(system: &str, operation: &str) -> tracing::Span {
         erp_tools.erp.system = %system,
         erp_tools.erp.operation = %operation,
         error.type = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
     )
+}
+
+/// Marks `span` as ended in an error, as the OpenTelemetry conventions ask: `error.type`
+/// (a low-cardinality class of the error: `tool_error`, a JSON-RPC code such as
+/// `-32602`, an HTTP status such as `503`, `timeout`) and the span status Error
+/// (`otel.status_code`), described by `description`: a short reason of your own, never
+/// a message that could echo argument values or answers.
+///
+/// The span must declare the three fields (`error.type`, `otel.status_code`,
+/// `otel.status_description`, as `tracing::field::Empty`), as erp-tools' own spans and
+/// [`erp_call`] do; on another span only the fields it declares are recorded.
+///
+/// ```
+/// let span = erp_tools_core::telemetry::span::erp_call("tryton", "model.purchase.purchase.create");
+/// // ... the request timed out:
+/// erp_tools_core::telemetry::span::record_error(&span, "timeout", "no answer within 10 s");
+/// ```
+pub fn record_error(span: &tracing::Span, error_type: &str, description: &str) {
+    span.record("error.type", error_type);
+    span.record("otel.status_code", "error");
+    if !description.is_empty() {
+        span.record("otel.status_description", description);
+    }
+}
+
+/// Records how a call ended on its `tools/call` span: `erp_tools.outcome`, and on an
+/// error `error.type`, `erp_tools.error.kind`, `rpc.response.status_code` (a protocol
+/// error) and the status Error described by the kind.
+pub(crate) fn record_call_end(span: &tracing::Span, end: &super::labels::CallEnd) {
+    span.record("erp_tools.outcome", end.outcome);
+    if let Some(failure) = end.error {
+        span.record("erp_tools.error.kind", failure.kind);
+        if let Some(code) = failure.rpc_code() {
+            span.record("rpc.response.status_code", code);
+        }
+        record_error(span, failure.error_type, failure.kind);
+    }
 }

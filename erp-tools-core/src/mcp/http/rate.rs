@@ -25,6 +25,10 @@ pub(super) async fn gate_post(
         && let Err(wait) = calls.check(principal).await
     {
         crate::telemetry::record::rate_limited();
+        // On the request's span (`POST /mcp`): no call span is opened for it.
+        if let Some(edge) = parts.extensions.get::<crate::telemetry::EdgeSpan>() {
+            edge.0.record("erp_tools.outcome", "rate_limited");
+        }
         return Err(too_many_calls(wait));
     }
     Ok(Request::from_parts(parts, Body::from(bytes)))

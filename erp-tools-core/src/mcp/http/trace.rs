@@ -27,6 +27,10 @@ pub(super) async fn edge_span(mut request: Request, next: Next) -> Response {
         http.request.method = %method,
         url.path = %request.uri().path(),
         http.response.status_code = tracing::field::Empty,
+        erp_tools.outcome = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
     );
     if let Some(traceparent) = request
         .headers()
@@ -37,10 +41,13 @@ pub(super) async fn edge_span(mut request: Request, next: Next) -> Response {
     }
     request.extensions_mut().insert(EdgeSpan(span.clone()));
     let response = next.run(request).instrument(span.clone()).await;
-    span.record(
-        "http.response.status_code",
-        u64::from(response.status().as_u16()),
-    );
+    // An integer, as the HTTP conventions define it. A server span is an error only for
+    // a 5xx answer (a 4xx is the client's), with the status code as `error.type`.
+    let status = response.status();
+    span.record("http.response.status_code", i64::from(status.as_u16()));
+    if status.is_server_error() {
+        telemetry::span::record_error(&span, status.as_str(), "server error");
+    }
     response.map(|inner| Body::new(SpannedBody { inner, span }))
 }
 
