@@ -6,6 +6,7 @@
 extern crate self as erp_tools_core;
 
 pub mod export;
+pub mod lock;
 pub mod registry;
 pub mod remote;
 pub mod report;

@@ -103,7 +103,7 @@ pub struct SurfaceReport {
 }
 
 /// Every property of `schema` at any depth, with its path (`lines[].discount`).
-fn fields<'s>(schema: &'s Schema, path: &str, out: &mut Vec<(String, &'s Property)>) {
+pub(crate) fn fields<'s>(schema: &'s Schema, path: &str, out: &mut Vec<(String, &'s Property)>) {
     match &schema.kind {
         SchemaKind::Object(props) => {
             for p in props {

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::lock::Fingerprint;
 use crate::schema::{MAX_DEPTH, MAX_ENUM_VALUES, Schema, Target, header_violations, valid_key};
 use crate::tool::context::Principal;
 use crate::tool::{ErpTool, Tier, ToolDef};
@@ -342,11 +343,14 @@ impl ToolRegistryBuilder {
             .enumerate()
             .map(|(i, t)| (t.def.name(), i))
             .collect();
-        Ok(ToolRegistry {
+        let mut registry = ToolRegistry {
             tools,
             namespaces: namespaces.into_values().collect(),
             by_name,
-        })
+            fingerprint: None,
+        };
+        registry.fingerprint = Some(crate::lock::SurfaceLock::new(&registry).fingerprint());
+        Ok(registry)
     }
 }
 
@@ -356,12 +360,25 @@ pub struct ToolRegistry {
     tools: Vec<RegisteredTool>,
     namespaces: Vec<Namespace>,
     by_name: BTreeMap<&'static str, usize>,
+    /// The surface's fingerprint, computed once the registry is built.
+    fingerprint: Option<Fingerprint>,
 }
 
 impl ToolRegistry {
     /// Starts a registry.
     pub fn builder() -> ToolRegistryBuilder {
         ToolRegistryBuilder::default()
+    }
+
+    /// The fingerprint of the tool surface (see [`crate::lock`]): the SHA-256 of its lock,
+    /// the same on every replica built from the same code, different when any tool's
+    /// description, schema, tier, scopes or annotations, or a module's description,
+    /// differs. The MCP server serves it in `tools/list` and `server/discover`, the audit
+    /// log writes it on every row, the metrics label `erp_tools_surface_info` with it.
+    pub fn fingerprint(&self) -> &Fingerprint {
+        self.fingerprint
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("computed when the registry is built"))
     }
 
     /// Every tool, sorted by name.

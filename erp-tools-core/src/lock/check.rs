@@ -1,0 +1,104 @@
+//! The check a team puts in its own test suite: the compiled surface must be the
+//! committed lock ([`assert_matches_lock`]).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::{Change, SurfaceLock};
+use crate::registry::ToolRegistry;
+
+/// Set to `1` to make [`assert_matches_lock`] write the compiled surface to the lock
+/// instead of failing: `ERP_TOOLS_UPDATE_LOCK=1 cargo test`. Review the lock's diff
+/// before committing it.
+pub const LOCK_UPDATE_VAR: &str = "ERP_TOOLS_UPDATE_LOCK";
+
+/// The compiled surface differs from the committed lock (or the lock cannot be read):
+/// what changed, tool by tool, and how to update the lock once the change is reviewed.
+#[derive(Clone, Debug)]
+pub struct LockMismatch {
+    /// The lock file.
+    pub path: PathBuf,
+    /// What changed; empty when the lock is missing or unreadable.
+    pub changes: Vec<Change>,
+    /// Why the lock could not be read, if it could not.
+    pub unreadable: Option<String>,
+}
+
+impl fmt::Display for LockMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = self.path.display();
+        match &self.unreadable {
+            Some(why) => writeln!(f, "the tool surface lock {path} cannot be read: {why}")?,
+            None => {
+                writeln!(
+                    f,
+                    "the compiled tool surface differs from the lock {path} ({} change{}):",
+                    self.changes.len(),
+                    if self.changes.len() == 1 { "" } else { "s" }
+                )?;
+                for change in &self.changes {
+                    writeln!(f, "  {change}")?;
+                }
+            }
+        }
+        write!(
+            f,
+            "What a model is told and may do changed. Once the change is reviewed, update \
+             the lock and commit it with the change: `{LOCK_UPDATE_VAR}=1 cargo test` \
+             rewrites {path}."
+        )
+    }
+}
+
+impl std::error::Error for LockMismatch {}
+
+/// Compares `registry`'s surface with the lock at `path`: `Ok` when they are the same,
+/// else what changed ([`LockMismatch`], whose text is the readable diff).
+pub fn check_lock(registry: &ToolRegistry, path: impl AsRef<Path>) -> Result<(), LockMismatch> {
+    let path = path.as_ref();
+    let mismatch = |changes, unreadable| LockMismatch {
+        path: path.to_path_buf(),
+        changes,
+        unreadable,
+    };
+    let text =
+        std::fs::read_to_string(path).map_err(|e| mismatch(Vec::new(), Some(e.to_string())))?;
+    let locked =
+        SurfaceLock::parse(&text).map_err(|e| mismatch(Vec::new(), Some(e.to_string())))?;
+    let changes = locked.diff(&SurfaceLock::new(registry));
+    if changes.is_empty() {
+        Ok(())
+    } else {
+        Err(mismatch(changes, None))
+    }
+}
+
+/// For a team's test suite: panics, printing what changed tool by tool (a description's
+/// lines, a schema field, a scope) and the command that updates the lock, when
+/// `registry`'s compiled surface differs from the lock committed at `path`. With
+/// [`LOCK_UPDATE_VAR`]`=1` it writes the lock instead (creating it the first time).
+///
+/// ```no_run
+/// # fn registry() -> erp_tools_core::ToolRegistry { unimplemented!() }
+/// #[test]
+/// fn the_tool_surface_is_the_reviewed_one() {
+///     erp_tools_core::lock::assert_matches_lock(
+///         &registry(),
+///         concat!(env!("CARGO_MANIFEST_DIR"), "/tools.lock"),
+///     );
+/// }
+/// ```
+#[track_caller]
+pub fn assert_matches_lock(registry: &ToolRegistry, path: impl AsRef<Path>) {
+    let path = path.as_ref();
+    if std::env::var(LOCK_UPDATE_VAR).is_ok_and(|v| v == "1") {
+        let text = SurfaceLock::new(registry).to_text();
+        if let Err(e) = std::fs::write(path, text) {
+            panic!("cannot write the tool surface lock {}: {e}", path.display());
+        }
+        return;
+    }
+    if let Err(mismatch) = check_lock(registry, path) {
+        panic!("{mismatch}");
+    }
+}
