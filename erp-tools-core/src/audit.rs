@@ -157,6 +157,10 @@ pub struct AuditEntry {
     pub step: Option<i64>,
     /// Agent-loop events: the action signature (tool name plus canonical arguments).
     pub action_signature: Option<String>,
+    /// The tool surface the row was written under: the registry's
+    /// [`fingerprint`](crate::ToolRegistry::fingerprint) (`sha256:...`). The call pipeline
+    /// and the agent loop set it.
+    pub surface: Option<String>,
 }
 
 impl AuditEntry {
@@ -186,6 +190,7 @@ impl AuditEntry {
             prompt_version: principal.prompt_version().map(str::to_string),
             step: None,
             action_signature: None,
+            surface: None,
         }
     }
 
@@ -243,6 +248,13 @@ impl AuditEntry {
         self.action_signature = Some(signature.into());
         self
     }
+
+    /// The tool surface the row is written under (a registry's
+    /// [`fingerprint`](crate::ToolRegistry::fingerprint)).
+    pub fn surface(mut self, fingerprint: &crate::lock::Fingerprint) -> Self {
+        self.surface = Some(fingerprint.as_str().to_string());
+        self
+    }
 }
 
 /// One row of the audit log, as read back by [`Database::audit_log`](crate::Database::audit_log).
@@ -285,6 +297,9 @@ pub struct AuditRecord {
     pub step: Option<i64>,
     /// Agent-loop events: the action signature.
     pub action_signature: Option<String>,
+    /// The tool surface the row was written under (`sha256:...`); `None` on rows written
+    /// before it was kept, or by an application's own [`AuditEntry`] without it.
+    pub surface: Option<String>,
 }
 
 impl AuditRecord {

@@ -6,6 +6,7 @@
 //! cargo run --example distributor -- token --user 7 --branch SBY-01 --scopes purchasing:read,purchasing:draft
 //! cargo run --example distributor -- export --target openai
 //! cargo run --example distributor -- report
+//! cargo run --example distributor -- lock --check examples/distributor/tools.lock
 //! ERP_TOOLS_ISSUER=https://id.example.com/realms/erp ERP_TOOLS_RESOURCE=https://erp.example.com/mcp \
 //!     cargo run --example distributor -- serve --addr 0.0.0.0:8765   # tokens from your provider
 //! cargo run --example distributor -- agent --user 7 --branch SBY-01   # the loop; pauses for approval
@@ -93,6 +94,16 @@ enum Command {
     },
     /// Answer the seven-question safety checklist for every tool.
     Report,
+    /// Print the tool surface lock (every tool as a model is given it, and its
+    /// fingerprint), or write it to a file, or check a committed one.
+    Lock {
+        /// Write the lock to this file (after the change was reviewed).
+        #[arg(long)]
+        write: Option<std::path::PathBuf>,
+        /// Compare the compiled surface with this lock; fail printing what changed.
+        #[arg(long, conflicts_with = "write")]
+        check: Option<std::path::PathBuf>,
+    },
     /// Run the agent loop with a scripted model (no network) on a reorder task; its draft
     /// waits for a reviewer's approval in the console.
     Agent {
@@ -382,6 +393,36 @@ async fn run(cli: Cli) -> Result<(), String> {
             };
             let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
             print_out(&text);
+            Ok(())
+        }
+        Command::Lock { write, check } => {
+            let lock = erp_tools_core::lock::SurfaceLock::new(&registry);
+            if let Some(path) = check {
+                erp_tools_core::lock::check_lock(&registry, &path).map_err(|e| {
+                    format!(
+                        "{e}\nOr: cargo run --example distributor -- lock --write {}",
+                        path.display()
+                    )
+                })?;
+                print_out(&format!(
+                    "{} matches the compiled surface ({})",
+                    path.display(),
+                    registry.fingerprint()
+                ));
+                return Ok(());
+            }
+            match write {
+                Some(path) => {
+                    std::fs::write(&path, lock.to_text())
+                        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                    print_out(&format!(
+                        "wrote {} ({})",
+                        path.display(),
+                        registry.fingerprint()
+                    ));
+                }
+                None => print_out(lock.to_text().trim_end()),
+            }
             Ok(())
         }
         Command::Report => {

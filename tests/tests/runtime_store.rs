@@ -31,6 +31,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0010_remote_drafts",
             "erp_tools/0011_approval_preview",
             "erp_tools/0012_used_request_states",
+            "erp_tools/0015_surface",
         ]
     );
 
@@ -53,6 +54,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0010_remote_drafts",
             "erp_tools/0011_approval_preview",
             "erp_tools/0012_used_request_states",
+            "erp_tools/0015_surface",
             "0001_fixture_tables",
             "0002_fixture_seed"
         ]
@@ -238,6 +240,7 @@ async fn shared_audit_sink(t: &TestDb) {
         on_behalf_of: BUYER.user_id.into(),
         branch_code: BUYER.branch.code.into(),
         at: chrono::Utc::now(),
+        surface: Some(app.runtime.registry().fingerprint().to_string()),
     };
     AuditSink::record(app.db(), who, &event).await.unwrap();
     let log = app.audit(run).await;

@@ -84,6 +84,10 @@ pub struct AgentEvent {
     pub branch_code: String,
     /// When.
     pub at: DateTime<Utc>,
+    /// The tool surface the run saw (the registry's
+    /// [`fingerprint`](crate::ToolRegistry::fingerprint)), written on the event's audit row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub surface: Option<String>,
 }
 
 impl AgentEvent {
@@ -171,6 +175,7 @@ impl AuditSink for crate::Database {
                 entry = entry.arguments(args);
             }
             entry.message = event.detail.clone();
+            entry.surface = event.surface.clone();
             self.record_event(entry)
                 .await
                 .map(|_| ())

@@ -258,7 +258,8 @@ impl Agent {
         principal: &Principal,
         event: Event<'_>,
     ) -> Result<(), AuditError> {
-        let event = event.build(st, principal, self.clock.as_ref());
+        let mut event = event.build(st, principal, self.clock.as_ref());
+        event.surface = Some(self.exec.registry().fingerprint().to_string());
         let mut recorded = Ok(());
         for sink in &self.sinks {
             if let Err(e) = sink.record(principal, &event).await {

@@ -183,6 +183,7 @@ impl<'a> Event<'a> {
             on_behalf_of: principal.user_id().to_string(),
             branch_code: principal.branch_code().to_string(),
             at: clock.utc(),
+            surface: None,
         }
     }
 }

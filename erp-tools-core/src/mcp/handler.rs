@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::apps::{self, McpApps};
 use super::input::{self, StateKeeper};
 pub use super::listing::instructions;
-use super::listing::{mcp_tool, server_config};
+use super::listing::{mcp_tool, server_config, surface_meta};
 use super::progress::Forwarder;
 use super::trace::{call_trace, request_id_string};
 use crate::audit::Outcome;
@@ -251,9 +251,11 @@ impl ServerHandler for ErpMcpServer {
             }
             None => Vec::new(),
         };
-        Ok(ListToolsResult::with_all_items(tools)
+        let mut result = ListToolsResult::with_all_items(tools)
             .with_cache_scope(CacheScope::Private)
-            .with_ttl_ms(self.list_ttl_ms))
+            .with_ttl_ms(self.list_ttl_ms);
+        result.meta = Some(surface_meta(self.registry()));
+        Ok(result)
     }
 
     async fn call_tool(

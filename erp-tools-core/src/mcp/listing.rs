@@ -4,10 +4,11 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    Implementation, PromptsCapability, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
-    ToolsCapability,
+    Implementation, MetaObject, PromptsCapability, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations, ToolsCapability,
 };
 
+use crate::lock::FINGERPRINT_META_KEY;
 use crate::registry::{RegisteredTool, ToolRegistry};
 
 /// Name announced in `serverInfo`.
@@ -71,9 +72,25 @@ pub(super) fn server_config(registry: &ToolRegistry) -> ServerConfig {
     let mut prompts = PromptsCapability::default();
     prompts.list_changed = Some(false);
     capabilities.prompts = Some(prompts);
-    ServerConfig::new(capabilities)
+    let mut config = ServerConfig::new(capabilities)
         .with_server_info(
             Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")).with_title("ERP tools"),
         )
-        .with_instructions(instructions(registry))
+        .with_instructions(instructions(registry));
+    // Served in `initialize` and `server/discover` (rmcp builds it from this config).
+    config.meta = Some(surface_meta(registry));
+    config
+}
+
+/// The `_meta` naming the tool surface: [`FINGERPRINT_META_KEY`] with the registry's
+/// fingerprint, in `tools/list`, `initialize` and `server/discover` results. The same
+/// for every caller (it names the whole surface, not the caller's share of it), so an
+/// agent host or a gateway can pin it.
+pub(super) fn surface_meta(registry: &ToolRegistry) -> MetaObject {
+    let mut meta = MetaObject::new();
+    meta.insert(
+        FINGERPRINT_META_KEY.to_string(),
+        registry.fingerprint().as_str().into(),
+    );
+    meta
 }

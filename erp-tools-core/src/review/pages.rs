@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::config::{REVIEW_APPROVE, ReviewConfig};
-use super::render::{self, path_segment, when};
+use super::render::{self, path_segment, short_surface, when};
 use super::session::{Session, Sessions};
 use crate::audit::time_text;
 use crate::store::review::{self as sql, RunFilter, RunSearch};
@@ -309,6 +309,12 @@ pub(super) async fn runs(
                 "calls": l.calls, "denials": l.denials, "failures": l.failures,
                 "replays": l.replays, "drafts": l.drafts, "pending": l.pending,
                 "attention": l.pending > 0 || l.denials > 0 || l.failures > 0,
+                "surface": l.surface.as_deref().map(short_surface),
+                "surface_title": l.surface,
+                "surface_changed_in_run": l.surfaces > 1,
+                "surface_changed_since": l.previous_surface.as_deref()
+                    .filter(|previous| l.first_surface.as_deref().is_some_and(|first| first != *previous))
+                    .map(short_surface),
             })
         })
         .collect();

@@ -105,6 +105,13 @@ pub(super) fn path_segment(value: &str) -> String {
 }
 
 /// Arguments as stored (JSON text), pretty-printed for reading; as stored if not JSON.
+/// A tool surface's fingerprint as a person compares it: its first 12 hexadecimal
+/// digits (`sha256:` dropped).
+pub(super) fn short_surface(fingerprint: &str) -> String {
+    let hex = fingerprint.strip_prefix("sha256:").unwrap_or(fingerprint);
+    hex.chars().take(12).collect()
+}
+
 pub(super) fn pretty_json(text: &str) -> String {
     serde_json::from_str::<serde_json::Value>(text)
         .ok()

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::approvals::approval_view;
 use super::pages::{Console, Reviewer};
-use super::render::{pretty_json, when};
+use super::render::{pretty_json, short_surface, when};
 use crate::audit::AuditRecord;
 use crate::store::review as sql;
 
@@ -140,6 +140,17 @@ pub(super) async fn run(
         .iter()
         .filter_map(|r| r.prompt_version.as_deref())
         .collect();
+    // The tool surfaces the run's rows were written under, in the order first seen.
+    let mut surfaces: Vec<&str> = Vec::new();
+    for s in records.iter().filter_map(|r| r.surface.as_deref()) {
+        if !surfaces.contains(&s) {
+            surfaces.push(s);
+        }
+    }
+    let surfaces: Vec<Value> = surfaces
+        .iter()
+        .map(|s| json!({"short": short_surface(s), "full": s}))
+        .collect();
     let approvals: Vec<Value> = approvals.iter().map(|a| approval_view(&c, a)).collect();
     c.render(
         &session,
@@ -150,7 +161,7 @@ pub(super) async fn run(
             "branch": first.branch_code, "started": when(&first.at),
             "models": models.into_iter().collect::<Vec<_>>(),
             "prompts": prompts.into_iter().collect::<Vec<_>>(),
-            "rows": records.len(),
+            "rows": records.len(), "surfaces": surfaces,
         }),
     )
 }

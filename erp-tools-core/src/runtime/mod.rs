@@ -74,8 +74,10 @@ impl std::fmt::Debug for ToolRuntime {
 }
 
 impl ToolRuntime {
-    /// Serves `registry` on `db`.
+    /// Serves `registry` on `db` (and says so in the metrics: `erp_tools_surface_info`
+    /// with the registry's fingerprint).
     pub fn new(registry: Arc<ToolRegistry>, db: Database) -> Self {
+        crate::telemetry::record::surface(registry.fingerprint());
         ToolRuntime { registry, db }
     }
 
@@ -190,7 +192,7 @@ impl ToolRuntime {
         };
         let owner = self
             .db
-            .claim_agent_run(&run, principal)
+            .claim_agent_run_under(&run, principal, Some(self.registry.fingerprint().as_str()))
             .await
             .map_err(internal)?;
         Ok((!owner.is(principal)).then(|| text::run_of_another_person(&run)))

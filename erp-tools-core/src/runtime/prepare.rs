@@ -89,6 +89,7 @@ pub(crate) fn prepare<'r>(
         telemetry::continue_trace(&span, traceparent);
     }
     let entry = AuditEntry::new(principal, &run_id, crate::audit::ATTEMPT)
+        .surface(registry.fingerprint())
         .tool(
             limits::bounded(&call.name, limits::MAX_TOOL_NAME_BYTES),
             limits::bounded(&call.tool_call_id, limits::MAX_TOOL_CALL_ID_BYTES),

@@ -12,10 +12,10 @@ use crate::tool::handles::{Backend, DocumentRef};
 /// The columns of a new row, in the order [`insert_many`] binds them.
 const COLUMNS: &str = "at, finished_at, source, agent_run_id, tool_call_id, tool_name, \
      user_id, branch_id, branch_code, arguments, outcome, message, document_type, document_id, \
-     document_number, model, prompt_version, step, action_signature, replica_id";
+     document_number, model, prompt_version, step, action_signature, replica_id, surface";
 /// How many columns [`COLUMNS`] names.
-const COLUMN_COUNT: usize = 20;
-/// Rows (or outcome updates) per multi-row statement on PostgreSQL (21 parameters each at
+const COLUMN_COUNT: usize = 21;
+/// Rows (or outcome updates) per multi-row statement on PostgreSQL (22 parameters each at
 /// most). On SQLite any number is one statement with one parameter ([`SQLITE_WRITE`]).
 pub(crate) const PG_ROWS_PER_STATEMENT: usize = 64;
 
@@ -32,11 +32,11 @@ pub(crate) const PG_ROWS_PER_STATEMENT: usize = 64;
 const SQLITE_WRITE: &str = "INSERT INTO erp_audit_log (id, at, finished_at, \
      source, agent_run_id, tool_call_id, tool_name, user_id, branch_id, branch_code, \
      arguments, outcome, message, document_type, document_id, document_number, model, \
-     prompt_version, step, action_signature, replica_id) \
+     prompt_version, step, action_signature, replica_id, surface) \
      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, \
      value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, \
      value ->> 12, value ->> 13, value ->> 14, value ->> 15, value ->> 16, value ->> 17, \
-     value ->> 18, value ->> 19, value ->> 20 \
+     value ->> 18, value ->> 19, value ->> 20, value ->> 21 \
      FROM jsonb_each($1) \
      WHERE value ->> 0 IS NULL \
         OR EXISTS (SELECT 1 FROM erp_audit_log AS a WHERE a.id = value ->> 0) \
@@ -240,7 +240,8 @@ fn row_columns<T: serde::ser::SerializeTuple>(row: &NewRow, t: &mut T) -> Result
     t.serialize_element(&e.prompt_version)?;
     t.serialize_element(&e.step)?;
     t.serialize_element(&e.action_signature)?;
-    t.serialize_element(&row.replica_id.as_deref())
+    t.serialize_element(&row.replica_id.as_deref())?;
+    t.serialize_element(&e.surface)
 }
 
 /// SQLite: inserts `rows` and applies `fins` with one statement ([`SQLITE_WRITE`]);
@@ -308,8 +309,8 @@ impl serde::Serialize for WriteItem<'_> {
                 t.serialize_element(&doc.map(|d| &d.doc_type))?;
                 t.serialize_element(&doc.map(|d| d.id))?;
                 t.serialize_element(&doc.map(|d| &d.number))?;
-                // model, prompt_version, step, action_signature, replica_id: kept.
-                for _ in 0..5 {
+                // model, prompt_version, step, action_signature, replica_id, surface: kept.
+                for _ in 0..6 {
                     t.serialize_element(&none)?;
                 }
             }
@@ -346,6 +347,7 @@ fn bind_row<'q>(
         .bind(e.step)
         .bind(e.action_signature.clone())
         .bind(row.replica_id.as_deref().map(str::to_string))
+        .bind(e.surface.clone())
 }
 
 /// Applies the final outcomes `fins` (row id, outcome) with one statement (on PostgreSQL,
@@ -520,8 +522,8 @@ pub(crate) async fn select(
             () => {
                 "SELECT id, at, finished_at, source, agent_run_id, tool_call_id, tool_name, \
                  user_id, branch_id, branch_code, arguments, outcome, message, document_type, \
-                 document_id, document_number, model, prompt_version, step, action_signature \
-                 FROM erp_audit_log"
+                 document_id, document_number, model, prompt_version, step, action_signature, \
+                 surface FROM erp_audit_log"
             };
         }
     let rows = match agent_run_id {
@@ -571,5 +573,6 @@ fn record_from_row(row: &sqlx::any::AnyRow) -> Result<AuditRecord, sqlx::Error> 
         prompt_version: row.try_get("prompt_version")?,
         step: row.try_get("step")?,
         action_signature: row.try_get("action_signature")?,
+        surface: row.try_get("surface")?,
     })
 }

@@ -487,6 +487,17 @@ impl Database {
         run_id: &str,
         principal: &Principal,
     ) -> Result<RunOwner, StoreError> {
+        self.claim_agent_run_under(run_id, principal, None).await
+    }
+
+    /// [`claim_agent_run`](Self::claim_agent_run), writing on a new run the tool surface it
+    /// first saw (the registry's fingerprint, `erp_agent_runs.surface`).
+    pub(crate) async fn claim_agent_run_under(
+        &self,
+        run_id: &str,
+        principal: &Principal,
+        surface: Option<&str>,
+    ) -> Result<RunOwner, StoreError> {
         let claimant = RunOwner {
             user_id: principal.user_id().to_string(),
             branch_id: principal.branch_id(),
@@ -501,7 +512,7 @@ impl Database {
         }
         let owner = match runs::owner(self.inner.read.pool(), run_id).await? {
             Some(owner) => owner,
-            None => runs::claim(self.pool(), run_id, &claimant).await?,
+            None => runs::claim(self.pool(), run_id, &claimant, surface).await?,
         };
         if owner == claimant
             && let Some(mut known) = self.known_runs()

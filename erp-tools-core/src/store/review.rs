@@ -21,6 +21,15 @@ pub(crate) struct RunLine {
     pub pending: i64,
     /// The run's first tool, to name it by.
     pub first_tool: Option<String>,
+    /// The tool surface (fingerprint) of the run's last row, and how many different ones
+    /// its rows were written under (more than one: the surface changed during the run).
+    pub surface: Option<String>,
+    pub surfaces: i64,
+    /// The surface of the branch's last row before the run began, in another run: when it
+    /// differs from the run's first, the surface changed between the two runs.
+    pub previous_surface: Option<String>,
+    /// The surface of the run's first row.
+    pub first_surface: Option<String>,
 }
 
 /// What the Runs page searches for: a run id, person id, tool or document number (or a
@@ -128,11 +137,17 @@ impl RunFilter {
 // (waiting approvals, denials, failures) come first.
 const RUNS_SQL: &str = "SELECT s.*, \
        (SELECT l.outcome FROM erp_audit_log l WHERE l.id = s.last_id) AS last_event, \
+       (SELECT l.surface FROM erp_audit_log l WHERE l.id = s.last_id) AS surface, \
+       (SELECT l.surface FROM erp_audit_log l WHERE l.id = s.first_id) AS first_surface, \
+       (SELECT p.surface FROM erp_audit_log p WHERE p.branch_id = $1 AND p.id < s.first_id \
+           AND p.agent_run_id <> s.agent_run_id AND p.surface IS NOT NULL \
+           ORDER BY p.id DESC LIMIT 1) AS previous_surface, \
        (SELECT l.tool_name FROM erp_audit_log l WHERE l.agent_run_id = s.agent_run_id \
            AND l.branch_id = $1 AND l.tool_name IS NOT NULL ORDER BY l.id LIMIT 1) \
            AS first_tool \
      FROM (SELECT a.agent_run_id, MIN(a.user_id) AS user_id, MIN(a.branch_code) AS branch_code, \
        MIN(a.at) AS first_at, MAX(a.at) AS last_at, MAX(a.id) AS last_id, \
+       MIN(a.id) AS first_id, COUNT(DISTINCT a.surface) AS surfaces, \
        SUM(CASE WHEN a.source = 'runtime' THEN 1 ELSE 0 END) AS calls, \
        SUM(CASE WHEN a.outcome = 'denied' AND (a.source = 'runtime' OR NOT EXISTS ( \
            SELECT 1 FROM erp_audit_log r WHERE r.agent_run_id = a.agent_run_id \
@@ -192,6 +207,10 @@ pub(crate) async fn runs(
                 drafts: count(row, "drafts")?,
                 pending: count(row, "pending")?,
                 first_tool: row.try_get("first_tool")?,
+                surface: row.try_get("surface")?,
+                surfaces: count(row, "surfaces")?,
+                previous_surface: row.try_get("previous_surface")?,
+                first_surface: row.try_get("first_surface")?,
             })
         })
         .collect()

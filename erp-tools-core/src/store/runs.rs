@@ -37,22 +37,25 @@ where
     .transpose()
 }
 
-/// Binds `run_id` to `claimant` unless it is bound already; returns the run's owner
-/// (`claimant` when this call bound it, or when it already owned it). One statement: a
-/// concurrent claim of the same run by someone else loses (the primary key decides).
+/// Binds `run_id` to `claimant` unless it is bound already, noting the tool `surface` the
+/// run first saw; returns the run's owner (`claimant` when this call bound it, or when it
+/// already owned it). One statement: a concurrent claim of the same run by someone else
+/// loses (the primary key decides).
 pub(crate) async fn claim(
     pool: &sqlx::AnyPool,
     run_id: &str,
     claimant: &RunOwner,
+    surface: Option<&str>,
 ) -> Result<RunOwner, sqlx::Error> {
     let inserted = sqlx::query(
-        "INSERT INTO erp_agent_runs (agent_run_id, user_id, branch_id, first_seen_at) \
-         VALUES ($1, $2, $3, $4) ON CONFLICT (agent_run_id) DO NOTHING",
+        "INSERT INTO erp_agent_runs (agent_run_id, user_id, branch_id, first_seen_at, surface) \
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (agent_run_id) DO NOTHING",
     )
     .bind(run_id.to_string())
     .bind(claimant.user_id.clone())
     .bind(claimant.branch_id)
     .bind(crate::audit::now_text())
+    .bind(surface.map(str::to_string))
     .execute(pool)
     .await?
     .rows_affected()

@@ -4,7 +4,7 @@
 //! | Prometheus series | OTLP name | kind | what it counts |
 //! | --- | --- | --- | --- |
 //! | `mcp_server_operation_duration_seconds` | `mcp.server.operation.duration` (s) | histogram by `mcp_method_name`, `gen_ai_tool_name`, `erp_tools_outcome` | how long calls take, from admission to the answer |
-//! | `erp_tools_calls_total` | `erp_tools.calls` | counter by `gen_ai_tool_name`, `erp_tools_outcome` | calls by tool and outcome (`ok`, `replayed`, `denied`, `invalid`, `failed`) |
+//! | `erp_tools_calls_total` | `erp_tools.calls` | counter by `gen_ai_tool_name`, `erp_tools_outcome` | calls by tool and outcome (`ok`, `replayed`, `denied`, `invalid`, `failed`, `needs_input`) |
 //! | `erp_tools_replays_total` | `erp_tools.replays` | counter by `gen_ai_tool_name` | drafts answered from their idempotency key (a retry) |
 //! | `erp_tools_denials_total` | `erp_tools.denials` | counter by `gen_ai_tool_name` | calls refused before they ran (scope, run, policy, unknown tool) |
 //! | `erp_tools_rate_limited_total` | `erp_tools.rate_limited` | counter | `tools/call` requests answered `429` by the per-caller rate limit |
@@ -12,6 +12,7 @@
 //! | `erp_tools_audit_batch_size` | `erp_tools.audit.batch_size` | histogram | rows and outcome updates committed per audit batch |
 //! | `erp_tools_idempotency_pending` | `erp_tools.idempotency.pending` | gauge | draft transactions holding an idempotency claim right now |
 //! | `erp_tools_approvals_waiting` | `erp_tools.approvals.waiting` | gauge | agent actions waiting for a person's approval (read at each scrape) |
+//! | `erp_tools_surface_info` | `erp_tools.surface` | gauge by `fingerprint` (OTLP `erp_tools.surface.fingerprint`) | `1` for each tool surface this process serves: the [`ToolRegistry::fingerprint`](crate::ToolRegistry::fingerprint) of every runtime's registry |
 //!
 //! Tool labels are registered tool names only (an unknown tool is `_unknown`), so a
 //! client cannot grow the series; no label carries a user, a run or an argument.
@@ -56,6 +57,7 @@ pub(crate) struct Metrics {
     pub audit_batch_size: Histogram,
     pub idempotency_pending: Gauge,
     pub approvals_waiting: Gauge,
+    pub surface: Family<Vec<(&'static str, String)>, Gauge>,
 }
 
 /// The process's metrics, registered on first use.
@@ -74,6 +76,7 @@ pub(crate) fn get() -> &'static Metrics {
             audit_batch_size: Histogram::new(BATCH_BUCKETS),
             idempotency_pending: Gauge::default(),
             approvals_waiting: Gauge::default(),
+            surface: Family::default(),
         };
         registry.register_with_unit(
             "mcp_server_operation_duration",
@@ -83,7 +86,7 @@ pub(crate) fn get() -> &'static Metrics {
         );
         registry.register(
             "erp_tools_calls",
-            "Tool calls by tool and outcome (ok, replayed, denied, invalid, failed)",
+            "Tool calls by tool and outcome (ok, replayed, denied, invalid, failed, needs_input)",
             m.calls.clone(),
         );
         registry.register(
@@ -120,6 +123,11 @@ pub(crate) fn get() -> &'static Metrics {
             "erp_tools_approvals_waiting",
             "Agent actions waiting for a person's approval",
             m.approvals_waiting.clone(),
+        );
+        registry.register(
+            "erp_tools_surface_info",
+            "1 for each tool surface this process serves, by its fingerprint (the SHA-256 of its lock)",
+            m.surface.clone(),
         );
         Metrics { registry, ..m }
     })

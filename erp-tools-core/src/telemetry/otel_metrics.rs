@@ -97,6 +97,19 @@ pub(super) fn audit_batch(size: usize) {
         .record(u64::try_from(size).unwrap_or(u64::MAX), &[]);
 }
 
+/// The tool surfaces this process serves, for the `erp_tools.surface` gauge.
+fn surfaces() -> &'static std::sync::Mutex<std::collections::BTreeSet<String>> {
+    static SURFACES: OnceLock<std::sync::Mutex<std::collections::BTreeSet<String>>> =
+        OnceLock::new();
+    SURFACES.get_or_init(Default::default)
+}
+
+pub(super) fn surface(fingerprint: &crate::lock::Fingerprint) {
+    if let Ok(mut served) = surfaces().lock() {
+        served.insert(fingerprint.to_string());
+    }
+}
+
 /// An observable gauge: name, unit, description, and how to read it.
 type GaugeDef = (&'static str, &'static str, &'static str, fn() -> i64);
 
@@ -132,4 +145,22 @@ pub(super) fn register_gauges() {
             .with_callback(move |observer| observer.observe(read(), &[]))
             .build();
     }
+    let _surface = meter
+        .i64_observable_gauge("erp_tools.surface")
+        .with_unit("{surface}")
+        .with_description("1 for each tool surface this process serves, by its fingerprint")
+        .with_callback(|observer| {
+            if let Ok(served) = surfaces().lock() {
+                for fingerprint in served.iter() {
+                    observer.observe(
+                        1,
+                        &[KeyValue::new(
+                            "erp_tools.surface.fingerprint",
+                            fingerprint.clone(),
+                        )],
+                    );
+                }
+            }
+        })
+        .build();
 }

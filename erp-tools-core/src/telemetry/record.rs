@@ -19,6 +19,19 @@ pub(crate) fn call(
     let _ = (method, tool, outcome, took);
 }
 
+/// A runtime serves the tool surface named `fingerprint` (`erp_tools_surface_info`).
+pub(crate) fn surface(fingerprint: &crate::lock::Fingerprint) {
+    #[cfg(feature = "metrics")]
+    super::metrics::get()
+        .surface
+        .get_or_create(&vec![("fingerprint", fingerprint.to_string())])
+        .set(1);
+    #[cfg(feature = "otel")]
+    super::otel_metrics::surface(fingerprint);
+    #[cfg(not(feature = "metrics"))]
+    let _ = fingerprint;
+}
+
 /// A `tools/call` refused by the per-caller rate limit.
 #[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
 pub(crate) fn rate_limited() {
