@@ -185,14 +185,12 @@ mod tests {
             entry(),
         ];
         let text = write(&entries);
-        assert!(
-            text.contains("\ndescription\n| Get stock.\n|\n| One item.\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("\nschema mcp\n| {\n|   \"type\": \"object\"\n| }\n"),
-            "{text}"
-        );
+        for block in [
+            "\ndescription\n| Get stock.\n|\n| One item.\n",
+            "\nschema mcp\n| {\n|   \"type\": \"object\"\n| }\n",
+        ] {
+            assert!(text.contains(block), "{block:?} in {text}");
+        }
         assert_eq!(parse(&text).unwrap(), entries);
     }
 
