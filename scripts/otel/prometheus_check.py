@@ -21,6 +21,9 @@ from mcp_http import Server, Session, free_port  # noqa: E402
 BIN = sys.argv[1] if len(sys.argv) > 1 else "target/debug/examples/distributor"
 PROMETHEUS = sys.argv[2] if len(sys.argv) > 2 else (shutil.which("prometheus") or "/usr/bin/prometheus")
 BUYER = "purchasing:read,purchasing:draft,inventory:read"
+LOCK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "distributor", "tools.lock")
+with open(LOCK) as lock_file:
+    PINNED = next(line.split()[1] for line in lock_file if line.startswith("fingerprint "))
 failures = []
 
 
@@ -119,6 +122,10 @@ scrape_configs:
                 check(bool(got), f"{series} is scraped: {[s['value'][1] for s in got]}")
             batches = query(prom_port, "erp_tools_audit_batch_size_count")
             check(bool(batches) and float(batches[0]["value"][1]) > 0, "the audit writer's batches are counted")
+            surface = query(prom_port, "erp_tools_surface_info")
+            check(len(surface) == 1 and surface[0]["metric"].get("fingerprint") == PINNED
+                  and surface[0]["value"][1] == "1",
+                  f"erp_tools_surface_info names the lock's fingerprint: {[s['metric'] for s in surface]}")
             names = query(prom_port, 'count by (__name__) ({job="erp-tools"})')
             print("  series names:", sorted(s["metric"]["__name__"] for s in names))
         finally:

@@ -33,6 +33,7 @@ class Received:
         self.spans = []
         self.resources = []
         self.metric_names = set()
+        self.gauge_points = {}  # gauge name -> [attributes of each data point]
         self.raw_bodies = []
 
     def add_traces(self, body):
@@ -70,6 +71,10 @@ class Received:
                 for sm in rm.scope_metrics:
                     for m in sm.metrics:
                         self.metric_names.add(m.name)
+                        if m.HasField("gauge"):
+                            self.gauge_points[m.name] = [
+                                {a.key: (_value(a.value), _kind(a.value)) for a in dp.attributes}
+                                for dp in m.gauge.data_points]
 
 
 def serve(port=0, delay=0.0):

@@ -34,6 +34,7 @@ DRAFT = {
     "lines": [{"item_code": "BRG-0042", "qty": "20", "uom": "BOX"}],
 }
 STRING, INT = "string_value", "int_value"
+LOCK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "distributor", "tools.lock")
 failures = []
 
 
@@ -277,6 +278,12 @@ def traced(tmp):
             check(secret not in raw, f"argument value {secret.decode()!r} is not exported")
         check("mcp.server.operation.duration" in got.metric_names and "erp_tools.calls" in got.metric_names,
               f"metrics arrive over OTLP: {sorted(got.metric_names)}")
+        with open(LOCK) as lock_file:
+            pinned = next(line.split()[1] for line in lock_file if line.startswith("fingerprint "))
+        with got.lock:
+            surfaces = got.gauge_points.get("erp_tools.surface", [])
+        check(surfaces == [{"erp_tools.surface.fingerprint": (pinned, STRING)}],
+              f"the erp_tools.surface gauge names the lock's fingerprint as a string: {surfaces}")
         print("\n  the draft's trace as the receiver decoded it:")
         for line in tree(spans, caller_span):
             print("    " + line)
