@@ -251,7 +251,7 @@ impl AuditEntry {
 
     /// The tool surface the row is written under (a registry's
     /// [`fingerprint`](crate::ToolRegistry::fingerprint)).
-    pub fn surface(mut self, fingerprint: &crate::lock::Fingerprint) -> Self {
+    pub fn surface(mut self, fingerprint: &crate::lock::fingerprint::Fingerprint) -> Self {
         self.surface = Some(fingerprint.as_str().to_string());
         self
     }

@@ -17,7 +17,6 @@ use serde_json::{Value, json};
 use crate::registry::{MAX_TOOLS_PER_MODULE, RegisteredTool, ToolRegistry};
 use crate::schema::{Target, check_strict, valid_key};
 use crate::tool::context::Principal;
-use crate::tool::{Tier, ToolDef};
 
 /// Anthropic strict tool use refuses requests with more union-typed parameters than this.
 pub const ANTHROPIC_MAX_UNION_PARAMETERS: usize = 16;
@@ -132,7 +131,6 @@ fn mcp_export(registry: &ToolRegistry, keep: impl Fn(&RegisteredTool) -> bool) -
 /// | draft | false | `destructive = ..` (default false) | true (idempotency keys) | false |
 pub(crate) fn mcp_tool(tool: &RegisteredTool) -> Value {
     let def = tool.def;
-    let (read_only, destructive) = hints(def);
     let mut out = serde_json::Map::new();
     out.insert("name".into(), Value::from(tool.name()));
     let title = def.title().trim();
@@ -147,25 +145,8 @@ pub(crate) fn mcp_tool(tool: &RegisteredTool) -> Value {
     if tool.output_schema.is_object() {
         out.insert("outputSchema".into(), tool.output_schema.as_ref().clone());
     }
-    out.insert(
-        "annotations".into(),
-        serde_json::json!({
-            "readOnlyHint": read_only,
-            "destructiveHint": destructive,
-            "idempotentHint": true,
-            "openWorldHint": false,
-        }),
-    );
+    out.insert("annotations".into(), def.annotations());
     Value::Object(out)
-}
-
-/// The `readOnlyHint` and `destructiveHint` of a tool: reads are read-only, drafts
-/// destructive only when declared so.
-pub(crate) fn hints(def: &ToolDef) -> (bool, bool) {
-    match def.tier() {
-        Tier::Read => (true, false),
-        Tier::Draft => (false, def.destructive()),
-    }
 }
 
 /// Checks an exported tool list for `target` and returns every problem found (an empty

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::registry::{RegisteredTool, ToolRegistry};
-use crate::schema::{OptIn, Property, Schema, SchemaKind, Target, check_strict};
+use crate::schema::{OptIn, Target, check_strict};
 use crate::tool::Tier;
 
 /// The answer to one checklist question for one tool.
@@ -102,26 +102,6 @@ pub struct SurfaceReport {
     pub tools: Vec<ToolReport>,
 }
 
-/// Every property of `schema` at any depth, with its path (`lines[].discount`).
-pub(crate) fn fields<'s>(schema: &'s Schema, path: &str, out: &mut Vec<(String, &'s Property)>) {
-    match &schema.kind {
-        SchemaKind::Object(props) => {
-            for p in props {
-                let here = if path.is_empty() {
-                    p.name.to_string()
-                } else {
-                    format!("{path}.{}", p.name)
-                };
-                fields(&p.schema, &here, out);
-                out.push((here, p));
-            }
-        }
-        SchemaKind::Array(inner) => fields(inner, &format!("{path}[]"), out),
-        SchemaKind::Optional(inner) => fields(inner, path, out),
-        _ => {}
-    }
-}
-
 impl SurfaceReport {
     /// Answers the checklist for every tool of `registry`.
     pub fn new(registry: &ToolRegistry) -> Self {
@@ -138,7 +118,7 @@ impl SurfaceReport {
         let ns_size = registry.namespace_of(t).map_or(0, |n| n.tools.len());
         let prefixed = def.name().starts_with(&format!("{}_", def.module()));
         let mut props = Vec::new();
-        fields(&t.schema, "", &mut props);
+        crate::schema::paths::fields(&t.schema, "", &mut props);
         let names: Vec<String> = props.iter().map(|(_, p)| p.name.to_string()).collect();
         let forbidden: Vec<String> = props
             .iter()

@@ -4,7 +4,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::{Change, SurfaceLock};
+use super::diff::Change;
+use super::surface::SurfaceLock;
 use crate::registry::ToolRegistry;
 
 /// Set to `1` to make [`assert_matches_lock`] write the compiled surface to the lock

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::Entry;
+use super::entry::Entry;
 
 /// One difference between the committed lock and the compiled surface.
 #[derive(Clone, Debug, PartialEq, Eq)]

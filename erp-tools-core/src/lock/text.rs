@@ -15,7 +15,8 @@
 
 use std::fmt;
 
-use super::{Entry, Fingerprint};
+use super::entry::Entry;
+use super::fingerprint::Fingerprint;
 
 /// The first lines of every lock.
 const HEADER: &str = "\
@@ -47,7 +48,7 @@ impl fmt::Display for LockParseError {
 impl std::error::Error for LockParseError {}
 
 /// The blocks of `entries`, as the fingerprint hashes them and the lock writes them.
-pub(super) fn body(entries: &[Entry]) -> String {
+pub(crate) fn body(entries: &[Entry]) -> String {
     let mut out = String::new();
     for entry in entries {
         out.push_str(&format!("{} {}\n", entry.kind, entry.name));

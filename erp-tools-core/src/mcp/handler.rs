@@ -7,14 +7,14 @@ use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
     ContentBlock, ErrorCode, GetPromptRequestParams, GetPromptResponse, InputRequiredResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ServerConfig, Tool,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use super::apps::{self, McpApps};
+use super::asking::{Asking, MAX_ELICITATION_ROUNDS};
 use super::input::{self, StateKeeper};
 pub use super::listing::instructions;
 use super::listing::{mcp_tool, server_config, surface_meta};
@@ -23,7 +23,7 @@ use super::trace::{call_trace, request_id_string};
 use crate::audit::Outcome;
 use crate::registry::ToolRegistry;
 use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime};
-use crate::telemetry::{self, EdgeSpan, QuestionForm};
+use crate::telemetry::{self, EdgeSpan};
 use crate::text;
 use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
@@ -104,9 +104,6 @@ pub struct ErpMcpServer {
 
 /// How long a question's `requestState` stays valid by default.
 pub const DEFAULT_INPUT_TTL: Duration = Duration::from_secs(600);
-
-/// Most questions one call may ask a 2025-11-25 client in a row.
-const MAX_ELICITATION_ROUNDS: usize = 5;
 
 /// How long the server waits for a person's answer to an elicitation request.
 const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
@@ -513,62 +510,6 @@ impl ErpMcpServer {
 async fn finish_progress(progress: Option<Forwarder>) {
     if let Some(progress) = progress {
         progress.finish().await;
-    }
-}
-
-/// How the server can put a question to this client.
-#[derive(Clone, Copy)]
-enum Asking {
-    /// 2026-07-28, the request declaring elicitation: an `input_required` result.
-    InputRequired,
-    /// 2026-07-28, the request not declaring elicitation: the call cannot ask, and is
-    /// answered `-32021` (missing required client capability) naming `elicitation`.
-    Undeclared,
-    /// An earlier revision whose client declared elicitation: `elicitation/create`.
-    Elicitation,
-    /// Neither: a tool error with the question and the choices.
-    Cannot,
-}
-
-impl Asking {
-    /// How a question of a call run after `rounds` elicitations reaches the client, for
-    /// the call's span: asked, refused as a protocol error, or returned as a tool error
-    /// (no way to ask, or the elicitation rounds used up).
-    fn question_form(self, rounds: usize) -> QuestionForm {
-        match self {
-            Asking::InputRequired => QuestionForm::Asked,
-            Asking::Elicitation if rounds < MAX_ELICITATION_ROUNDS => QuestionForm::Asked,
-            Asking::Undeclared => QuestionForm::RpcError(telemetry::rpc_code::MISSING_CAPABILITY),
-            Asking::Elicitation | Asking::Cannot => QuestionForm::ToolError,
-        }
-    }
-
-    fn of(context: &RequestContext<RoleServer>) -> Asking {
-        if context
-            .protocol_version()
-            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
-        {
-            // Per request: the capabilities its `_meta` declares (a legacy session's
-            // initialize capabilities when it has none).
-            let declared = context
-                .client_capabilities()
-                .and_then(|caps| caps.elicitation)
-                .is_some_and(|e| e.form.is_some() || e.url.is_none());
-            return if declared {
-                Asking::InputRequired
-            } else {
-                Asking::Undeclared
-            };
-        }
-        let declared = context
-            .peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.elicitation.is_some());
-        if declared {
-            Asking::Elicitation
-        } else {
-            Asking::Cannot
-        }
     }
 }
 

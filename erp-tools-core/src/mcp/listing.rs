@@ -8,7 +8,7 @@ use rmcp::model::{
     ToolAnnotations, ToolsCapability,
 };
 
-use crate::lock::FINGERPRINT_META_KEY;
+use crate::lock::fingerprint::FINGERPRINT_META_KEY;
 use crate::registry::{RegisteredTool, ToolRegistry};
 
 /// Name announced in `serverInfo`.
@@ -18,7 +18,7 @@ pub(super) const SERVER_NAME: &str = "erp-tools";
 /// holds; a unit test checks the two agree).
 pub(super) fn mcp_tool(tool: &RegisteredTool) -> Tool {
     let def = tool.def;
-    let (read_only, destructive) = crate::export::hints(def);
+    let (read_only, destructive) = def.hints();
     // Input schemas are objects by construction (`Schema::object`), output schemas when
     // the output type has one.
     let input = tool

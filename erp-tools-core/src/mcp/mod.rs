@@ -17,6 +17,7 @@
 //! per-request metadata, stateless HTTP).
 
 pub mod apps;
+mod asking;
 #[cfg(feature = "mcp-http")]
 mod edge;
 mod handler;

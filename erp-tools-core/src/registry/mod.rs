@@ -11,13 +11,16 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::lock::Fingerprint;
-use crate::schema::{MAX_DEPTH, MAX_ENUM_VALUES, Schema, Target, header_violations, valid_key};
+use crate::lock::fingerprint::Fingerprint;
+use crate::schema::{MAX_DEPTH, MAX_ENUM_VALUES, Target, header_violations, valid_key};
 use crate::tool::context::Principal;
 use crate::tool::{ErpTool, Tier, ToolDef};
-use crate::validate::ArgumentErrors;
 
 pub(crate) mod rules;
+pub(crate) mod surface;
+mod tool;
+
+pub use tool::{Namespace, RegisteredTool};
 
 /// Most tools one namespace may hold (exclusive): `MAX_TOOLS_PER_MODULE - 1` is allowed.
 pub const MAX_TOOLS_PER_MODULE: usize = 10;
@@ -60,96 +63,6 @@ pub(crate) fn with_replayed_property(mut schema: Value) -> Value {
         }
     }
     schema
-}
-
-/// One module's namespace: its description (which also says what the module cannot do)
-/// and its tools in a stable order.
-#[derive(Debug)]
-pub struct Namespace {
-    /// Module name, the tools' name prefix.
-    pub name: &'static str,
-    /// What the module does and what it cannot do.
-    pub description: String,
-    /// Indexes into [`ToolRegistry::tools`], sorted by tool name.
-    pub tools: Vec<usize>,
-}
-
-/// A registered tool with its schemas built and rendered once.
-#[derive(Debug)]
-pub struct RegisteredTool {
-    /// The definition produced by `#[erp_tool]`.
-    pub(crate) def: &'static ToolDef,
-    /// The argument schema model (used for server-side validation).
-    pub(crate) schema: Schema,
-    /// The argument schema rendered per target, in [`Target::ALL`] order.
-    rendered: [Arc<Value>; 3],
-    /// The output schema.
-    pub(crate) output_schema: Arc<Value>,
-    /// The description shown to models (doc comment plus example).
-    pub(crate) description: String,
-    /// The MCP App card its results open (`ui://..`), from [`ToolRegistryBuilder::card`].
-    card: Option<&'static str>,
-}
-
-impl RegisteredTool {
-    /// The definition produced by `#[erp_tool]`.
-    pub fn def(&self) -> &'static ToolDef {
-        self.def
-    }
-
-    /// The argument schema model (what server-side validation checks).
-    pub fn schema(&self) -> &Schema {
-        &self.schema
-    }
-
-    /// The output schema (with `replayed` for draft tools), as MCP's `outputSchema`.
-    pub fn output_schema(&self) -> &Arc<Value> {
-        &self.output_schema
-    }
-
-    /// The description shown to models: the doc comment, plus the example if declared.
-    pub fn description(&self) -> &str {
-        &self.description
-    }
-
-    /// The argument schema rendered for `target` (built once, shared).
-    pub fn input_schema(&self, target: Target) -> &Arc<Value> {
-        let i = Target::ALL.iter().position(|t| *t == target).unwrap_or(0);
-        &self.rendered[i]
-    }
-
-    /// The tool's name.
-    pub fn name(&self) -> &'static str {
-        self.def.name()
-    }
-
-    /// The `ui://` resource of the MCP App card that shows this tool's results, if one
-    /// was linked with [`ToolRegistryBuilder::card`].
-    pub fn card(&self) -> Option<&'static str> {
-        self.card
-    }
-
-    /// Validates and normalises `arguments` against the tool's strict schema, as the
-    /// server does before every call: absent optional fields become `null`, decimals take
-    /// one canonical form. Every problem is reported.
-    pub fn validate(&self, arguments: &Value) -> Result<Value, ArgumentErrors> {
-        crate::validate::validate(&self.schema, arguments)
-    }
-
-    /// Whether `principal` holds every scope the tool needs.
-    pub fn allowed_for(&self, principal: &Principal) -> bool {
-        self.def.scopes().iter().all(|s| principal.has_scope(s))
-    }
-
-    /// The scopes the tool needs that `principal` lacks.
-    pub fn missing_scopes(&self, principal: &Principal) -> Vec<&'static str> {
-        self.def
-            .scopes()
-            .iter()
-            .copied()
-            .filter(|s| !principal.has_scope(s))
-            .collect()
-    }
 }
 
 /// A problem found while building the registry.
@@ -343,14 +256,14 @@ impl ToolRegistryBuilder {
             .enumerate()
             .map(|(i, t)| (t.def.name(), i))
             .collect();
-        let mut registry = ToolRegistry {
+        let namespaces: Vec<Namespace> = namespaces.into_values().collect();
+        let fingerprint = surface::fingerprint(&tools, &namespaces);
+        Ok(ToolRegistry {
             tools,
-            namespaces: namespaces.into_values().collect(),
+            namespaces,
             by_name,
-            fingerprint: None,
-        };
-        registry.fingerprint = Some(crate::lock::SurfaceLock::new(&registry).fingerprint());
-        Ok(registry)
+            fingerprint,
+        })
     }
 }
 
@@ -360,8 +273,8 @@ pub struct ToolRegistry {
     tools: Vec<RegisteredTool>,
     namespaces: Vec<Namespace>,
     by_name: BTreeMap<&'static str, usize>,
-    /// The surface's fingerprint, computed once the registry is built.
-    fingerprint: Option<Fingerprint>,
+    /// The surface's fingerprint, computed when the registry is built.
+    fingerprint: Fingerprint,
 }
 
 impl ToolRegistry {
@@ -376,9 +289,7 @@ impl ToolRegistry {
     /// differs. The MCP server serves it in `tools/list` and `server/discover`, the audit
     /// log writes it on every row, the metrics label `erp_tools_surface_info` with it.
     pub fn fingerprint(&self) -> &Fingerprint {
-        self.fingerprint
-            .as_ref()
-            .unwrap_or_else(|| unreachable!("computed when the registry is built"))
+        &self.fingerprint
     }
 
     /// Every tool, sorted by name.
@@ -428,6 +339,7 @@ impl ToolRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::Schema;
 
     #[test]
     fn a_module_description_without_its_cannot_fails_the_build() {

@@ -13,6 +13,7 @@
 mod bounds;
 mod model;
 pub(crate) mod output;
+pub(crate) mod paths;
 mod render;
 mod strict;
 

@@ -104,7 +104,7 @@ fn surfaces() -> &'static std::sync::Mutex<std::collections::BTreeSet<String>> {
     SURFACES.get_or_init(Default::default)
 }
 
-pub(super) fn surface(fingerprint: &crate::lock::Fingerprint) {
+pub(super) fn surface(fingerprint: &crate::lock::fingerprint::Fingerprint) {
     if let Ok(mut served) = surfaces().lock() {
         served.insert(fingerprint.to_string());
     }

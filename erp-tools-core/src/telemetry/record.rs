@@ -20,7 +20,7 @@ pub(crate) fn call(
 }
 
 /// A runtime serves the tool surface named `fingerprint` (`erp_tools_surface_info`).
-pub(crate) fn surface(fingerprint: &crate::lock::Fingerprint) {
+pub(crate) fn surface(fingerprint: &crate::lock::fingerprint::Fingerprint) {
     #[cfg(feature = "metrics")]
     super::metrics::get()
         .surface

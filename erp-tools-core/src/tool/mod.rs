@@ -119,6 +119,26 @@ impl ToolDef {
     pub fn destructive(&self) -> bool {
         self.destructive
     }
+    /// The `readOnlyHint` and `destructiveHint` of the tool: reads are read-only, drafts
+    /// destructive only when declared so.
+    pub(crate) fn hints(&self) -> (bool, bool) {
+        match self.tier() {
+            Tier::Read => (true, false),
+            Tier::Draft => (false, self.destructive),
+        }
+    }
+    /// The MCP annotations, all four hints set explicitly from the tier (the protocol's
+    /// defaults, `destructiveHint: true` and `openWorldHint: true`, are wrong for every
+    /// erp-tools tool).
+    pub(crate) fn annotations(&self) -> Value {
+        let (read_only, destructive) = self.hints();
+        serde_json::json!({
+            "readOnlyHint": read_only,
+            "destructiveHint": destructive,
+            "idempotentHint": true,
+            "openWorldHint": false,
+        })
+    }
     /// Hard value limits declared with `limit = ".."`.
     pub fn limits(&self) -> &'static [Limit] {
         self.limits
