@@ -53,6 +53,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0012_used_request_states",
         include_str!("../../migrations/sqlite/0012_used_request_states.sql"),
     ),
+    (
+        "erp_tools/0014_audit_chain",
+        include_str!("../../migrations/sqlite/0014_audit_chain.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -99,6 +103,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0012_used_request_states",
         include_str!("../../migrations/postgres/0012_used_request_states.sql"),
     ),
+    (
+        "erp_tools/0014_audit_chain",
+        include_str!("../../migrations/postgres/0014_audit_chain.sql"),
+    ),
 ];
 
 /// The SQLite migration that drops the main file's audit table after its rows were copied
@@ -121,6 +129,10 @@ pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/audit/0003_erp_outcome",
         include_str!("../../migrations/sqlite/audit/0003_erp_outcome.sql"),
+    ),
+    (
+        "erp_tools/audit/0005_audit_chain",
+        include_str!("../../migrations/sqlite/audit/0005_audit_chain.sql"),
     ),
 ];
 
