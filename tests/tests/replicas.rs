@@ -1,7 +1,7 @@
 //! Running several replicas: durability chosen per backend, replica leases and the
 //! recovery of a dead replica's calls.
 
-use erp_tools_tests::db::TestDb;
+use erp_tools_tests::db::{TestDb, raw_audit_pool};
 
 /// SQLite commits with `synchronous = FULL` unless the option that names the risk relaxes
 /// it, on the database file and on its audit file.
@@ -28,20 +28,6 @@ use erp_tools_tests::app::arguments::{po_draft, valid_arguments};
 use erp_tools_tests::app::tools::{CREATE_PO_DRAFT, GET_STOCK};
 use erp_tools_tests::on_both_backends;
 use erp_tools_tests::principals::BUYER;
-
-/// A pool that may write `erp_audit_log` (the test plays a crashed process): on SQLite
-/// the audit file itself, on PostgreSQL the database.
-async fn raw_audit_pool(db: &Database) -> sqlx::AnyPool {
-    match db.backend() {
-        Backend::Sqlite => {
-            let file = db.audit_file().unwrap();
-            sqlx::AnyPool::connect(&format!("sqlite://{}", file.display()))
-                .await
-                .unwrap()
-        }
-        Backend::Postgres => db.pool().clone(),
-    }
-}
 
 /// `now` shifted by `secs`, as the framework writes times.
 fn time(secs: i64) -> String {
@@ -362,14 +348,19 @@ enum RetryLands {
     AfterThePass,
 }
 
-/// `(outcome, message, document number)` of audit row `id`.
-async fn closed_row(db: &Database, id: i64) -> (String, Option<String>, Option<String>) {
+/// `(outcome, message, document number, hash chain)` of audit row `id`.
+async fn closed_row(
+    db: &Database,
+    id: i64,
+) -> (String, Option<String>, Option<String>, Option<String>) {
     db.flush_audit().await.unwrap();
-    sqlx::query_as("SELECT outcome, message, document_number FROM erp_audit_log WHERE id = $1")
-        .bind(id)
-        .fetch_one(db.audit_pool())
-        .await
-        .unwrap()
+    sqlx::query_as(
+        "SELECT outcome, message, document_number, chain_id FROM erp_audit_log WHERE id = $1",
+    )
+    .bind(id)
+    .fetch_one(db.audit_pool())
+    .await
+    .unwrap()
 }
 
 /// A replica is killed during a draft, and the client retries the same `client_ref` on
@@ -453,7 +444,7 @@ async fn an_interrupted_call_is_linked_only_to_what_it_committed(t: &TestDb) {
                 false => erp_tools_core::Outcome::Ok,
             };
             assert_eq!(retried.outcome, expected, "{lands:?}");
-            let (outcome, message, number) = closed_row(&b_db, killed).await;
+            let (outcome, message, number, chain) = closed_row(&b_db, killed).await;
             assert_eq!(outcome, "interrupted", "{lands:?}, committed: {committed}");
             let message = message.unwrap_or_default();
             if committed {
@@ -476,6 +467,11 @@ async fn an_interrupted_call_is_linked_only_to_what_it_committed(t: &TestDb) {
                 );
                 assert!(message.contains("nothing was committed"), "{message}");
                 assert_eq!((pass.linked, pass.interrupted), (0, 1), "{lands:?}");
+                assert_eq!(
+                    chain.as_deref(),
+                    Some(b_db.replica_id()),
+                    "the closed row joined the hash chain of the replica that closed it"
+                );
             }
             matrix.push(format!(
                 "{lands:?} committed={committed}: {outcome}, linked to {number:?}"

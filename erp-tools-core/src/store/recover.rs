@@ -70,6 +70,8 @@ pub(super) struct LeaseTask {
     pub lease: Duration,
     pub grace: Duration,
     pub backend: Backend,
+    /// Asks the audit writer to link the rows the pass closed.
+    pub links: super::writer::LinkHandle,
 }
 
 /// Renews the lease of `task.replica` every third of its lease and runs the lease pass
@@ -89,6 +91,13 @@ pub(super) async fn heartbeat<T>(alive: std::sync::Weak<T>, task: LeaseTask) {
         let others = Others::Unleased(task.grace);
         if let Err(e) = recover(&task.audit_pool, &task.main, &task.replica, others).await {
             tracing::warn!(error = %e, "the lease pass failed; it runs again");
+        }
+        let linked = match replicas::live(&task.main, &task.replica, chrono::Utc::now()).await {
+            Ok(live) => task.links.sweep(live).await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        if let Err(e) = linked {
+            tracing::warn!(error = %e, "could not link finished audit rows; the next pass does");
         }
         if task.backend == Backend::Postgres
             && let Err(e) = rate_buckets::prune(&task.main).await
