@@ -67,8 +67,8 @@ pub use serde_json;
 pub use sqlx;
 #[cfg(feature = "runtime")]
 pub use store::{
-    ChainHead, ChainProblem, ChainReport, Database, DatabaseOptions, Recovered, RunOwner,
-    StoreError,
+    AuditArchive, ChainHead, ChainProblem, ChainReport, Database, DatabaseOptions, Recovered,
+    RunOwner, StoreError,
 };
 
 /// Everything a module declaring and registering tools needs:

@@ -64,7 +64,11 @@ async fn a_written_log_verifies_and_each_tampering_is_reported(t: &TestDb) {
     let heads = t.db.audit_chain_heads().await.unwrap();
     assert_eq!(heads.len(), 1);
     assert_eq!(heads[0].seq, total);
-    assert_eq!(heads[0].chain, t.db.replica_id());
+    assert_eq!(
+        heads[0].chain,
+        format!("{}/{}", t.db.replica_id(), &heads[0].at[..7]),
+        "the writer's chain of the month"
+    );
 
     let chain = links(&t.db).await;
     let (victim, name, seq) = chain[3].clone();
@@ -154,3 +158,79 @@ async fn a_written_log_verifies_and_each_tampering_is_reported(t: &TestDb) {
     }
 }
 on_both_backends!(a_written_log_verifies_and_each_tampering_is_reported);
+
+/// `distributor <args>` on the database at `url`: (exit success, stdout).
+fn example(url: &str, args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(erp_tools_tests::example::binary())
+        .args(["--db", url])
+        .args(args)
+        .output()
+        .expect("run the example");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// The example's `verify` and `chain-heads` commands on a SQLite database: intact, then a
+/// row altered, a row deleted, and the last row deleted (caught with the exported heads).
+#[tokio::test]
+async fn the_examples_verify_command_names_the_tampered_row() {
+    let t = TestDb::sqlite().await;
+    let url = t.url().to_string();
+    let who = BUYER.principal();
+    for i in 0..6 {
+        t.db.record_event(
+            AuditEntry::new(&who, "run-cli", "answered").message(format!("step {i}")),
+        )
+        .await
+        .unwrap();
+    }
+    let chain = links(&t.db).await;
+    t.db.close().await;
+
+    let (ok, heads) = example(&url, &["chain-heads"]);
+    assert!(ok, "{heads}");
+    let parsed: Vec<erp_tools_core::ChainHead> = serde_json::from_str(&heads).unwrap();
+    assert_eq!(parsed.len(), 1, "{heads}");
+    let heads_file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(heads_file.path(), &heads).unwrap();
+    let heads_path = heads_file.path().to_str().unwrap().to_string();
+    let (ok, out) = example(&url, &["verify", "--heads", &heads_path]);
+    assert!(ok && out.contains("intact"), "{out}");
+
+    let again = t.open_again().await;
+    let raw = raw_audit_pool(&again).await;
+    run(
+        &raw,
+        "UPDATE erp_audit_log SET message = 'step 99' WHERE id = $1",
+        chain[1].0,
+    )
+    .await;
+    run(&raw, "DELETE FROM erp_audit_log WHERE id = $1", chain[3].0).await;
+    run(&raw, "DELETE FROM erp_audit_log WHERE id = $1", chain[5].0).await;
+    raw.close().await;
+    again.close().await;
+    let (ok, out) = example(&url, &["verify", "--heads", &heads_path]);
+    println!("{out}");
+    assert!(!ok, "tampering fails the command");
+    let (chain_id, altered, removed) = (&chain[1].1, chain[1].0, chain[4].0);
+    assert!(
+        out.contains(&format!(
+            "TAMPERED: row {altered} (chain {chain_id}, position 2) was altered"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "TAMPERED: chain {chain_id} ends at position 5 but its exported head is at position 6"
+        )),
+        "{out}"
+    );
+    // The first finding of a chain is reported: the deletion after the alteration shows
+    // once the altered row is put back.
+    assert!(
+        !out.contains(&format!("next row present is {removed}")),
+        "{out}"
+    );
+}

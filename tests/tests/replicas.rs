@@ -467,10 +467,10 @@ async fn an_interrupted_call_is_linked_only_to_what_it_committed(t: &TestDb) {
                 );
                 assert!(message.contains("nothing was committed"), "{message}");
                 assert_eq!((pass.linked, pass.interrupted), (0, 1), "{lands:?}");
-                assert_eq!(
-                    chain.as_deref(),
-                    Some(b_db.replica_id()),
-                    "the closed row joined the hash chain of the replica that closed it"
+                let chain = chain.unwrap_or_default();
+                assert!(
+                    chain.starts_with(&format!("{}/", b_db.replica_id())),
+                    "the closed row joined a hash chain of the replica that closed it: {chain}"
                 );
             }
             matrix.push(format!(

@@ -3,10 +3,12 @@
 //!
 //! # Design
 //!
-//! - **One chain per audit writer.** Each [`Database`](super::Database) has one audit
-//!   writer (`store/writer.rs`) with one connection; its chain is named by the
-//!   `Database`'s replica id (`chain_id`), so replicas sharing a PostgreSQL database never
-//!   contend for a chain head, and a process that starts again begins a new chain.
+//! - **One chain per audit writer and month.** Each [`Database`](super::Database) has one
+//!   audit writer (`store/writer.rs`) with one connection; its chains are named by the
+//!   `Database`'s replica id and the month of the rows' `at` (`chain_id`,
+//!   `<replica>/<YYYY-MM>`), so replicas sharing a PostgreSQL database never contend for a
+//!   chain head, a process that starts again begins new chains, and a month's rows (one
+//!   PostgreSQL partition) hold whole chains, archived together.
 //! - **A row joins the chain when it is final.** A row's link is its position in its chain
 //!   (`chain_seq`, from 1, no gaps) and `chain_hash`: SHA-256 over the hash of the link
 //!   before it (32 zero bytes for position 1), the chain id, the position and every column
@@ -194,44 +196,67 @@ pub(crate) struct Link {
     pub hash: String,
 }
 
-/// One writer's chain: its id, its head, and the rows it inserted unfinished (to link
-/// them when their outcome comes without reading them back).
+/// The chain of the rows a writer (`replica`) links whose `at` falls in the month of
+/// `at`: `<replica>/<YYYY-MM>`, so a month's rows (a PostgreSQL partition) hold whole
+/// chains and can be archived without cutting one.
+pub(crate) fn chain_of(replica: &str, at: &str) -> String {
+    let month = at.get(..7).unwrap_or(at);
+    format!("{replica}/{month}")
+}
+
+/// One writer's chains (one per month of the rows' `at`): their heads, and the rows it
+/// inserted unfinished (to link them when their outcome comes without reading them back).
 pub(crate) struct Chain {
-    id: Arc<str>,
+    replica: Arc<str>,
     enabled: bool,
-    /// `(seq, hash)` of the last committed link; `None` until read from the table (at the
-    /// first batch, and after a batch whose commit may or may not have happened).
-    head: Option<(i64, Hash)>,
+    /// `(seq, hash)` of the last committed link of each chain read so far; emptied after a
+    /// batch whose commit may or may not have happened, so they are read again.
+    heads: HashMap<Arc<str>, (i64, Hash)>,
     open: HashMap<AuditId, NewRow>,
 }
 
-/// The links a batch adds, before it commits.
+/// The links a batch adds, before it commits: the heads of the chains it touches.
 pub(crate) struct Batch {
-    next: (i64, Hash),
-    chain: Arc<str>,
+    heads: HashMap<Arc<str>, (i64, Hash)>,
 }
 
 impl Batch {
-    /// The next link, for a row of `fields`.
-    pub(crate) fn link(&mut self, fields: &[Field<'_>]) -> Link {
-        let seq = self.next.0 + 1;
-        let hash = link_hash(&self.next.1, &self.chain, seq, fields);
-        self.next = (seq, hash);
+    /// The next link of `chain` (its head loaded with [`Chain::load`]), for a row of
+    /// `fields`.
+    pub(crate) fn link(&mut self, chain: &str, fields: &[Field<'_>]) -> Link {
+        let (name, head) = self
+            .heads
+            .get_key_value(chain)
+            .map(|(k, v)| (k.clone(), *v))
+            .expect("the chain's head is loaded before its rows are linked");
+        let seq = head.0 + 1;
+        let hash = link_hash(&head.1, &name, seq, fields);
+        self.heads.insert(name.clone(), (seq, hash));
         Link {
-            chain: self.chain.clone(),
+            chain: name,
             seq,
             hash: hex::encode(hash),
         }
     }
+
+    /// Takes back the last link of `link.chain` (its row was not written): the head is the
+    /// link before it, `before`.
+    fn unlink(&mut self, link: &Link, before: (i64, Hash)) {
+        self.heads.insert(link.chain.clone(), before);
+    }
+
+    fn head(&self, chain: &str) -> Option<(i64, Hash)> {
+        self.heads.get(chain).copied()
+    }
 }
 
 impl Chain {
-    /// The chain `id` (the writer's replica id); `enabled: false` writes no links.
-    pub(crate) fn new(id: Arc<str>, enabled: bool) -> Chain {
+    /// The chains of the writer of `replica`; `enabled: false` writes no links.
+    pub(crate) fn new(replica: Arc<str>, enabled: bool) -> Chain {
         Chain {
-            id,
+            replica,
             enabled,
-            head: None,
+            heads: HashMap::new(),
             open: HashMap::new(),
         }
     }
@@ -241,46 +266,54 @@ impl Chain {
         self.enabled
     }
 
-    /// The chain's head, read from the table if not known.
-    pub(crate) async fn begin(
-        &mut self,
-        conn: &mut sqlx::AnyConnection,
-    ) -> Result<Batch, sqlx::Error> {
-        let head = match self.head {
-            Some(head) => head,
-            None => {
-                let row = sqlx::query(
-                    "SELECT chain_seq, chain_hash FROM erp_audit_log WHERE chain_id = $1 \
-                     ORDER BY chain_seq DESC LIMIT 1",
-                )
-                .bind(self.id.to_string())
-                .fetch_optional(&mut *conn)
-                .await?;
-                match row {
-                    None => (0, [0u8; 32]),
-                    Some(row) => {
-                        let hash: String = row.try_get(1)?;
-                        (row.try_get(0)?, parse_hash(&hash)?)
-                    }
-                }
-            }
-        };
-        self.head = Some(head);
-        Ok(Batch {
-            next: head,
-            chain: self.id.clone(),
-        })
+    /// The chain a row written at `at` joins.
+    pub(crate) fn chain_for(&self, at: &str) -> String {
+        chain_of(&self.replica, at)
     }
 
-    /// The batch committed: its last link is the head; `inserted` rows that are still
-    /// open are remembered, `finished` ones forgotten.
+    /// A batch starting from the committed heads.
+    pub(crate) fn begin(&self) -> Batch {
+        Batch {
+            heads: self.heads.clone(),
+        }
+    }
+
+    /// Reads the head of `chain` from the table into `batch` unless it is there.
+    pub(crate) async fn load(
+        batch: &mut Batch,
+        conn: &mut sqlx::AnyConnection,
+        chain: &str,
+    ) -> Result<(), sqlx::Error> {
+        if batch.heads.contains_key(chain) {
+            return Ok(());
+        }
+        let row = sqlx::query(
+            "SELECT chain_seq, chain_hash FROM erp_audit_log WHERE chain_id = $1 \
+             ORDER BY chain_seq DESC LIMIT 1",
+        )
+        .bind(chain.to_string())
+        .fetch_optional(&mut *conn)
+        .await?;
+        let head = match row {
+            None => (0, [0u8; 32]),
+            Some(row) => {
+                let hash: String = row.try_get(1)?;
+                (row.try_get(0)?, parse_hash(&hash)?)
+            }
+        };
+        batch.heads.insert(Arc::from(chain), head);
+        Ok(())
+    }
+
+    /// The batch committed: its heads are the chains' heads; `inserted` rows that are
+    /// still open are remembered, `finished` ones forgotten.
     pub(crate) fn committed<'r>(
         &mut self,
         batch: Batch,
         inserted: impl Iterator<Item = (AuditId, &'r NewRow)>,
         finished: impl Iterator<Item = AuditId>,
     ) {
-        self.head = Some(batch.next);
+        self.heads = batch.heads;
         for id in finished {
             self.open.remove(&id);
         }
@@ -294,9 +327,9 @@ impl Chain {
         }
     }
 
-    /// The batch failed: whether it committed is not known, so the head is read again.
+    /// The batch failed: whether it committed is not known, so the heads are read again.
     pub(crate) fn failed(&mut self) {
-        self.head = None;
+        self.heads.clear();
     }
 
     /// The open row `id` finished with `fin`, if this writer inserted it.
@@ -320,19 +353,20 @@ fn bad_hash(hex_text: &str, e: impl std::fmt::Display) -> sqlx::Error {
     ))
 }
 
-/// Links row `id`, finished outside the writer, as the next link of `batch` if it is
-/// finished and still unlinked: from `known` (the row as this writer knows it) or read
-/// back. Returns whether it was linked (another replica may have linked it first).
+/// Links row `id`, finished outside the writer, as the next link of its chain in `batch`
+/// if it is finished and still unlinked: from `known` (the row as this writer knows it)
+/// or read back. Returns whether it was linked (another replica may have linked it first).
 pub(crate) async fn link_finished(
     conn: &mut sqlx::AnyConnection,
     backend: Backend,
+    chain: &Chain,
     batch: &mut Batch,
     id: AuditId,
     known: Option<(&NewRow, Option<&ErpAnswer>)>,
 ) -> Result<bool, sqlx::Error> {
     let read;
-    let fields: Vec<Field<'_>> = match known {
-        Some((row, erp)) => fields_of(row, erp).to_vec(),
+    let (fields, at): (Vec<Field<'_>>, &str) = match known {
+        Some((row, erp)) => (fields_of(row, erp).to_vec(), &row.at),
         None => {
             let lock = if backend == Backend::Postgres {
                 " FOR UPDATE"
@@ -353,18 +387,20 @@ pub(crate) async fn link_finished(
             if read.outcome == ATTEMPT {
                 return Ok(false);
             }
-            read.fields()
+            (read.fields(), read.texts[0].as_deref().unwrap_or_default())
         }
     };
-    let before = batch.next;
-    let link = batch.link(&fields);
+    let name = chain.chain_for(at);
+    Chain::load(batch, conn, &name).await?;
+    let before = batch.head(&name).expect("loaded");
+    let link = batch.link(&name, &fields);
     let done = sqlx::query(
         "UPDATE erp_audit_log SET chain_id = $1, chain_seq = $2, chain_hash = $3 \
          WHERE id = $4 AND chain_seq IS NULL AND outcome <> $5",
     )
     .bind(link.chain.to_string())
     .bind(link.seq)
-    .bind(link.hash)
+    .bind(link.hash.clone())
     .bind(id)
     .bind(ATTEMPT)
     .execute(&mut *conn)
@@ -372,7 +408,7 @@ pub(crate) async fn link_finished(
     if done.rows_affected() == 1 {
         Ok(true)
     } else {
-        batch.next = before;
+        batch.unlink(&link, before);
         Ok(false)
     }
 }
@@ -636,7 +672,26 @@ pub(crate) async fn verify(
         report.chains += 1;
     }
     drop(rows);
+    let archived = archived_heads(pool).await?;
     for head in known {
+        if !ends.contains_key(&head.chain)
+            && let Some(kept) = archived.get(&head.chain)
+        {
+            // Archived: the archive's head must be this one or later.
+            if kept.seq < head.seq {
+                report.problems.push(ChainProblem::Truncated {
+                    chain: head.chain.clone(),
+                    last: kept.seq,
+                    exported: head.seq,
+                });
+            } else if kept.seq == head.seq && kept.hash != head.hash {
+                report.problems.push(ChainProblem::HeadDiffers {
+                    chain: head.chain.clone(),
+                    seq: head.seq,
+                });
+            }
+            continue;
+        }
         match ends.get(&head.chain) {
             None => report.problems.push(ChainProblem::Truncated {
                 chain: head.chain.clone(),
@@ -690,14 +745,19 @@ pub(crate) async fn verify(
     Ok(report)
 }
 
-/// The last link of every chain.
-pub(crate) async fn heads(pool: &sqlx::AnyPool) -> Result<Vec<ChainHead>, sqlx::Error> {
+/// The last link of every chain, or of the chains of `month` (`YYYY-MM`) only.
+pub(crate) async fn heads(
+    pool: &sqlx::AnyPool,
+    month: Option<&str>,
+) -> Result<Vec<ChainHead>, sqlx::Error> {
+    let pattern = month.map_or_else(|| "%".to_string(), |m| format!("%/{m}"));
     let rows = sqlx::query(
         "SELECT a.chain_id, a.chain_seq, a.chain_hash, a.id, a.at FROM erp_audit_log AS a \
          JOIN (SELECT chain_id, MAX(chain_seq) AS seq FROM erp_audit_log \
-               WHERE chain_id IS NOT NULL GROUP BY chain_id) AS h \
+               WHERE chain_id LIKE $1 GROUP BY chain_id) AS h \
          ON a.chain_id = h.chain_id AND a.chain_seq = h.seq ORDER BY a.chain_id",
     )
+    .bind(pattern)
     .fetch_all(pool)
     .await?;
     rows.iter()
@@ -711,4 +771,20 @@ pub(crate) async fn heads(pool: &sqlx::AnyPool) -> Result<Vec<ChainHead>, sqlx::
             })
         })
         .collect()
+}
+
+/// The heads of the chains of archived months (`erp_audit_archives`).
+async fn archived_heads(pool: &sqlx::AnyPool) -> Result<HashMap<String, ChainHead>, sqlx::Error> {
+    let records: Vec<String> = sqlx::query_scalar("SELECT heads FROM erp_audit_archives")
+        .fetch_all(pool)
+        .await?;
+    let mut heads = HashMap::new();
+    for record in records {
+        let archive: super::archive::AuditArchive = serde_json::from_str(&record)
+            .map_err(|e| sqlx::Error::Protocol(format!("an archive record is not valid: {e}")))?;
+        for head in archive.heads {
+            heads.insert(head.chain.clone(), head);
+        }
+    }
+    Ok(heads)
 }

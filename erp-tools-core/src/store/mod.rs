@@ -15,6 +15,7 @@ use crate::tool::handles::{Backend, ReadDb};
 
 #[cfg(feature = "agent")]
 pub(crate) mod approvals;
+mod archive;
 pub(crate) mod audit;
 mod chain;
 mod error;
@@ -44,6 +45,7 @@ use pools::Pools;
 use writer::AuditWriter;
 pub(crate) use writer::PendingRow;
 
+pub use archive::AuditArchive;
 pub use chain::{ChainHead, ChainProblem, ChainReport};
 pub use error::StoreError;
 pub use options::DatabaseOptions;
@@ -237,6 +239,9 @@ impl Database {
         let grace = options.grace_for(backend);
         let others = recover::Others::at_start_up(backend, grace, options.recovery_grace.is_some());
         recover::recover(&pools.audit, &pools.write, &replica, others).await?;
+        if backend == Backend::Postgres {
+            archive::ensure_partitions(&pools.write).await?;
+        }
         let chain = chain::Chain::new(replica.clone(), !options.without_audit_chain);
         let audit = AuditWriter::start(pools.audit.clone(), backend, chain);
         // The rows the passes above finished (and any a stopped process left unlinked)
@@ -313,7 +318,7 @@ impl Database {
     /// removed from the end of a chain, or a chain rewritten, since.
     pub async fn audit_chain_heads(&self) -> Result<Vec<ChainHead>, StoreError> {
         self.flush_audit().await?;
-        Ok(chain::heads(self.audit_pool()).await?)
+        Ok(chain::heads(self.audit_pool(), None).await?)
     }
 
     /// The recovery pass, run by [`Database::connect`] at start-up: closes as

@@ -473,13 +473,21 @@ fn take(mut row: NewRow, slot: Option<Arc<Slot>>) -> NewRow {
 }
 
 /// Gives the finished rows and outcomes of `work` their links in `chain` (see
-/// `store/chain.rs`); returns the batch of links and the outcomes of rows this writer
-/// does not know (linked after they are written, from what the table holds).
-fn assign_links(chain: &Chain, batch: &mut chain::Batch, work: &mut Work) -> Vec<AuditId> {
+/// `store/chain.rs`), reading the heads of chains not known yet on `conn`; returns the
+/// outcomes of rows this writer does not know (linked after they are written, from what
+/// the table holds).
+async fn assign_links(
+    conn: &mut AnyConnection,
+    chain: &Chain,
+    batch: &mut chain::Batch,
+    work: &mut Work,
+) -> Result<Vec<AuditId>, sqlx::Error> {
     for row in &mut work.rows {
         row.link = None;
         if row.finished_at.is_some() {
-            let link = batch.link(&chain::fields_of(row, None));
+            let name = chain.chain_for(&row.at);
+            Chain::load(batch, conn, &name).await?;
+            let link = batch.link(&name, &chain::fields_of(row, None));
             row.link = Some(link);
         }
     }
@@ -488,13 +496,15 @@ fn assign_links(chain: &Chain, batch: &mut chain::Batch, work: &mut Work) -> Vec
         fin.link = None;
         match chain.finished_row(*id, fin) {
             Some(row) => {
-                let link = batch.link(&chain::fields_of(&row, fin.erp.as_deref()));
+                let name = chain.chain_for(&row.at);
+                Chain::load(batch, conn, &name).await?;
+                let link = batch.link(&name, &chain::fields_of(&row, fin.erp.as_deref()));
                 fin.link = Some(link);
             }
             None => unknown.push(*id),
         }
     }
-    unknown
+    Ok(unknown)
 }
 
 /// `work` written atomically: rows inserted (their ids returned in order), outcomes
@@ -516,8 +526,8 @@ async fn commit_on(
     if !chain.enabled() {
         return write_batch(conn, backend, &work.rows, &work.fins).await;
     }
-    let mut batch = chain.begin(conn).await?;
-    let unknown = assign_links(chain, &mut batch, work);
+    let mut batch = chain.begin();
+    let unknown = assign_links(conn, chain, &mut batch, work).await?;
     let linking = !work.links.is_empty() || !unknown.is_empty() || work.sweep.is_some();
     let ids = if linking {
         let mut tx = conn.begin().await?;
@@ -533,7 +543,7 @@ async fn commit_on(
         let unknown = unknown.iter().map(|id| (*id, None));
         for (id, row) in known.collect::<Vec<_>>().into_iter().chain(unknown) {
             let row = row.as_ref().map(|(r, erp)| (r, erp.as_deref()));
-            if chain::link_finished(&mut tx, backend, &mut batch, id, row).await? {
+            if chain::link_finished(&mut tx, backend, chain, &mut batch, id, row).await? {
                 linked.push(id);
             }
         }
@@ -542,7 +552,7 @@ async fn commit_on(
                 if replica.is_some_and(|r| live.contains(&r)) {
                     continue;
                 }
-                if chain::link_finished(&mut tx, backend, &mut batch, id, None).await? {
+                if chain::link_finished(&mut tx, backend, chain, &mut batch, id, None).await? {
                     work.swept += 1;
                     linked.push(id);
                 }

@@ -1,5 +1,5 @@
--- The audit log's hash chain (`store/chain.rs`): one chain per audit writer (`chain_id`,
--- the writer's replica id), its rows numbered from 1 (`chain_seq`), each hashed with the
+-- The audit log's hash chain (`store/chain.rs`): one chain per audit writer and month (`chain_id`,
+-- `<replica>/<YYYY-MM>`), its rows numbered from 1 (`chain_seq`), each hashed with the
 -- hash of the one before it (`chain_hash`, SHA-256, hex). A row joins its writer's chain
 -- when it is final; an `attempt` row has none yet.
 ALTER TABLE erp_audit_log ADD COLUMN chain_id TEXT;
@@ -14,3 +14,12 @@ CREATE TABLE IF NOT EXISTS erp_audit_chain_origin (
 INSERT INTO erp_audit_chain_origin (last_unchained_id)
 SELECT COALESCE(MAX(id), 0) FROM erp_audit_log
 WHERE NOT EXISTS (SELECT 1 FROM erp_audit_chain_origin);
+-- Months of the audit log archived (`Database::archive_audit_log`): exported to `file`
+-- (JSON lines) with their chain heads (`heads`, JSON), then deleted in bounded batches.
+CREATE TABLE IF NOT EXISTS erp_audit_archives (
+    month       TEXT    PRIMARY KEY,
+    file        TEXT    NOT NULL,
+    rows        INTEGER NOT NULL,
+    heads       TEXT    NOT NULL,
+    archived_at TEXT    NOT NULL
+);
