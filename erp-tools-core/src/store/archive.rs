@@ -103,33 +103,35 @@ fn parse_month(text: &str) -> Option<NaiveDate> {
 /// PostgreSQL: creates the partitions of this month and the next unless they exist.
 pub(crate) async fn ensure_partitions(pool: &AnyPool) -> Result<(), sqlx::Error> {
     let this = first_of_month(chrono::Utc::now().date_naive());
-    for month in [this, next_month(this)] {
-        let name = partition_name(month);
-        let exists: Option<String> = sqlx::query_scalar("SELECT to_regclass($1)::text")
+    create_partition(pool, this).await?;
+    create_partition(pool, next_month(this)).await
+}
+
+/// PostgreSQL: creates the partition of `month` unless it exists.
+async fn create_partition(pool: &AnyPool, month: NaiveDate) -> Result<(), sqlx::Error> {
+    let name = partition_name(month);
+    let exists = || async {
+        let found: Option<String> = sqlx::query_scalar("SELECT to_regclass($1)::text")
             .bind(name.clone())
             .fetch_one(pool)
             .await?;
-        if exists.is_some() {
-            continue;
-        }
-        let sql = format!(
-            "CREATE TABLE IF NOT EXISTS {name} PARTITION OF erp_audit_log \
-             FOR VALUES FROM ('{}') TO ('{}')",
-            month_text(month),
-            month_text(next_month(month))
-        );
-        if let Err(e) = sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(pool).await {
-            // Another replica may have created it at the same time.
-            let exists: Option<String> = sqlx::query_scalar("SELECT to_regclass($1)::text")
-                .bind(name)
-                .fetch_one(pool)
-                .await?;
-            if exists.is_none() {
-                return Err(e);
-            }
-        }
+        Ok::<bool, sqlx::Error>(found.is_some())
+    };
+    if exists().await? {
+        return Ok(());
     }
-    Ok(())
+    let sql = format!(
+        "CREATE TABLE IF NOT EXISTS {name} PARTITION OF erp_audit_log \
+         FOR VALUES FROM ('{}') TO ('{}')",
+        month_text(month),
+        month_text(next_month(month))
+    );
+    match sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(pool).await {
+        Ok(_) => Ok(()),
+        // Another replica may have created it at the same time.
+        Err(_) if exists().await? => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 impl Database {
@@ -188,6 +190,66 @@ impl Database {
             month = next_month(month);
         }
         Ok(done)
+    }
+
+    /// Loads audit rows written at other times: an earlier system's log, or generated
+    /// traffic for a benchmark. Each `(at, entry)` becomes a finished row written at `at`
+    /// (RFC 3339 UTC text with microseconds, as the framework writes times, e.g.
+    /// `"2026-01-05T10:00:00.000000Z"`, not in the future) with `source = "backfill"`,
+    /// linked by this `Database`'s audit writer into its hash chain of `at`'s month.
+    /// On PostgreSQL a month without a partition goes to `erp_audit_log_default` (create
+    /// the partitions first with [`Database::ensure_audit_partitions`]). Returns how many
+    /// rows were written.
+    pub async fn backfill_audit(
+        &self,
+        rows: impl IntoIterator<Item = (String, crate::AuditEntry)>,
+    ) -> Result<u64, StoreError> {
+        let now = crate::audit::now_text();
+        let mut pending = Vec::new();
+        let mut written = 0;
+        for (at, entry) in rows {
+            let parsed = chrono::DateTime::parse_from_rfc3339(&at).ok();
+            if parsed.is_none() || at.len() != now.len() || !at.ends_with('Z') || at > now {
+                return Err(StoreError::BadInput(format!(
+                    "backfill: {at:?} is not a past time written as the framework writes them \
+                     (RFC 3339 UTC with microseconds, like {now:?})"
+                )));
+            }
+            let mut row = super::audit::NewRow::finished(entry, crate::audit::SOURCE_BACKFILL);
+            row.finished_at = Some(at.clone());
+            row.at = at;
+            pending.push(self.inner.audit.insert(row).await?);
+            if pending.len() >= super::writer::QUEUE_CAPACITY {
+                for row in pending.drain(..) {
+                    row.durable().await?;
+                    written += 1;
+                }
+            }
+        }
+        for row in pending {
+            row.durable().await?;
+            written += 1;
+        }
+        Ok(written)
+    }
+
+    /// PostgreSQL: creates the audit log's monthly partitions from `from` to `to`
+    /// (`YYYY-MM`, both included) unless they exist (every server creates this month's
+    /// and the next one's by itself). Nothing to do on SQLite.
+    pub async fn ensure_audit_partitions(&self, from: &str, to: &str) -> Result<(), StoreError> {
+        let month = |text: &str| {
+            parse_month(text).ok_or_else(|| {
+                StoreError::BadInput(format!("{text:?} is not a month: write it as YYYY-MM"))
+            })
+        };
+        let (mut m, last) = (month(from)?, month(to)?);
+        if self.backend() == Backend::Postgres {
+            while m <= last {
+                create_partition(self.pool(), m).await?;
+                m = next_month(m);
+            }
+        }
+        Ok(())
     }
 
     /// Archives one month (see [`Database::archive_audit_log`]); `None` if it has no rows.

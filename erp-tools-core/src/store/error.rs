@@ -46,4 +46,7 @@ pub enum StoreError {
     /// was refused or could not write its files; nothing of the month named was removed.
     #[error("cannot archive the audit log: {0}")]
     Archive(String),
+    /// An argument was refused; the message says what to give instead.
+    #[error("{0}")]
+    BadInput(String),
 }
