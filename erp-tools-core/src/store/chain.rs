@@ -216,6 +216,7 @@ pub(crate) struct Chain {
 }
 
 /// The links a batch adds, before it commits: the heads of the chains it touches.
+#[derive(Clone)]
 pub(crate) struct Batch {
     heads: HashMap<Arc<str>, (i64, Hash)>,
 }
@@ -411,6 +412,42 @@ pub(crate) async fn link_finished(
         batch.unlink(&link, before);
         Ok(false)
     }
+}
+
+/// Writes `links` on their rows (finished, not yet linked), 64 a statement; returns how
+/// many rows took their link (fewer when another replica linked one first).
+pub(crate) async fn write_links(
+    conn: &mut sqlx::AnyConnection,
+    links: &[(AuditId, Link)],
+) -> Result<u64, sqlx::Error> {
+    let mut written = 0;
+    for chunk in links.chunks(64) {
+        let mut sql = String::from(
+            "UPDATE erp_audit_log SET chain_id = v.column2, chain_seq = v.column3, \
+             chain_hash = v.column4 FROM (VALUES ",
+        );
+        for i in 0..chunk.len() {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            let n = i * 4;
+            sql.push_str(&format!("(${}, ${}, ${}, ${})", n + 1, n + 2, n + 3, n + 4));
+        }
+        sql.push_str(
+            ") AS v WHERE erp_audit_log.id = v.column1 AND erp_audit_log.chain_seq IS NULL \
+             AND erp_audit_log.outcome <> 'attempt'",
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (id, link) in chunk {
+            query = query
+                .bind(*id)
+                .bind(link.chain.to_string())
+                .bind(link.seq)
+                .bind(link.hash.clone());
+        }
+        written += query.execute(&mut *conn).await?.rows_affected();
+    }
+    Ok(written)
 }
 
 /// Finished rows without a link (ids after the chain's origin), oldest first, at most

@@ -46,7 +46,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, AnyPool, Connection};
 use tokio::sync::{mpsc, oneshot};
 
-use super::audit::{self, Final, NewRow};
+use super::audit::{self, ErpAnswer, Final, NewRow};
 use super::chain::{self, Chain};
 use super::error::StoreError;
 use crate::audit::AuditId;
@@ -529,43 +529,68 @@ async fn commit_on(
     let mut batch = chain.begin();
     let unknown = assign_links(conn, chain, &mut batch, work).await?;
     let linking = !work.links.is_empty() || !unknown.is_empty() || work.sweep.is_some();
-    let ids = if linking {
-        let mut tx = conn.begin().await?;
-        let ids = write_all(&mut tx, backend, &work.rows, &work.fins).await?;
-        let mut linked = Vec::new();
-        let known = work.links.iter().map(|(id, fin)| {
-            let row = fin.as_ref().and_then(|f| chain.finished_row(*id, f));
-            (
-                *id,
-                row.map(|r| (r, fin.as_ref().and_then(|f| f.erp.clone()))),
-            )
-        });
-        let unknown = unknown.iter().map(|id| (*id, None));
-        for (id, row) in known.collect::<Vec<_>>().into_iter().chain(unknown) {
-            let row = row.as_ref().map(|(r, erp)| (r, erp.as_deref()));
-            if chain::link_finished(&mut tx, backend, chain, &mut batch, id, row).await? {
+    if !linking {
+        let ids = write_batch(conn, backend, &work.rows, &work.fins).await?;
+        let finished = work.fins.iter().map(|(id, _)| *id);
+        chain.committed(batch, ids.iter().copied().zip(&work.rows), finished);
+        return Ok(ids);
+    }
+    let mut tx = conn.begin().await?;
+    let ids = write_all(&mut tx, backend, &work.rows, &work.fins).await?;
+    let mut linked = Vec::new();
+    // Rows this writer knows (a PostgreSQL draft's, finished in its own transaction): all
+    // linked by multi-row statements; if another replica linked one first, one by one.
+    let mut one_by_one: Vec<(AuditId, Option<(NewRow, Option<Box<ErpAnswer>>)>)> =
+        unknown.iter().map(|id| (*id, None)).collect();
+    let before = batch.clone();
+    let mut links = Vec::new();
+    let mut rows = Vec::new();
+    for (id, fin) in &work.links {
+        match fin.as_ref().and_then(|f| chain.finished_row(*id, f)) {
+            Some(row) => {
+                let erp = fin.as_ref().and_then(|f| f.erp.clone());
+                let name = chain.chain_for(&row.at);
+                Chain::load(&mut batch, &mut tx, &name).await?;
+                links.push((
+                    *id,
+                    batch.link(&name, &chain::fields_of(&row, erp.as_deref())),
+                ));
+                rows.push((*id, Some((row, erp))));
+            }
+            None => one_by_one.push((*id, None)),
+        }
+    }
+    if !links.is_empty() {
+        sqlx::query("SAVEPOINT erp_links").execute(&mut *tx).await?;
+        if chain::write_links(&mut tx, &links).await? == links.len() as u64 {
+            linked.extend(links.iter().map(|(id, _)| *id));
+        } else {
+            sqlx::query("ROLLBACK TO SAVEPOINT erp_links")
+                .execute(&mut *tx)
+                .await?;
+            batch = before;
+            one_by_one.extend(rows);
+        }
+    }
+    for (id, row) in one_by_one {
+        let row = row.as_ref().map(|(r, erp)| (r, erp.as_deref()));
+        if chain::link_finished(&mut tx, backend, chain, &mut batch, id, row).await? {
+            linked.push(id);
+        }
+    }
+    if let Some(live) = &work.sweep {
+        for (id, replica) in chain::unlinked(&mut tx, SWEEP_LIMIT).await? {
+            if replica.is_some_and(|r| live.contains(&r)) {
+                continue;
+            }
+            if chain::link_finished(&mut tx, backend, chain, &mut batch, id, None).await? {
+                work.swept += 1;
                 linked.push(id);
             }
         }
-        if let Some(live) = &work.sweep {
-            for (id, replica) in chain::unlinked(&mut tx, SWEEP_LIMIT).await? {
-                if replica.is_some_and(|r| live.contains(&r)) {
-                    continue;
-                }
-                if chain::link_finished(&mut tx, backend, chain, &mut batch, id, None).await? {
-                    work.swept += 1;
-                    linked.push(id);
-                }
-            }
-        }
-        tx.commit().await?;
-        let finished = work.fins.iter().map(|(id, _)| *id).chain(linked);
-        chain.committed(batch, ids.iter().copied().zip(&work.rows), finished);
-        return Ok(ids);
-    } else {
-        write_batch(conn, backend, &work.rows, &work.fins).await?
-    };
-    let finished = work.fins.iter().map(|(id, _)| *id);
+    }
+    tx.commit().await?;
+    let finished = work.fins.iter().map(|(id, _)| *id).chain(linked);
     chain.committed(batch, ids.iter().copied().zip(&work.rows), finished);
     Ok(ids)
 }
