@@ -42,7 +42,7 @@ async fn past_months_are_archived_and_the_rest_still_verifies(t: &TestDb) {
         )
     };
     let january = (0..JANUARY_ROWS).map(|i| {
-        let entry = AuditEntry::new(&who, &format!("run-jan-{}", i % 50), "answered");
+        let entry = AuditEntry::new(&who, format!("run-jan-{}", i % 50), "answered");
         (at(1 + i % 31, i), entry)
     });
     let february = (0..FEBRUARY_ROWS).map(|i| {

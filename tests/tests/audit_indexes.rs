@@ -63,7 +63,7 @@ async fn the_passes_queries_use_indexes(t: &TestDb) {
         let at = format!("2026-03-{:02}T10:00:{:02}.{:06}Z", 1 + i % 28, i % 60, i);
         (
             at,
-            AuditEntry::new(&who, &format!("run-{}", i % 300), "answered"),
+            AuditEntry::new(&who, format!("run-{}", i % 300), "answered"),
         )
     });
     t.db.ensure_audit_partitions("2026-03", "2026-03")

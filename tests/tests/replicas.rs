@@ -343,9 +343,9 @@ on_both_backends!(a_start_up_leaves_a_live_replicas_call_unless_told_otherwise);
 /// the killed call's row.
 #[derive(Clone, Copy, Debug)]
 enum RetryLands {
-    BeforeThePass,
-    DuringThePass,
-    AfterThePass,
+    Before,
+    During,
+    After,
 }
 
 /// `(outcome, message, document number, hash chain)` of audit row `id`.
@@ -385,11 +385,7 @@ async fn an_interrupted_call_is_linked_only_to_what_it_committed(t: &TestDb) {
     // Replica A died a minute ago; its calls are left at `attempt`.
     lease_row(&b_db, "killed-a", &time(-60), 15_000).await;
     let mut matrix = Vec::new();
-    for lands in [
-        RetryLands::BeforeThePass,
-        RetryLands::DuringThePass,
-        RetryLands::AfterThePass,
-    ] {
+    for lands in [RetryLands::Before, RetryLands::During, RetryLands::After] {
         for committed in [false, true] {
             let client_ref = format!("{lands:?}-{committed}");
             let (killed, original) = if committed {
@@ -426,15 +422,15 @@ async fn an_interrupted_call_is_linked_only_to_what_it_committed(t: &TestDb) {
             };
             let retry = || b.call(CREATE_PO_DRAFT, po_draft(&client_ref));
             let (retried, pass) = match lands {
-                RetryLands::BeforeThePass => {
+                RetryLands::Before => {
                     let retried = retry().await;
                     (retried, b_db.recover_dead_replicas().await.unwrap())
                 }
-                RetryLands::DuringThePass => {
+                RetryLands::During => {
                     let (retried, pass) = tokio::join!(retry(), b_db.recover_dead_replicas());
                     (retried, pass.unwrap())
                 }
-                RetryLands::AfterThePass => {
+                RetryLands::After => {
                     let pass = b_db.recover_dead_replicas().await.unwrap();
                     (retry().await, pass)
                 }

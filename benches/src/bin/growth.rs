@@ -46,6 +46,9 @@ struct Args {
     /// SQLite only (PostgreSQL too when ERP_TOOLS_PG_URL is set, unless this is given).
     #[arg(long)]
     sqlite_only: bool,
+    /// PostgreSQL only.
+    #[arg(long, conflicts_with = "sqlite_only")]
+    postgres_only: bool,
     /// Also write the JSON result to this file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
@@ -119,7 +122,12 @@ async fn measure(
         for _ in 0..samples {
             let started = Instant::now();
             let page = browser.get(&path).await;
-            assert_eq!(page.status, 200, "{path}");
+            assert_eq!(
+                page.status,
+                200,
+                "{path}: {}",
+                page.html.chars().take(600).collect::<String>()
+            );
             ms.push(started.elapsed().as_secs_f64() * 1000.0);
         }
         ms.sort_by(f64::total_cmp);
@@ -168,7 +176,7 @@ async fn fill(t: &TestDb, args: &Args) -> Duration {
         let who = &people[(i % 500) as usize];
         let run = format!("gen-run-{}", i % args.runs.max(1));
         let tool = TOOLS[(i % 4) as usize];
-        let mut entry = AuditEntry::new(who, &run, "ok").tool(tool, format!("c-{i}"));
+        let mut entry = AuditEntry::new(who, run, "ok").tool(tool, format!("c-{i}"));
         if i % 10 == 3 {
             entry = entry.document(DocumentRef {
                 doc_type: "purchase_order".into(),
@@ -265,7 +273,10 @@ async fn backend(name: &str, t: TestDb, args: &Args) -> serde_json::Value {
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let args = Args::parse();
-    let mut results = vec![backend("sqlite", TestDb::sqlite().await, &args).await];
+    let mut results = Vec::new();
+    if !args.postgres_only {
+        results.push(backend("sqlite", TestDb::sqlite().await, &args).await);
+    }
     if !args.sqlite_only
         && let Some(t) = TestDb::postgres().await
     {

@@ -116,7 +116,7 @@ pub(crate) struct Final {
     /// call sent it anything.
     pub erp: Option<Box<ErpAnswer>>,
     /// The row's link in the writer's hash chain, written with the outcome.
-    pub link: Option<Link>,
+    pub link: Option<Box<Link>>,
 }
 
 /// What another system answered a remote draft, for the audit row's `erp_outcome` and
@@ -334,7 +334,7 @@ impl serde::Serialize for WriteItem<'_> {
                 for _ in 0..5 {
                     t.serialize_element(&none)?;
                 }
-                link_columns(fin.link.as_ref(), &mut t)?;
+                link_columns(fin.link.as_deref(), &mut t)?;
             }
         }
         t.end()

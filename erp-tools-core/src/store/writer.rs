@@ -159,10 +159,10 @@ impl PendingRow {
     /// Puts the call's final outcome on the row while it is still queued, so the writer
     /// inserts the finished row at once. Gives `fin` back when the writer has already
     /// taken the row (finish it with [`AuditWriter::finish`] after [`Self::durable`]).
-    pub(crate) fn complete_in_queue(&self, fin: Final) -> Result<(), Final> {
+    pub(crate) fn complete_in_queue(&self, fin: Final) -> Result<(), Box<Final>> {
         if fin.erp.is_some() {
             // The insert has no ERP columns: such an outcome is always an update.
-            return Err(fin);
+            return Err(Box::new(fin));
         }
         let mut state = self.slot.state.lock().unwrap_or_else(|p| p.into_inner());
         match *state {
@@ -170,7 +170,7 @@ impl PendingRow {
                 *state = SlotState::Completed(fin);
                 Ok(())
             }
-            _ => Err(fin),
+            _ => Err(Box::new(fin)),
         }
     }
 
@@ -499,7 +499,7 @@ async fn assign_links(
                 let name = chain.chain_for(&row.at);
                 Chain::load(batch, conn, &name).await?;
                 let link = batch.link(&name, &chain::fields_of(&row, fin.erp.as_deref()));
-                fin.link = Some(link);
+                fin.link = Some(Box::new(link));
             }
             None => unknown.push(*id),
         }
@@ -540,7 +540,7 @@ async fn commit_on(
     let mut linked = Vec::new();
     // Rows this writer knows (a PostgreSQL draft's, finished in its own transaction): all
     // linked by multi-row statements; if another replica linked one first, one by one.
-    let mut one_by_one: Vec<(AuditId, Option<(NewRow, Option<Box<ErpAnswer>>)>)> =
+    let mut one_by_one: Vec<(AuditId, Option<KnownRow>)> =
         unknown.iter().map(|id| (*id, None)).collect();
     let before = batch.clone();
     let mut links = Vec::new();
@@ -594,6 +594,10 @@ async fn commit_on(
     chain.committed(batch, ids.iter().copied().zip(&work.rows), finished);
     Ok(ids)
 }
+
+/// A row finished outside the writer as this writer knows it, with what another system
+/// answered.
+type KnownRow = (NewRow, Option<Box<ErpAnswer>>);
 
 /// Most unlinked rows one sweep links.
 const SWEEP_LIMIT: i64 = 1000;
