@@ -3,7 +3,8 @@
 # target/bench-results/ (summary.md, one JSON per benchmark binary, machine.txt).
 #
 #   scripts/bench.sh           the full run: release builds, criterion benchmarks 1-3,
-#                              the concurrency storm, compile time and memory binaries
+#                              the concurrency storm, compile time and memory binaries,
+#                              the audit chain's cost and the store at a year's size
 #   ERP_TOOLS_TRYTON=1 scripts/bench.sh   also benchmark 7 (a draft into a real Tryton)
 #   scripts/bench.sh --smoke   compile every benchmark and execute it once with tiny sizes,
 #                              on debug builds (for CI); results in target/bench-results/smoke/
@@ -60,6 +61,9 @@ if [[ $mode == smoke ]]; then
     --interference-rounds 1 --interference-reads 5 --interference-lines 20 \
     --json "$out/interleaved.json"
   "$bin/compile_time" --tools 3 --reps 1 --check --json "$out/compile_time.json"
+  "$bin/audit_chain" --callers 4 --calls 10 --rounds 1 --drafts --json "$out/audit_chain.json"
+  # The growth benchmark at a small size (the full size is the default of a full run).
+  "$bin/growth" --audit-rows 5000 --keys 500 --runs 100 --samples 3 --json "$out/growth.json"
   "$bin/report" "$out" > /dev/null
   if [[ ${ERP_TOOLS_TRYTON:-} == 1 ]]; then
     "$bin/tryton_draft" --rounds 2 --warmup 0 | tail -1 > "$out/tryton_draft.json"
@@ -75,6 +79,9 @@ else
   "$bin/concurrency" --json "$out/concurrency.json"
   "$bin/memory" --binary "$bin/examples/distributor" --json "$out/memory.json"
   "$bin/compile_time" --json "$out/compile_time.json"
+  "$bin/audit_chain" --json "$out/audit_chain.json"
+  "$bin/audit_chain" --drafts --json "$out/audit_chain_drafts.json"
+  "$bin/growth" --json "$out/growth.json"
   "$bin/report" "$out"
   # Benchmark 7 needs a real Tryton (scripts/tryton/start.sh: Python, PyPI packages).
   if [[ ${ERP_TOOLS_TRYTON:-} == 1 ]]; then

@@ -88,6 +88,21 @@ impl BenchDb {
         .await
     }
 
+    /// A new SQLite file opened with the options `configure` makes of the defaults.
+    pub async fn sqlite_with(
+        configure: impl FnOnce(erp_tools_core::DatabaseOptions) -> erp_tools_core::DatabaseOptions,
+    ) -> BenchDb {
+        Self::prepare(TestDb::sqlite_with(configure).await).await
+    }
+
+    /// A new PostgreSQL schema (see [`BenchDb::postgres`]) opened with the options
+    /// `configure` makes of the defaults.
+    pub async fn postgres_with(
+        configure: impl FnOnce(erp_tools_core::DatabaseOptions) -> erp_tools_core::DatabaseOptions,
+    ) -> Option<BenchDb> {
+        Some(Self::prepare(TestDb::postgres_with(configure).await?).await)
+    }
+
     /// A new schema in the PostgreSQL database named by `ERP_TOOLS_PG_URL`, with a write
     /// pool of `max_connections` (the framework's default when `None`); `None` (after
     /// printing why) when the variable is not set.

@@ -20,6 +20,8 @@ pub(crate) const ATTEMPT: &str = "attempt";
 pub(crate) const SOURCE_RUNTIME: &str = "runtime";
 /// `source` of rows written by [`Database::record_event`].
 pub(crate) const SOURCE_AGENT: &str = "agent";
+/// `source` of rows loaded with [`Database::backfill_audit`](crate::Database::backfill_audit).
+pub(crate) const SOURCE_BACKFILL: &str = "backfill";
 
 /// The identifier of an audit row.
 pub type AuditId = i64;

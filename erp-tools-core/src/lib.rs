@@ -67,7 +67,10 @@ pub use serde_json;
 #[cfg(feature = "runtime")]
 pub use sqlx;
 #[cfg(feature = "runtime")]
-pub use store::{Database, DatabaseOptions, Recovered, RunOwner, StoreError};
+pub use store::{
+    AuditArchive, ChainHead, ChainProblem, ChainReport, Database, DatabaseOptions, Recovered,
+    RunOwner, StoreError,
+};
 
 /// Everything a module declaring and registering tools needs:
 /// `use erp_tools_core::prelude::*;`.

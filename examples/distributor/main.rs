@@ -120,6 +120,17 @@ enum Command {
         #[arg(long)]
         approval: i64,
     },
+    /// Check the audit log's hash chains: prints the first row altered, inserted or
+    /// removed in each chain (exit status 1 if any), or that the log is intact.
+    Verify {
+        /// Chain heads exported earlier with `chain-heads` (a JSON file), checked too: a
+        /// chain that now ends before one of them was cut.
+        #[arg(long)]
+        heads: Option<std::path::PathBuf>,
+    },
+    /// Print the last link of every audit chain as JSON, for an auditor to keep
+    /// elsewhere and give back to `verify --heads`.
+    ChainHeads,
 }
 
 /// The framework's development defaults: tokens minted by `token` without `--resource`
@@ -423,6 +434,51 @@ async fn run(cli: Cli) -> Result<(), String> {
                 }
                 None => print_out(lock.to_text().trim_end()),
             }
+            Ok(())
+        }
+        Command::Verify { heads } => {
+            let known: Vec<erp_tools_core::ChainHead> = match heads {
+                None => Vec::new(),
+                Some(path) => {
+                    let text = std::fs::read_to_string(&path)
+                        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                    serde_json::from_str(&text).map_err(|e| {
+                        format!(
+                            "{} is not a list of chain heads as `chain-heads` prints them: {e}",
+                            path.display()
+                        )
+                    })?
+                }
+            };
+            let db = app::open_db(&cli.db).await?;
+            let report = db
+                .verify_audit_chain(&known)
+                .await
+                .map_err(|e| e.to_string())?;
+            db.close().await;
+            print_out(&format!(
+                "{} chain(s), {} row(s) checked; {} open call(s), {} row(s) waiting for their link",
+                report.chains, report.rows, report.open, report.pending
+            ));
+            for problem in &report.problems {
+                print_out(&format!("TAMPERED: {problem}"));
+            }
+            if report.is_intact() {
+                print_out("intact: no row altered, inserted or removed");
+                Ok(())
+            } else {
+                Err(format!(
+                    "the audit log was tampered with ({} finding(s))",
+                    report.problems.len()
+                ))
+            }
+        }
+        Command::ChainHeads => {
+            let db = app::open_db(&cli.db).await?;
+            let heads = db.audit_chain_heads().await.map_err(|e| e.to_string())?;
+            db.close().await;
+            let text = serde_json::to_string_pretty(&heads).map_err(|e| e.to_string())?;
+            print_out(&text);
             Ok(())
         }
         Command::Report => {

@@ -37,6 +37,21 @@ pub fn ddl(backend: Backend, template: &str) -> String {
     template.replace("{id}", id).replace("{int}", int)
 }
 
+/// A pool that may write `erp_audit_log` behind the framework's back (a test playing a
+/// crashed process, or someone editing the log): on SQLite the audit file itself, on
+/// PostgreSQL the database. Close it (SQLite) before the test ends.
+pub async fn raw_audit_pool(db: &Database) -> sqlx::AnyPool {
+    match db.backend() {
+        Backend::Sqlite => {
+            let file = db.audit_file().expect("SQLite has an audit file");
+            sqlx::AnyPool::connect(&format!("sqlite://{}", file.display()))
+                .await
+                .expect("open the audit file")
+        }
+        Backend::Postgres => db.pool().clone(),
+    }
+}
+
 impl TestDb {
     /// A new SQLite file in a temporary directory.
     pub async fn sqlite() -> TestDb {

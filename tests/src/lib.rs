@@ -9,6 +9,7 @@
 //! - [`principals`]: the people who call the tools (buyer, warehouse clerk, a buyer of the
 //!   other branch, ...);
 //! - [`ids`]: unique run ids and name suffixes;
+//! - [`example`]: the distributor example's binary, for tests of its command line;
 //! - [`mcp`]: an in-process MCP client, tool calls, and the checks every transport must
 //!   pass;
 //! - [`exports`]: a registry's tools as each provider is shown them, checked;
@@ -28,6 +29,7 @@ pub mod agent;
 pub mod app;
 pub mod db;
 pub mod drafts;
+pub mod example;
 pub mod exports;
 pub mod fault_proxy;
 pub mod http;

@@ -114,27 +114,11 @@ enum Sent {
     NotTaken,
 }
 
-fn example_binary() -> std::path::PathBuf {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    // Builds the example as the tests' build does (a no-op when it is up to date).
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .current_dir(&root)
-        .args(["build", "--example", "distributor"])
-        .status()
-        .expect("cargo build --example distributor");
-    assert!(status.success(), "the example builds");
-    let target = std::env::var("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| root.join("target"));
-    target.join("debug/examples/distributor")
-}
-
 /// SIGTERM with drafts in flight: every call the server took is answered, nothing is left
 /// open, the lease row is released, exit code 0.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sigterm_drains_the_example_and_exits_0() {
-    let binary = example_binary();
+    let binary = erp_tools_tests::example::binary();
     let t = TestDb::sqlite().await;
     let db_url = t.url().to_string();
     t.db.close().await;

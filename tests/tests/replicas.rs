@@ -1,7 +1,7 @@
 //! Running several replicas: durability chosen per backend, replica leases and the
 //! recovery of a dead replica's calls.
 
-use erp_tools_tests::db::TestDb;
+use erp_tools_tests::db::{TestDb, raw_audit_pool};
 
 /// SQLite commits with `synchronous = FULL` unless the option that names the risk relaxes
 /// it, on the database file and on its audit file.
@@ -25,23 +25,9 @@ use erp_tools_core::sqlx;
 use erp_tools_core::{Backend, Database, DatabaseOptions};
 use erp_tools_tests::app::Session;
 use erp_tools_tests::app::arguments::{po_draft, valid_arguments};
-use erp_tools_tests::app::tools::GET_STOCK;
+use erp_tools_tests::app::tools::{CREATE_PO_DRAFT, GET_STOCK};
 use erp_tools_tests::on_both_backends;
 use erp_tools_tests::principals::BUYER;
-
-/// A pool that may write `erp_audit_log` (the test plays a crashed process): on SQLite
-/// the audit file itself, on PostgreSQL the database.
-async fn raw_audit_pool(db: &Database) -> sqlx::AnyPool {
-    match db.backend() {
-        Backend::Sqlite => {
-            let file = db.audit_file().unwrap();
-            sqlx::AnyPool::connect(&format!("sqlite://{}", file.display()))
-                .await
-                .unwrap()
-        }
-        Backend::Postgres => db.pool().clone(),
-    }
-}
 
 /// `now` shifted by `secs`, as the framework writes times.
 fn time(secs: i64) -> String {
@@ -352,3 +338,146 @@ async fn a_start_up_leaves_a_live_replicas_call_unless_told_otherwise(t: &TestDb
     assert_eq!(outcome(by_hand).await, "interrupted");
 }
 on_both_backends!(a_start_up_leaves_a_live_replicas_call_unless_told_otherwise);
+
+/// When the client's retry of a killed call lands, relative to the lease pass that closes
+/// the killed call's row.
+#[derive(Clone, Copy, Debug)]
+enum RetryLands {
+    Before,
+    During,
+    After,
+}
+
+/// `(outcome, message, document number, hash chain)` of audit row `id`.
+async fn closed_row(
+    db: &Database,
+    id: i64,
+) -> (String, Option<String>, Option<String>, Option<String>) {
+    db.flush_audit().await.unwrap();
+    sqlx::query_as(
+        "SELECT outcome, message, document_number, chain_id FROM erp_audit_log WHERE id = $1",
+    )
+    .bind(id)
+    .fetch_one(db.audit_pool())
+    .await
+    .unwrap()
+}
+
+/// A replica is killed during a draft, and the client retries the same `client_ref` on
+/// another replica, before, during and after that replica's lease pass closes the killed
+/// call. The killed call is linked to a document only when its own transaction committed
+/// it (its key row names its audit row); a killed call that committed nothing is never
+/// linked to the document its retry created, whenever the retry ran.
+async fn an_interrupted_call_is_linked_only_to_what_it_committed(t: &TestDb) {
+    use erp_tools_tests::app::App;
+
+    let a = Session::new(&t.db, BUYER).await;
+    a.create_po(po_draft("shape")).await;
+    // The row the killed calls' rows are copied from (a draft's columns, this run).
+    let shape = rows(&t.db, &a.run).await[0].0;
+    let b_db = t.open_again().await;
+    let b = Session {
+        app: App::new(&b_db).await,
+        who: a.who.clone(),
+        run: a.run.clone(),
+    };
+    let raw = raw_audit_pool(&b_db).await;
+    // Replica A died a minute ago; its calls are left at `attempt`.
+    lease_row(&b_db, "killed-a", &time(-60), 15_000).await;
+    let mut matrix = Vec::new();
+    for lands in [RetryLands::Before, RetryLands::During, RetryLands::After] {
+        for committed in [false, true] {
+            let client_ref = format!("{lands:?}-{committed}");
+            let (killed, original) = if committed {
+                // A's draft committed; A died before its answer left.
+                let out = a.create_po(po_draft(&client_ref)).await;
+                let id = rows(&t.db, &a.run).await.last().unwrap().0;
+                sqlx::query(
+                    "UPDATE erp_audit_log SET outcome = 'attempt', finished_at = NULL, \
+                     document_type = NULL, document_id = NULL, document_number = NULL, \
+                     replica_id = 'killed-a' WHERE id = $1",
+                )
+                .bind(id)
+                .execute(&raw)
+                .await
+                .unwrap();
+                (id, out.document)
+            } else {
+                // A died while its draft ran: its attempt row is durable, nothing committed.
+                let arguments = po_draft(&client_ref).to_string();
+                let id: i64 = sqlx::query_scalar(
+                    "INSERT INTO erp_audit_log (at, source, agent_run_id, tool_call_id, \
+                     tool_name, user_id, branch_id, branch_code, arguments, outcome, replica_id) \
+                     SELECT $1, source, agent_run_id, tool_call_id, tool_name, user_id, \
+                     branch_id, branch_code, $2, 'attempt', 'killed-a' \
+                     FROM erp_audit_log WHERE id = $3 RETURNING id",
+                )
+                .bind(time(-5))
+                .bind(arguments)
+                .bind(shape)
+                .fetch_one(&raw)
+                .await
+                .unwrap();
+                (id, None)
+            };
+            let retry = || b.call(CREATE_PO_DRAFT, po_draft(&client_ref));
+            let (retried, pass) = match lands {
+                RetryLands::Before => {
+                    let retried = retry().await;
+                    (retried, b_db.recover_dead_replicas().await.unwrap())
+                }
+                RetryLands::During => {
+                    let (retried, pass) = tokio::join!(retry(), b_db.recover_dead_replicas());
+                    (retried, pass.unwrap())
+                }
+                RetryLands::After => {
+                    let pass = b_db.recover_dead_replicas().await.unwrap();
+                    (retry().await, pass)
+                }
+            };
+            let expected = match committed {
+                true => erp_tools_core::Outcome::Replayed,
+                false => erp_tools_core::Outcome::Ok,
+            };
+            assert_eq!(retried.outcome, expected, "{lands:?}");
+            let (outcome, message, number, chain) = closed_row(&b_db, killed).await;
+            assert_eq!(outcome, "interrupted", "{lands:?}, committed: {committed}");
+            let message = message.unwrap_or_default();
+            if committed {
+                let original = original.clone().expect("A's draft created a document");
+                assert_eq!(
+                    retried.document.as_ref(),
+                    Some(&original),
+                    "the retry replays"
+                );
+                assert_eq!(retried.structured["replayed"], true);
+                assert_eq!(number.as_deref(), Some(original.number.as_str()));
+                assert!(message.contains("after the draft committed"), "{message}");
+                assert_eq!((pass.linked, pass.interrupted), (1, 0), "{lands:?}");
+            } else {
+                assert_eq!(retried.structured["replayed"], false, "{lands:?}");
+                assert_eq!(
+                    number, None,
+                    "{lands:?}: the killed call is not linked to its retry's document {:?}",
+                    retried.document
+                );
+                assert!(message.contains("nothing was committed"), "{message}");
+                assert_eq!((pass.linked, pass.interrupted), (0, 1), "{lands:?}");
+                let chain = chain.unwrap_or_default();
+                assert!(
+                    chain.starts_with(&format!("{}/", b_db.replica_id())),
+                    "the closed row joined a hash chain of the replica that closed it: {chain}"
+                );
+            }
+            matrix.push(format!(
+                "{lands:?} committed={committed}: {outcome}, linked to {number:?}"
+            ));
+        }
+    }
+    println!("{}", matrix.join("\n"));
+    if t.backend() == Backend::Sqlite {
+        raw.close().await;
+    }
+    b_db.close().await;
+}
+on_both_backends!(an_interrupted_call_is_linked_only_to_what_it_committed);

@@ -31,6 +31,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0010_remote_drafts",
             "erp_tools/0011_approval_preview",
             "erp_tools/0012_used_request_states",
+            "erp_tools/0014_audit_chain",
             "erp_tools/0015_surface",
         ]
     );
@@ -54,6 +55,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0010_remote_drafts",
             "erp_tools/0011_approval_preview",
             "erp_tools/0012_used_request_states",
+            "erp_tools/0014_audit_chain",
             "erp_tools/0015_surface",
             "0001_fixture_tables",
             "0002_fixture_seed"

@@ -27,7 +27,7 @@ use crate::audit::{AuditEntry, AuditId, Outcome};
 use crate::idempotency::{Claim, IdempotencyKey, Verdict, request_hash};
 use crate::store::audit;
 use crate::store::keys::{self, Completed};
-use crate::store::{Database, PendingRow, StoreError};
+use crate::store::{Database, Final, PendingRow, StoreError};
 use crate::text;
 use crate::tool::Tier;
 use crate::tool::context::ToolContext;
@@ -91,8 +91,9 @@ impl Attempt {
 /// How the transaction ended with a result to give.
 struct Done {
     finished: Finished,
-    /// The audit row was finished inside the committed transaction (PostgreSQL).
-    audit_finished: bool,
+    /// The audit row was finished inside the committed transaction (PostgreSQL), with
+    /// this outcome: the audit writer links it to its chain.
+    audit_finished: Option<Final>,
 }
 
 /// Runs a draft call with its audit row: the `attempt` row is handed to the audit writer
@@ -123,7 +124,7 @@ pub(crate) async fn run_audited(
         .await;
     let (finished, audit_finished) = match ran {
         Ok(done) => (done.finished, done.audit_finished),
-        Err(failure) => (failure.into_finished()?, false),
+        Err(failure) => (failure.into_finished()?, None),
     };
     // No result leaves before the attempt row is durable, whatever the path.
     let id = match attempt.id {
@@ -133,8 +134,17 @@ pub(crate) async fn run_audited(
             attempt.id().instrument(durable).await?
         }
     };
-    if !audit_finished && let Err(e) = db.record_outcome(id, final_row(&finished)).await {
-        tracing::error!(error = %e, audit_id = id, "could not queue the outcome of a call");
+    match audit_finished {
+        Some(fin) => {
+            if let Err(e) = db.link_finished(id, fin).await {
+                tracing::warn!(error = %e, audit_id = id, "could not queue the link of a call's row");
+            }
+        }
+        None => {
+            if let Err(e) = db.record_outcome(id, final_row(&finished)).await {
+                tracing::error!(error = %e, audit_id = id, "could not queue the outcome of a call");
+            }
+        }
     }
     Ok(finished)
 }
@@ -232,8 +242,11 @@ async fn run(
                 response_text: output.text.as_deref(),
                 audit_id,
             };
+            let mut audit_finished = None;
             if pg {
-                audit::complete_and_finish(&mut tx, key, &done).await?;
+                let fin = Final::new(Outcome::Ok, None, Some(document.clone()));
+                audit::complete_and_finish(&mut tx, key, &done, &fin.finished_at).await?;
+                audit_finished = Some(fin);
             } else {
                 keys::insert_complete(&mut tx, &claim, &done).await?;
             }
@@ -246,7 +259,7 @@ async fn run(
                     Some(document),
                     false,
                 ),
-                audit_finished: pg,
+                audit_finished,
             });
         }
 
@@ -278,7 +291,7 @@ async fn run(
         rollback(tx).await;
         return Ok(Done {
             finished,
-            audit_finished: false,
+            audit_finished: None,
         });
     }
     Err(Failure::Db(sqlx::Error::Protocol(format!(

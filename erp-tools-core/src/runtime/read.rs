@@ -50,7 +50,7 @@ pub(crate) async fn run_audited(
         }
         Err(fin) => {
             let id = pending.durable().instrument(durable).await?;
-            if let Err(e) = db.record_outcome(id, fin).await {
+            if let Err(e) = db.record_outcome(id, *fin).await {
                 tracing::error!(error = %e, audit_id = id, "could not queue the outcome of a call");
             }
         }

@@ -6,16 +6,18 @@
 
 use sqlx::Row;
 
+use super::chain::Link;
 use crate::audit::{ATTEMPT, AuditEntry, AuditId, AuditRecord, Outcome, SOURCE_RUNTIME, now_text};
 use crate::tool::handles::{Backend, DocumentRef};
 
 /// The columns of a new row, in the order [`insert_many`] binds them.
 const COLUMNS: &str = "at, finished_at, source, agent_run_id, tool_call_id, tool_name, \
      user_id, branch_id, branch_code, arguments, outcome, message, document_type, document_id, \
-     document_number, model, prompt_version, step, action_signature, replica_id, surface";
+     document_number, model, prompt_version, step, action_signature, replica_id, surface, \
+     chain_id, chain_seq, chain_hash";
 /// How many columns [`COLUMNS`] names.
-const COLUMN_COUNT: usize = 21;
-/// Rows (or outcome updates) per multi-row statement on PostgreSQL (22 parameters each at
+const COLUMN_COUNT: usize = 24;
+/// Rows (or outcome updates) per multi-row statement on PostgreSQL (25 parameters each at
 /// most). On SQLite any number is one statement with one parameter ([`SQLITE_WRITE`]).
 pub(crate) const PG_ROWS_PER_STATEMENT: usize = 64;
 
@@ -32,18 +34,22 @@ pub(crate) const PG_ROWS_PER_STATEMENT: usize = 64;
 const SQLITE_WRITE: &str = "INSERT INTO erp_audit_log (id, at, finished_at, \
      source, agent_run_id, tool_call_id, tool_name, user_id, branch_id, branch_code, \
      arguments, outcome, message, document_type, document_id, document_number, model, \
-     prompt_version, step, action_signature, replica_id, surface) \
+     prompt_version, step, action_signature, replica_id, surface, chain_id, chain_seq, \
+     chain_hash) \
      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, \
      value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, \
      value ->> 12, value ->> 13, value ->> 14, value ->> 15, value ->> 16, value ->> 17, \
-     value ->> 18, value ->> 19, value ->> 20, value ->> 21 \
+     value ->> 18, value ->> 19, value ->> 20, value ->> 21, value ->> 22, value ->> 23, \
+     value ->> 24 \
      FROM jsonb_each($1) \
      WHERE value ->> 0 IS NULL \
         OR EXISTS (SELECT 1 FROM erp_audit_log AS a WHERE a.id = value ->> 0) \
      ORDER BY key \
      ON CONFLICT (id) DO UPDATE SET outcome = excluded.outcome, message = excluded.message, \
      document_type = excluded.document_type, document_id = excluded.document_id, \
-     document_number = excluded.document_number, finished_at = excluded.finished_at \
+     document_number = excluded.document_number, finished_at = excluded.finished_at, \
+     chain_id = excluded.chain_id, chain_seq = excluded.chain_seq, \
+     chain_hash = excluded.chain_hash \
      RETURNING id";
 
 /// A row for the audit writer: the entry, when it was written, and whether it is
@@ -56,6 +62,8 @@ pub(crate) struct NewRow {
     pub entry: AuditEntry,
     /// The replica running the call (its lease row in `erp_replicas`).
     pub replica_id: Option<std::sync::Arc<str>>,
+    /// The row's link in its writer's hash chain, when it is written finished.
+    pub link: Option<Link>,
 }
 
 impl NewRow {
@@ -67,6 +75,7 @@ impl NewRow {
             source: SOURCE_RUNTIME,
             entry: entry.clone().outcome(ATTEMPT),
             replica_id: None,
+            link: None,
         }
     }
 
@@ -79,6 +88,7 @@ impl NewRow {
             source,
             entry,
             replica_id: None,
+            link: None,
         }
     }
 
@@ -107,6 +117,8 @@ pub(crate) struct Final {
     /// What another system answered a remote draft (`erp_outcome`, `erp_error`), if the
     /// call sent it anything.
     pub erp: Option<Box<ErpAnswer>>,
+    /// The row's link in the writer's hash chain, written with the outcome.
+    pub link: Option<Box<Link>>,
 }
 
 /// What another system answered a remote draft, for the audit row's `erp_outcome` and
@@ -131,6 +143,7 @@ impl Final {
             document,
             finished_at: now_text(),
             erp: None,
+            link: None,
         }
     }
 }
@@ -241,7 +254,18 @@ fn row_columns<T: serde::ser::SerializeTuple>(row: &NewRow, t: &mut T) -> Result
     t.serialize_element(&e.step)?;
     t.serialize_element(&e.action_signature)?;
     t.serialize_element(&row.replica_id.as_deref())?;
-    t.serialize_element(&e.surface)
+    t.serialize_element(&e.surface)?;
+    link_columns(row.link.as_ref(), t)
+}
+
+/// The `chain_id`, `chain_seq` and `chain_hash` of `link`, as elements of `t`.
+fn link_columns<T: serde::ser::SerializeTuple>(
+    link: Option<&Link>,
+    t: &mut T,
+) -> Result<(), T::Error> {
+    t.serialize_element(&link.map(|l| &*l.chain))?;
+    t.serialize_element(&link.map(|l| l.seq))?;
+    t.serialize_element(&link.map(|l| &l.hash))
 }
 
 /// SQLite: inserts `rows` and applies `fins` with one statement ([`SQLITE_WRITE`]);
@@ -313,6 +337,7 @@ impl serde::Serialize for WriteItem<'_> {
                 for _ in 0..6 {
                     t.serialize_element(&none)?;
                 }
+                link_columns(fin.link.as_deref(), &mut t)?;
             }
         }
         t.end()
@@ -348,6 +373,9 @@ fn bind_row<'q>(
         .bind(e.action_signature.clone())
         .bind(row.replica_id.as_deref().map(str::to_string))
         .bind(e.surface.clone())
+        .bind(row.link.as_ref().map(|l| l.chain.to_string()))
+        .bind(row.link.as_ref().map(|l| l.seq))
+        .bind(row.link.as_ref().map(|l| l.hash.clone()))
 }
 
 /// Applies the final outcomes `fins` (row id, outcome) with one statement (on PostgreSQL,
@@ -369,9 +397,10 @@ pub(crate) async fn finish_many(
     let mut sql = String::from(
         "UPDATE erp_audit_log SET outcome = v.column2, message = v.column3, \
          document_type = v.column4, document_id = v.column5, document_number = v.column6, \
-         finished_at = v.column7 FROM (VALUES ",
+         finished_at = v.column7, chain_id = v.column8, chain_seq = v.column9, \
+         chain_hash = v.column10 FROM (VALUES ",
     );
-    push_tuples(&mut sql, fins.len(), 7);
+    push_tuples(&mut sql, fins.len(), 10);
     sql.push_str(") AS v WHERE erp_audit_log.id = v.column1");
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
     for (id, fin) in fins {
@@ -383,7 +412,10 @@ pub(crate) async fn finish_many(
             .bind(doc.map(|d| d.doc_type.clone()))
             .bind(doc.map(|d| d.id))
             .bind(doc.map(|d| d.number.clone()))
-            .bind(fin.finished_at.clone());
+            .bind(fin.finished_at.clone())
+            .bind(fin.link.as_ref().map(|l| l.chain.to_string()))
+            .bind(fin.link.as_ref().map(|l| l.seq))
+            .bind(fin.link.as_ref().map(|l| l.hash.clone()));
     }
     query.execute(&mut *conn).await?;
     Ok(())
@@ -416,7 +448,8 @@ where
     let document = fin.document.as_ref();
     sqlx::query(
         "UPDATE erp_audit_log SET outcome = $1, message = $2, document_type = $3, \
-         document_id = $4, document_number = $5, finished_at = $6 WHERE id = $7",
+         document_id = $4, document_number = $5, finished_at = $6, chain_id = $8, \
+         chain_seq = $9, chain_hash = $10 WHERE id = $7",
     )
     .bind(fin.outcome.as_str())
     .bind(fin.message.clone())
@@ -425,6 +458,9 @@ where
     .bind(document.map(|d| d.number.clone()))
     .bind(fin.finished_at.clone())
     .bind(id)
+    .bind(fin.link.as_ref().map(|l| l.chain.to_string()))
+    .bind(fin.link.as_ref().map(|l| l.seq))
+    .bind(fin.link.as_ref().map(|l| l.hash.clone()))
     .execute(executor)
     .await?;
     Ok(())
@@ -460,11 +496,13 @@ pub(crate) async fn open_attempts(pool: &sqlx::AnyPool) -> Result<Vec<AuditId>, 
 }
 
 /// PostgreSQL: completes the claimed key row and finishes the call's audit row in one
-/// statement (a data-modifying `WITH`), inside the draft's transaction.
+/// statement (a data-modifying `WITH`), inside the draft's transaction, as of
+/// `finished_at`. The audit writer links the row to its chain after the commit.
 pub(crate) async fn complete_and_finish(
     conn: &mut sqlx::AnyConnection,
     key: &crate::idempotency::IdempotencyKey,
     done: &super::keys::Completed<'_>,
+    finished_at: &str,
 ) -> Result<(), sqlx::Error> {
     super::keys::bind_completed(
         sqlx::query(
@@ -479,7 +517,7 @@ pub(crate) async fn complete_and_finish(
     .bind(key.agent_run_id.clone())
     .bind(key.client_ref.clone())
     .bind(crate::audit::Outcome::Ok.as_str())
-    .bind(crate::audit::now_text())
+    .bind(finished_at.to_string())
     .execute(&mut *conn)
     .await?;
     Ok(())

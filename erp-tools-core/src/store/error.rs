@@ -42,4 +42,11 @@ pub enum StoreError {
     /// call it belonged to gave no result and changed nothing.
     #[error("the audit writer could not commit the row: {0}")]
     AuditWrite(String),
+    /// Archiving the audit log ([`Database::archive_audit_log`](crate::Database::archive_audit_log))
+    /// was refused or could not write its files; nothing of the month named was removed.
+    #[error("cannot archive the audit log: {0}")]
+    Archive(String),
+    /// An argument was refused; the message says what to give instead.
+    #[error("{0}")]
+    BadInput(String),
 }

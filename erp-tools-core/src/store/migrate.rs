@@ -54,6 +54,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/sqlite/0012_used_request_states.sql"),
     ),
     (
+        "erp_tools/0014_audit_chain",
+        include_str!("../../migrations/sqlite/0014_audit_chain.sql"),
+    ),
+    (
         "erp_tools/0015_surface",
         include_str!("../../migrations/sqlite/0015_surface.sql"),
     ),
@@ -104,6 +108,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/postgres/0012_used_request_states.sql"),
     ),
     (
+        "erp_tools/0014_audit_chain",
+        include_str!("../../migrations/postgres/0014_audit_chain.sql"),
+    ),
+    (
         "erp_tools/0015_surface",
         include_str!("../../migrations/postgres/0015_surface.sql"),
     ),
@@ -129,6 +137,10 @@ pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/audit/0003_erp_outcome",
         include_str!("../../migrations/sqlite/audit/0003_erp_outcome.sql"),
+    ),
+    (
+        "erp_tools/audit/0005_audit_chain",
+        include_str!("../../migrations/sqlite/audit/0005_audit_chain.sql"),
     ),
     (
         "erp_tools/audit/0006_surface",

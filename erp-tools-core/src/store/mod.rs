@@ -15,7 +15,9 @@ use crate::tool::handles::{Backend, ReadDb};
 
 #[cfg(feature = "agent")]
 pub(crate) mod approvals;
+mod archive;
 pub(crate) mod audit;
+mod chain;
 mod error;
 pub(crate) mod keys;
 mod migrate;
@@ -43,6 +45,8 @@ use pools::Pools;
 use writer::AuditWriter;
 pub(crate) use writer::PendingRow;
 
+pub use archive::AuditArchive;
+pub use chain::{ChainHead, ChainProblem, ChainReport};
 pub use error::StoreError;
 pub use options::DatabaseOptions;
 pub use recover::Recovered;
@@ -235,6 +239,15 @@ impl Database {
         let grace = options.grace_for(backend);
         let others = recover::Others::at_start_up(backend, grace, options.recovery_grace.is_some());
         recover::recover(&pools.audit, &pools.write, &replica, others).await?;
+        if backend == Backend::Postgres {
+            archive::ensure_partitions(&pools.write).await?;
+        }
+        let chain = chain::Chain::new(replica.clone(), !options.without_audit_chain);
+        let audit = AuditWriter::start(pools.audit.clone(), backend, chain);
+        // The rows the passes above finished (and any a stopped process left unlinked)
+        // join this writer's chain.
+        let live = replicas::live(&pools.write, &replica, chrono::Utc::now()).await?;
+        audit.link_handle().sweep(live).await?;
         let lease_task = recover::LeaseTask {
             audit_pool: pools.audit.clone(),
             main: pools.write.clone(),
@@ -242,8 +255,8 @@ impl Database {
             lease,
             grace,
             backend,
+            links: audit.link_handle(),
         };
-        let audit = AuditWriter::start(pools.audit.clone(), backend);
         let inner = Arc::new(Inner {
             backend,
             write: pools.write,
@@ -276,7 +289,36 @@ impl Database {
     pub async fn recover_dead_replicas(&self) -> Result<Recovered, StoreError> {
         let (inner, others) = (&self.inner, recover::Others::Unleased(self.inner.grace));
         let pools = (&inner.audit_writer_pool, &inner.write);
-        Ok(recover::recover(pools.0, pools.1, &inner.replica, others).await?)
+        let done = recover::recover(pools.0, pools.1, &inner.replica, others).await?;
+        self.link_unlinked().await?;
+        Ok(done)
+    }
+
+    /// Has the audit writer link the finished rows no writer linked (closed by the
+    /// recovery pass, or left by a stopped process), but those of live replicas.
+    async fn link_unlinked(&self) -> Result<u64, StoreError> {
+        let live =
+            replicas::live(&self.inner.write, &self.inner.replica, chrono::Utc::now()).await?;
+        self.inner.audit.link_handle().sweep(live).await
+    }
+
+    /// Walks the audit log's hash chains (see the README's "Tamper evidence") and reports
+    /// the first row of each chain that was altered, inserted or removed, and finished
+    /// rows in no chain. `known` are chain heads exported earlier
+    /// ([`Database::audit_chain_heads`]) and kept elsewhere: a chain that now ends before
+    /// one of them, or differs at its position, was cut or rewritten. Waits first for the
+    /// audit writer to commit what is queued.
+    pub async fn verify_audit_chain(&self, known: &[ChainHead]) -> Result<ChainReport, StoreError> {
+        self.flush_audit().await?;
+        Ok(chain::verify(self.audit_pool(), known).await?)
+    }
+
+    /// The last link of every chain of the audit log, to export and keep elsewhere (an
+    /// auditor's copy): [`Database::verify_audit_chain`] given them later detects rows
+    /// removed from the end of a chain, or a chain rewritten, since.
+    pub async fn audit_chain_heads(&self) -> Result<Vec<ChainHead>, StoreError> {
+        self.flush_audit().await?;
+        Ok(chain::heads(self.audit_pool(), None).await?)
     }
 
     /// The recovery pass, run by [`Database::connect`] at start-up: closes as
@@ -287,13 +329,15 @@ impl Database {
         // Every row handed to the writer so far is committed first, so none of this
         // process's finished calls is mistaken for an interrupted one.
         self.flush_audit().await?;
-        Ok(recover::recover(
+        let done = recover::recover(
             &self.inner.audit_writer_pool,
             &self.inner.write,
             &self.inner.replica,
             recover::Others::All(grace),
         )
-        .await?)
+        .await?;
+        self.link_unlinked().await?;
+        Ok(done)
     }
 
     /// Which database this is.
@@ -387,6 +431,11 @@ impl Database {
         let mut row = audit::NewRow::attempt(entry);
         row.replica_id = Some(self.inner.replica.clone());
         self.inner.audit.insert(row).await
+    }
+
+    /// Queues the link of row `id`, finished with `fin` by a draft's own transaction.
+    pub(crate) async fn link_finished(&self, id: AuditId, fin: Final) -> Result<(), StoreError> {
+        self.inner.audit.link(id, fin).await
     }
 
     /// Queues how a call whose attempt row is durable ended; committed with a later batch.

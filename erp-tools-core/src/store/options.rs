@@ -14,6 +14,7 @@ pub struct DatabaseOptions {
     pub(crate) recovery_grace: Option<Duration>,
     pub(crate) sqlite_synchronous_normal: bool,
     pub(crate) replica_lease: Duration,
+    pub(crate) without_audit_chain: bool,
 }
 
 impl DatabaseOptions {
@@ -30,6 +31,7 @@ impl DatabaseOptions {
             busy_timeout: Duration::from_secs(10),
             acquire_timeout: Duration::from_secs(30),
             recovery_grace: None,
+            without_audit_chain: false,
             sqlite_synchronous_normal: false,
             replica_lease: super::replicas::DEFAULT_LEASE,
         }
@@ -106,6 +108,16 @@ impl DatabaseOptions {
     /// durability is the server's `synchronous_commit` and `fsync` settings.
     pub fn sqlite_synchronous_normal_risks_last_commits(mut self) -> Self {
         self.sqlite_synchronous_normal = true;
+        self
+    }
+
+    /// Writes audit rows without their hash chain (`store/chain.rs`): nothing shows
+    /// afterwards that a row written now was not altered or removed, and
+    /// [`Database::verify_audit_chain`](crate::Database::verify_audit_chain) reports these
+    /// rows as in no chain. The chain is on by default; this exists to measure what it
+    /// costs (the `audit_chain` benchmark).
+    pub fn without_audit_chain_loses_tamper_evidence(mut self) -> Self {
+        self.without_audit_chain = true;
         self
     }
 

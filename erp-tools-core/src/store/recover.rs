@@ -4,9 +4,15 @@
 //! A tool call's row is written with outcome `attempt` before its handler runs and gets
 //! its outcome when the call ends. A process that is killed in between (`kill -9`, a
 //! crash, a power cut) leaves the row at `attempt`. At start-up, [`recover`] finds such
-//! rows and marks them `interrupted`: when a draft's document committed (its idempotency
-//! key row exists), the row is linked to that document; otherwise its message says that
-//! nothing was committed. A later retry of the same call replays what committed.
+//! rows and marks them `interrupted`: when the call's draft committed its document, the
+//! row is linked to that document; otherwise its message says that nothing was committed.
+//! A later retry of the same call replays what committed.
+//!
+//! What a call committed is read from the fact the call itself left, never from timing:
+//! the idempotency key row that names its audit row (`erp_idempotency_keys.audit_id`),
+//! written in the same transaction as the document. A retry of the same `client_ref` on
+//! another replica writes a key row naming its own audit row, so whether it lands before,
+//! during or after the pass, the interrupted call is never linked to the retry's document.
 //!
 //! Plain SQL on `erp_audit_log` (in `store/audit.rs`) and `erp_idempotency_keys`, so it
 //! works whichever code wrote the rows. Which rows it closes:
@@ -64,6 +70,8 @@ pub(super) struct LeaseTask {
     pub lease: Duration,
     pub grace: Duration,
     pub backend: Backend,
+    /// Asks the audit writer to link the rows the pass closed.
+    pub links: super::writer::LinkHandle,
 }
 
 /// Renews the lease of `task.replica` every third of its lease and runs the lease pass
@@ -84,10 +92,22 @@ pub(super) async fn heartbeat<T>(alive: std::sync::Weak<T>, task: LeaseTask) {
         if let Err(e) = recover(&task.audit_pool, &task.main, &task.replica, others).await {
             tracing::warn!(error = %e, "the lease pass failed; it runs again");
         }
+        let linked = match replicas::live(&task.main, &task.replica, chrono::Utc::now()).await {
+            Ok(live) => task.links.sweep(live).await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        if let Err(e) = linked {
+            tracing::warn!(error = %e, "could not link finished audit rows; the next pass does");
+        }
         if task.backend == Backend::Postgres
             && let Err(e) = rate_buckets::prune(&task.main).await
         {
             tracing::debug!(error = %e, "could not prune the rate-limit buckets");
+        }
+        if task.backend == Backend::Postgres
+            && let Err(e) = super::archive::ensure_partitions(&task.main).await
+        {
+            tracing::warn!(error = %e, "could not create the audit log's next partition");
         }
     }
 }
@@ -160,58 +180,19 @@ pub(crate) async fn recover(
     let mut seen = std::collections::HashSet::new();
     rows.extend(more);
     rows.retain(|r| seen.insert(r.id));
-    let keys = main;
     let mut done = Recovered::default();
     for row in rows {
-        let client_ref = row
-            .arguments
-            .as_deref()
-            .and_then(|a| serde_json::from_str::<Value>(a).ok())
-            .and_then(|a| {
-                a.get("client_ref")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            });
-        let document = match (client_ref, row.tool_name.as_deref()) {
-            (Some(client_ref), Some(tool)) => {
-                sqlx::query(
-                    "SELECT document_type, document_id, document_number, remote_state \
-                     FROM erp_idempotency_keys \
-                     WHERE agent_run_id = $1 AND client_ref = $2 AND tool_name = $3 AND created_at >= $4 \
-                     AND (document_id IS NOT NULL OR remote_state IS NOT NULL)",
-                )
-                .bind(&row.agent_run_id)
-                .bind(&client_ref)
-                .bind(tool)
-                .bind(&row.at)
-                .fetch_optional(keys)
-                .await?
-            }
-            _ => None,
+        let (message, document) = match committed_by(main, &row).await? {
+            Committed::Document(document) => (DOCUMENT_COMMITTED, Some(document)),
+            Committed::RemotePending => (REMOTE_PENDING, None),
+            Committed::Nothing => (NOTHING_COMMITTED, None),
         };
-        match document {
-            Some(doc) if doc.try_get::<Option<i64>, _>("document_id")?.is_none() => {
-                done.interrupted +=
-                    audit::close_interrupted(audit_pool, row.id, REMOTE_PENDING, None).await?;
-            }
-            Some(doc) => {
-                let document = (
-                    doc.try_get("document_type")?,
-                    doc.try_get("document_id")?,
-                    doc.try_get("document_number")?,
-                );
-                done.linked += audit::close_interrupted(
-                    audit_pool,
-                    row.id,
-                    DOCUMENT_COMMITTED,
-                    Some(document),
-                )
-                .await?;
-            }
-            None => {
-                done.interrupted +=
-                    audit::close_interrupted(audit_pool, row.id, NOTHING_COMMITTED, None).await?;
-            }
+        let closed =
+            audit::close_interrupted(audit_pool, row.id, message, document.clone()).await?;
+        if document.is_some() {
+            done.linked += closed;
+        } else {
+            done.interrupted += closed;
         }
     }
     replicas::forget_expired(main, me, now).await?;
@@ -225,10 +206,80 @@ pub(crate) async fn recover(
     Ok(done)
 }
 
+/// The document an interrupted row is linked to: type, id, number.
+type Linked = (Option<String>, Option<i64>, Option<String>);
+
+/// What an interrupted call committed, as the call itself recorded it.
+enum Committed {
+    /// Its draft's document: the key row that names this call's audit row (`audit_id`),
+    /// which the call wrote in the transaction that committed the document.
+    Document(Linked),
+    /// A remote draft's key is pending: its request may have reached the other system
+    /// (the key names this call, or another call took it over after its lease ran out).
+    RemotePending,
+    /// Nothing: no key row names this call.
+    Nothing,
+}
+
+/// Decides what the interrupted call `row` committed from the key row it wrote itself:
+/// a key row is written, with the id of its call's audit row, in the transaction that
+/// commits the call's document (or claims its remote draft). A key of the same run and
+/// `client_ref` written by another call (a retry on another replica, whenever it ran) is
+/// that call's, never this one's; when it is a remote draft's, this call may still have
+/// sent its request before the key was taken over, so the row says so without a document.
+async fn committed_by(keys: &AnyPool, row: &OpenAttempt) -> Result<Committed, sqlx::Error> {
+    let own = sqlx::query(
+        "SELECT document_type, document_id, document_number, remote_state \
+         FROM erp_idempotency_keys WHERE audit_id = $1 AND agent_run_id = $2",
+    )
+    .bind(row.id)
+    .bind(&row.agent_run_id)
+    .fetch_optional(keys)
+    .await?;
+    if let Some(key) = own {
+        let id: Option<i64> = key.try_get("document_id")?;
+        let remote: Option<String> = key.try_get("remote_state")?;
+        return Ok(match (id, remote) {
+            (Some(id), _) => Committed::Document((
+                key.try_get("document_type")?,
+                Some(id),
+                key.try_get("document_number")?,
+            )),
+            (None, Some(_)) => Committed::RemotePending,
+            (None, None) => Committed::Nothing,
+        });
+    }
+    let client_ref = row
+        .arguments
+        .as_deref()
+        .and_then(|a| serde_json::from_str::<Value>(a).ok())
+        .and_then(|a| {
+            a.get("client_ref")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
+    let (Some(client_ref), Some(tool)) = (client_ref, row.tool_name.as_deref()) else {
+        return Ok(Committed::Nothing);
+    };
+    let taken_over: Option<i64> = sqlx::query_scalar(
+        "SELECT 1 FROM erp_idempotency_keys WHERE agent_run_id = $1 AND client_ref = $2 \
+         AND tool_name = $3 AND remote_state IS NOT NULL",
+    )
+    .bind(&row.agent_run_id)
+    .bind(client_ref)
+    .bind(tool)
+    .fetch_optional(keys)
+    .await?;
+    Ok(if taken_over.is_some() {
+        Committed::RemotePending
+    } else {
+        Committed::Nothing
+    })
+}
+
 /// A tool call's row still at `attempt`, as the recovery pass reads it.
 struct OpenAttempt {
     id: AuditId,
-    at: String,
     agent_run_id: String,
     tool_name: Option<String>,
     arguments: Option<String>,
@@ -249,7 +300,7 @@ async fn open_attempts_of(
     pool: &sqlx::AnyPool,
     filter: AttemptFilter<'_>,
 ) -> Result<Vec<OpenAttempt>, sqlx::Error> {
-    const SELECT: &str = "SELECT id, at, agent_run_id, tool_name, arguments FROM erp_audit_log \
+    const SELECT: &str = "SELECT id, agent_run_id, tool_name, arguments FROM erp_audit_log \
          WHERE outcome = $1 AND source = $2";
     let query = match filter {
         AttemptFilter::Unleased { cutoff } => sqlx::query(sqlx::AssertSqlSafe(format!(
@@ -277,7 +328,6 @@ async fn open_attempts_of(
         .map(|row| {
             Ok(OpenAttempt {
                 id: row.try_get("id")?,
-                at: row.try_get("at")?,
                 agent_run_id: row.try_get("agent_run_id")?,
                 tool_name: row.try_get("tool_name")?,
                 arguments: row.try_get("arguments")?,

@@ -46,7 +46,8 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, AnyPool, Connection};
 use tokio::sync::{mpsc, oneshot};
 
-use super::audit::{self, Final, NewRow};
+use super::audit::{self, ErpAnswer, Final, NewRow};
+use super::chain::{self, Chain};
 use super::error::StoreError;
 use crate::audit::AuditId;
 use crate::tool::handles::Backend;
@@ -96,6 +97,17 @@ enum Job {
         fin: Final,
         tries: u32,
     },
+    /// Row `id` was finished outside the writer with `fin` (if known): link it.
+    Link {
+        id: AuditId,
+        fin: Option<Final>,
+    },
+    /// Link the finished rows left unlinked by stopped processes (of replicas not in
+    /// `live`); answered with how many were linked.
+    Sweep {
+        live: Vec<String>,
+        done: oneshot::Sender<u64>,
+    },
     /// Answered once everything queued before it is committed.
     Flush(oneshot::Sender<()>),
     Shutdown(oneshot::Sender<()>),
@@ -103,7 +115,7 @@ enum Job {
 
 impl Job {
     fn is_waited_for(&self) -> bool {
-        !matches!(self, Job::Finish { .. })
+        !matches!(self, Job::Finish { .. } | Job::Link { .. })
     }
 }
 
@@ -114,6 +126,27 @@ pub(crate) struct AuditWriter {
     /// The writer's pool (one connection), for [`AuditWriter::insert_finished`].
     pool: AnyPool,
     backend: Backend,
+    /// The writer's hash chain, used by whoever holds the pool's one connection.
+    chain: Arc<tokio::sync::Mutex<Chain>>,
+}
+
+/// A handle that asks the writer to link rows finished elsewhere (the lease pass's).
+#[derive(Clone)]
+pub(crate) struct LinkHandle {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl LinkHandle {
+    /// Links the finished rows no writer linked, but those of the `live` replicas (whose
+    /// own writers link them); returns how many.
+    pub(crate) async fn sweep(&self, live: Vec<String>) -> Result<u64, StoreError> {
+        let (done, rx) = oneshot::channel();
+        self.jobs
+            .send(Job::Sweep { live, done })
+            .await
+            .map_err(|_| closed())?;
+        rx.await.map_err(|_| closed())
+    }
 }
 
 /// An attempt row handed to the writer, not yet known to be durable.
@@ -126,10 +159,10 @@ impl PendingRow {
     /// Puts the call's final outcome on the row while it is still queued, so the writer
     /// inserts the finished row at once. Gives `fin` back when the writer has already
     /// taken the row (finish it with [`AuditWriter::finish`] after [`Self::durable`]).
-    pub(crate) fn complete_in_queue(&self, fin: Final) -> Result<(), Final> {
+    pub(crate) fn complete_in_queue(&self, fin: Final) -> Result<(), Box<Final>> {
         if fin.erp.is_some() {
             // The insert has no ERP columns: such an outcome is always an update.
-            return Err(fin);
+            return Err(Box::new(fin));
         }
         let mut state = self.slot.state.lock().unwrap_or_else(|p| p.into_inner());
         match *state {
@@ -137,7 +170,7 @@ impl PendingRow {
                 *state = SlotState::Completed(fin);
                 Ok(())
             }
-            _ => Err(fin),
+            _ => Err(Box::new(fin)),
         }
     }
 
@@ -158,16 +191,34 @@ fn closed() -> StoreError {
 }
 
 impl AuditWriter {
-    /// Starts the writer for the audit log on `pool` (a pool of its own, one connection).
-    pub(crate) fn start(pool: AnyPool, backend: Backend) -> AuditWriter {
+    /// Starts the writer for the audit log on `pool` (a pool of its own, one connection),
+    /// linking finished rows into `chain`.
+    pub(crate) fn start(pool: AnyPool, backend: Backend, chain: Chain) -> AuditWriter {
         let (jobs, rx) = mpsc::channel(QUEUE_CAPACITY);
-        let task = tokio::spawn(run(pool.clone(), backend, rx));
+        let chain = Arc::new(tokio::sync::Mutex::new(chain));
+        let task = tokio::spawn(run(pool.clone(), backend, chain.clone(), rx));
         AuditWriter {
             jobs,
             task: Mutex::new(Some(task)),
             pool,
             backend,
+            chain,
         }
+    }
+
+    /// A handle for the lease pass.
+    pub(crate) fn link_handle(&self) -> LinkHandle {
+        LinkHandle {
+            jobs: self.jobs.clone(),
+        }
+    }
+
+    /// Queues the link of row `id`, finished outside the writer with `fin`.
+    pub(crate) async fn link(&self, id: AuditId, fin: Final) -> Result<(), StoreError> {
+        self.jobs
+            .send(Job::Link { id, fin: Some(fin) })
+            .await
+            .map_err(|_| closed())
     }
 
     /// Commits a finished `row` and returns its id once it is durable: at once, on the
@@ -177,7 +228,12 @@ impl AuditWriter {
     pub(crate) async fn insert_finished(&self, row: NewRow) -> Result<AuditId, StoreError> {
         let idle = !self.jobs.is_closed() && self.jobs.capacity() == self.jobs.max_capacity();
         if let Some(conn) = idle.then(|| self.pool.try_acquire()).flatten() {
-            return commit_closing_on_error(conn, self.backend, &[&row], &[])
+            let mut chain = self.chain.lock().await;
+            let mut work = Work {
+                rows: vec![row],
+                ..Work::default()
+            };
+            return commit_closing_on_error(conn, self.backend, &mut chain, &mut work)
                 .await
                 .map(|ids| ids[0])
                 .map_err(|e| StoreError::AuditWrite(e.to_string()));
@@ -231,7 +287,12 @@ impl AuditWriter {
     }
 }
 
-async fn run(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
+async fn run(
+    pool: AnyPool,
+    backend: Backend,
+    chain: Arc<tokio::sync::Mutex<Chain>>,
+    mut rx: mpsc::Receiver<Job>,
+) {
     let mut batch: Vec<Job> = Vec::with_capacity(MAX_BATCH);
     let mut stopping: Vec<oneshot::Sender<()>> = Vec::new();
     let mut retry: Vec<Job> = Vec::new();
@@ -253,13 +314,26 @@ async fn run(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
             }
         }
         crate::telemetry::record::audit_batch(batch.len(), rx.len());
-        let mut inserts = Vec::new();
-        let mut finishes = Vec::new();
+        let mut work = Work::default();
+        let mut acks = Vec::new();
+        let mut tries = Vec::new();
         let mut flushed = Vec::new();
+        let mut swept = Vec::new();
         for job in batch.drain(..) {
             match job {
-                Job::Insert { row, slot, ack } => inserts.push((take(*row, slot), ack)),
-                Job::Finish { id, fin, tries } => finishes.push((id, fin, tries)),
+                Job::Insert { row, slot, ack } => {
+                    work.rows.push(take(*row, slot));
+                    acks.push(ack);
+                }
+                Job::Finish { id, fin, tries: t } => {
+                    work.fins.push((id, fin));
+                    tries.push(t);
+                }
+                Job::Link { id, fin } => work.links.push((id, fin)),
+                Job::Sweep { live, done } => {
+                    work.sweep = Some(live);
+                    swept.push(done);
+                }
                 Job::Flush(done) => flushed.push(done),
                 Job::Shutdown(done) => {
                     rx.close();
@@ -267,28 +341,29 @@ async fn run(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
                 }
             }
         }
-        let rows: Vec<&NewRow> = inserts.iter().map(|(r, _)| r).collect();
-        let fins: Vec<(AuditId, &Final)> = finishes.iter().map(|(id, f, _)| (*id, f)).collect();
-        let committed = if rows.is_empty() && fins.is_empty() {
+        let committed = if work.is_empty() {
             // A batch of flushes only: everything before it is committed already.
             Ok(Vec::new())
         } else {
-            commit(&pool, backend, &rows, &fins).await
+            commit(&pool, backend, &chain, &mut work).await
         };
         match committed {
             Ok(ids) => {
-                for ((_, ack), id) in inserts.into_iter().zip(ids) {
+                for (ack, id) in acks.into_iter().zip(ids) {
                     let _ = ack.send(Ok(id));
+                }
+                for done in swept {
+                    let _ = done.send(work.swept);
                 }
             }
             Err(e) => {
-                tracing::error!(error = %e, rows = rows.len(), updates = fins.len(),
+                tracing::error!(error = %e, rows = work.rows.len(), updates = work.fins.len(),
                     "could not commit a batch of audit rows");
                 let text = e.to_string();
-                for (_, ack) in inserts {
+                for ack in acks {
                     let _ = ack.send(Err(text.clone()));
                 }
-                for (id, fin, tries) in finishes {
+                for ((id, fin), tries) in work.fins.into_iter().zip(tries) {
                     if tries + 1 < FINISH_RETRIES {
                         retry.push(Job::Finish {
                             id,
@@ -303,6 +378,7 @@ async fn run(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
                         );
                     }
                 }
+                // Links and sweeps are not retried: the next lease pass links what is left.
                 let tries = retry
                     .iter()
                     .filter_map(|job| match job {
@@ -332,27 +408,54 @@ async fn run(pool: AnyPool, backend: Backend, mut rx: mpsc::Receiver<Job>) {
     }
 }
 
+/// What one batch writes.
+#[derive(Default)]
+struct Work {
+    /// New rows (given their links here when finished).
+    rows: Vec<NewRow>,
+    /// Outcomes of rows this writer inserted (given their links here).
+    fins: Vec<(AuditId, Final)>,
+    /// Rows finished outside the writer, to link.
+    links: Vec<(AuditId, Option<Final>)>,
+    /// A sweep for unlinked rows, but those of these live replicas.
+    sweep: Option<Vec<String>>,
+    /// How many rows the sweep linked.
+    swept: u64,
+}
+
+impl Work {
+    fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+            && self.fins.is_empty()
+            && self.links.is_empty()
+            && self.sweep.is_none()
+    }
+}
+
 /// [`commit_on`] a connection of `pool`.
 async fn commit(
     pool: &AnyPool,
     backend: Backend,
-    rows: &[&NewRow],
-    fins: &[(AuditId, &Final)],
+    chain: &tokio::sync::Mutex<Chain>,
+    work: &mut Work,
 ) -> Result<Vec<AuditId>, sqlx::Error> {
-    commit_closing_on_error(pool.acquire().await?, backend, rows, fins).await
+    let conn = pool.acquire().await?;
+    let mut chain = chain.lock().await;
+    commit_closing_on_error(conn, backend, &mut chain, work).await
 }
 
 /// [`commit_on`] `conn`, closed if the batch fails: the audit pool does not test a
 /// connection before handing it out (that is a round trip per batch), so a broken one must
-/// not go back to it.
+/// not go back to it. The chain's head is read again after a failure.
 async fn commit_closing_on_error(
     mut conn: PoolConnection<Any>,
     backend: Backend,
-    rows: &[&NewRow],
-    fins: &[(AuditId, &Final)],
+    chain: &mut Chain,
+    work: &mut Work,
 ) -> Result<Vec<AuditId>, sqlx::Error> {
-    let result = commit_on(&mut conn, backend, rows, fins).await;
+    let result = commit_on(&mut conn, backend, chain, work).await;
     if result.is_err() {
+        chain.failed();
         let _ = conn.close().await;
     }
     result
@@ -369,25 +472,144 @@ fn take(mut row: NewRow, slot: Option<Arc<Slot>>) -> NewRow {
     row
 }
 
-/// `rows` inserted (their ids returned in order) and `fins` applied, atomically.
+/// Gives the finished rows and outcomes of `work` their links in `chain` (see
+/// `store/chain.rs`), reading the heads of chains not known yet on `conn`; returns the
+/// outcomes of rows this writer does not know (linked after they are written, from what
+/// the table holds).
+async fn assign_links(
+    conn: &mut AnyConnection,
+    chain: &Chain,
+    batch: &mut chain::Batch,
+    work: &mut Work,
+) -> Result<Vec<AuditId>, sqlx::Error> {
+    for row in &mut work.rows {
+        row.link = None;
+        if row.finished_at.is_some() {
+            let name = chain.chain_for(&row.at);
+            Chain::load(batch, conn, &name).await?;
+            let link = batch.link(&name, &chain::fields_of(row, None));
+            row.link = Some(link);
+        }
+    }
+    let mut unknown = Vec::new();
+    for (id, fin) in &mut work.fins {
+        fin.link = None;
+        match chain.finished_row(*id, fin) {
+            Some(row) => {
+                let name = chain.chain_for(&row.at);
+                Chain::load(batch, conn, &name).await?;
+                let link = batch.link(&name, &chain::fields_of(&row, fin.erp.as_deref()));
+                fin.link = Some(Box::new(link));
+            }
+            None => unknown.push(*id),
+        }
+    }
+    Ok(unknown)
+}
+
+/// `work` written atomically: rows inserted (their ids returned in order), outcomes
+/// applied, rows finished elsewhere linked, each finished row given its link.
 ///
-/// SQLite: every batch is one statement (one row, one update, or [`audit::sqlite_write`]
-/// for anything more). PostgreSQL: one row, or up to [`audit::PG_ROWS_PER_STATEMENT`]
-/// updates alone, is one statement run on its own (a single statement commits atomically,
-/// and the `BEGIN` and `COMMIT` round trips would be most of a lone caller's cost);
-/// anything more is a transaction of multi-row statements.
+/// SQLite: every batch of rows and outcomes is one statement (one row, one update, or
+/// [`audit::sqlite_write`] for anything more). PostgreSQL: one row, or up to
+/// [`audit::PG_ROWS_PER_STATEMENT`] updates alone, is one statement run on its own (a
+/// single statement commits atomically, and the `BEGIN` and `COMMIT` round trips would be
+/// most of a lone caller's cost); anything more is a transaction of multi-row statements.
+/// Links of rows finished elsewhere (and a sweep) are one statement each, in a
+/// transaction with the rest.
 async fn commit_on(
     conn: &mut AnyConnection,
     backend: Backend,
-    rows: &[&NewRow],
-    fins: &[(AuditId, &Final)],
+    chain: &mut Chain,
+    work: &mut Work,
+) -> Result<Vec<AuditId>, sqlx::Error> {
+    if !chain.enabled() {
+        return write_batch(conn, backend, &work.rows, &work.fins).await;
+    }
+    let mut batch = chain.begin();
+    let unknown = assign_links(conn, chain, &mut batch, work).await?;
+    let linking = !work.links.is_empty() || !unknown.is_empty() || work.sweep.is_some();
+    if !linking {
+        let ids = write_batch(conn, backend, &work.rows, &work.fins).await?;
+        let finished = work.fins.iter().map(|(id, _)| *id);
+        chain.committed(batch, ids.iter().copied().zip(&work.rows), finished);
+        return Ok(ids);
+    }
+    let mut tx = conn.begin().await?;
+    let ids = write_all(&mut tx, backend, &work.rows, &work.fins).await?;
+    let mut linked = Vec::new();
+    // Rows this writer knows (a PostgreSQL draft's, finished in its own transaction): all
+    // linked by multi-row statements; if another replica linked one first, one by one.
+    let mut one_by_one: Vec<(AuditId, Option<KnownRow>)> =
+        unknown.iter().map(|id| (*id, None)).collect();
+    let before = batch.clone();
+    let mut links = Vec::new();
+    let mut rows = Vec::new();
+    for (id, fin) in &work.links {
+        match fin.as_ref().and_then(|f| chain.finished_row(*id, f)) {
+            Some(row) => {
+                let erp = fin.as_ref().and_then(|f| f.erp.clone());
+                let name = chain.chain_for(&row.at);
+                Chain::load(&mut batch, &mut tx, &name).await?;
+                links.push((
+                    *id,
+                    batch.link(&name, &chain::fields_of(&row, erp.as_deref())),
+                ));
+                rows.push((*id, Some((row, erp))));
+            }
+            None => one_by_one.push((*id, None)),
+        }
+    }
+    if !links.is_empty() {
+        sqlx::query("SAVEPOINT erp_links").execute(&mut *tx).await?;
+        if chain::write_links(&mut tx, &links).await? == links.len() as u64 {
+            linked.extend(links.iter().map(|(id, _)| *id));
+        } else {
+            sqlx::query("ROLLBACK TO SAVEPOINT erp_links")
+                .execute(&mut *tx)
+                .await?;
+            batch = before;
+            one_by_one.extend(rows);
+        }
+    }
+    for (id, row) in one_by_one {
+        let row = row.as_ref().map(|(r, erp)| (r, erp.as_deref()));
+        if chain::link_finished(&mut tx, backend, chain, &mut batch, id, row).await? {
+            linked.push(id);
+        }
+    }
+    if let Some(live) = &work.sweep {
+        for (id, replica) in chain::unlinked(&mut tx, SWEEP_LIMIT).await? {
+            if replica.is_some_and(|r| live.contains(&r)) {
+                continue;
+            }
+            if chain::link_finished(&mut tx, backend, chain, &mut batch, id, None).await? {
+                work.swept += 1;
+                linked.push(id);
+            }
+        }
+    }
+    tx.commit().await?;
+    let finished = work.fins.iter().map(|(id, _)| *id).chain(linked);
+    chain.committed(batch, ids.iter().copied().zip(&work.rows), finished);
+    Ok(ids)
+}
+
+/// A row finished outside the writer as this writer knows it, with what another system
+/// answered.
+type KnownRow = (NewRow, Option<Box<ErpAnswer>>);
+
+/// Most unlinked rows one sweep links.
+const SWEEP_LIMIT: i64 = 1000;
+
+/// `rows` inserted and `fins` applied atomically (see [`commit_on`]).
+async fn write_batch(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    rows: &[NewRow],
+    fins: &[(AuditId, Final)],
 ) -> Result<Vec<AuditId>, sqlx::Error> {
     let one_statement = match backend {
-        Backend::Sqlite if rows.len() + fins.len() > 1 => {
-            let ids = audit::sqlite_write(conn, rows, fins).await?;
-            audit::record_erp_answers(conn, fins).await?;
-            return Ok(ids);
-        }
         Backend::Sqlite => true,
         Backend::Postgres => {
             (fins.is_empty() && rows.len() == 1)
@@ -395,21 +617,36 @@ async fn commit_on(
         }
     };
     if one_statement {
-        let ids = audit::insert_many(conn, backend, rows).await?;
-        audit::finish_many(conn, backend, fins).await?;
-        audit::record_erp_answers(conn, fins).await?;
-        return Ok(ids);
+        return write_all(conn, backend, rows, fins).await;
     }
     let mut tx = conn.begin().await?;
+    let ids = write_all(&mut tx, backend, rows, fins).await?;
+    tx.commit().await?;
+    Ok(ids)
+}
+
+/// The statements that insert `rows` and apply `fins` (one on SQLite).
+async fn write_all(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    rows: &[NewRow],
+    fins: &[(AuditId, Final)],
+) -> Result<Vec<AuditId>, sqlx::Error> {
+    let rows: Vec<&NewRow> = rows.iter().collect();
+    let fins: Vec<(AuditId, &Final)> = fins.iter().map(|(id, f)| (*id, f)).collect();
+    if backend == Backend::Sqlite && rows.len() + fins.len() > 1 {
+        let ids = audit::sqlite_write(conn, &rows, &fins).await?;
+        audit::record_erp_answers(conn, &fins).await?;
+        return Ok(ids);
+    }
     let mut ids = Vec::with_capacity(rows.len());
     for chunk in rows.chunks(audit::PG_ROWS_PER_STATEMENT) {
-        ids.extend(audit::insert_many(&mut tx, backend, chunk).await?);
+        ids.extend(audit::insert_many(conn, backend, chunk).await?);
     }
     for chunk in fins.chunks(audit::PG_ROWS_PER_STATEMENT) {
-        audit::finish_many(&mut tx, backend, chunk).await?;
+        audit::finish_many(conn, backend, chunk).await?;
     }
-    audit::record_erp_answers(&mut tx, fins).await?;
-    tx.commit().await?;
+    audit::record_erp_answers(conn, &fins).await?;
     Ok(ids)
 }
 

@@ -1,0 +1,292 @@
+//! The store at the size a year of agents produces: the same operations timed on an empty
+//! store and, in the same run, after a generator filled it with a year of traffic.
+//!
+//! The generator writes `--audit-rows` audit rows spread evenly over the last twelve months
+//! (through `Database::backfill_audit`, so they are chained and, on PostgreSQL, land in
+//! their monthly partitions; `source = "backfill"`), in `--runs` agent runs of 500 people
+//! in both branches, one row in ten a draft naming its document; `--keys` idempotency keys
+//! and `--runs` agent runs (multi-row `INSERT`s). Full size (the issue's): 10 000 000
+//! rows, 1 000 000 keys, 100 000 runs; CI runs a small size.
+//!
+//! Timed (`--samples` each, p50 and p95 in milliseconds): a read call and a draft call
+//! through `ToolRuntime::call`, the review console's Runs page and its search by document
+//! number, by person and by tool (HTTP, signed in), and the lease pass
+//! (`Database::recover_dead_replicas`). Printed: each figure empty and at size, and the
+//! ratio of the p50s (at size over empty).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use erp_tools_benches::stats::{emit_json, percentile_sorted};
+use erp_tools_core::sqlx;
+use erp_tools_core::{AuditEntry, DocumentRef, Principal, ToolCall};
+use erp_tools_tests::app::arguments::{po_draft, valid_arguments};
+use erp_tools_tests::app::tools::{CREATE_PO_DRAFT, GET_STOCK};
+use erp_tools_tests::db::TestDb;
+use erp_tools_tests::principals::{BUYER, REVIEWER};
+use erp_tools_tests::review::{Browser, ReviewServer};
+use serde_json::json;
+
+#[derive(Parser, Debug)]
+#[command(about = "The store's operations empty and at a year's size")]
+struct Args {
+    /// Audit rows generated.
+    #[arg(long, default_value_t = 10_000_000)]
+    audit_rows: u64,
+    /// Idempotency keys generated.
+    #[arg(long, default_value_t = 1_000_000)]
+    keys: u64,
+    /// Agent runs generated.
+    #[arg(long, default_value_t = 100_000)]
+    runs: u64,
+    /// Timings per operation and size.
+    #[arg(long, default_value_t = 30)]
+    samples: usize,
+    /// SQLite only (PostgreSQL too when ERP_TOOLS_PG_URL is set, unless this is given).
+    #[arg(long)]
+    sqlite_only: bool,
+    /// PostgreSQL only.
+    #[arg(long, conflicts_with = "sqlite_only")]
+    postgres_only: bool,
+    /// Also write the JSON result to this file.
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
+}
+
+const TOOLS: [&str; 4] = [
+    "inventory_get_stock",
+    "purchasing_get_po",
+    "purchasing_search_vendors",
+    "purchasing_create_po_draft",
+];
+
+/// p50 and p95 of `samples` runs of `op`, in milliseconds.
+async fn time<F, Fut>(samples: usize, mut op: F) -> (f64, f64)
+where
+    F: FnMut(usize) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut ms = Vec::with_capacity(samples);
+    for i in 0..samples {
+        let started = Instant::now();
+        op(i).await;
+        ms.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    ms.sort_by(f64::total_cmp);
+    (percentile_sorted(&ms, 50.0), percentile_sorted(&ms, 95.0))
+}
+
+/// Every operation timed once per sample: `(name, p50, p95)`.
+async fn measure(
+    t: &TestDb,
+    server: &ReviewServer,
+    browser: &mut Browser,
+    samples: usize,
+    round: &str,
+) -> Vec<(&'static str, f64, f64)> {
+    let who = Arc::new(BUYER.principal());
+    let runtime = server.runtime().clone();
+    let call = |name: &str, arguments: serde_json::Value, i: usize| ToolCall {
+        agent_run_id: format!("bench-{round}"),
+        tool_call_id: format!("call-{i}"),
+        name: name.into(),
+        arguments,
+    };
+    let mut out = Vec::new();
+    let (p50, p95) = time(samples, |i| {
+        let (runtime, who) = (runtime.clone(), who.clone());
+        let c = call(GET_STOCK, valid_arguments(GET_STOCK, "x"), i);
+        async move {
+            runtime.call(&who, c).await.expect("read");
+        }
+    })
+    .await;
+    out.push(("read_call", p50, p95));
+    let (p50, p95) = time(samples, |i| {
+        let (runtime, who) = (runtime.clone(), who.clone());
+        let c = call(CREATE_PO_DRAFT, po_draft(&format!("{round}-{i}")), 1000 + i);
+        async move {
+            runtime.call(&who, c).await.expect("draft");
+        }
+    })
+    .await;
+    out.push(("draft_call", p50, p95));
+    for (name, path) in [
+        ("runs_page", "/runs".to_string()),
+        ("search_document_number", "/runs?q=PO-2026-0001".to_string()),
+        ("search_person", "/runs?q=user-17".to_string()),
+        ("search_tool", "/runs?q=purchasing_get_po".to_string()),
+    ] {
+        let mut ms = Vec::with_capacity(samples);
+        for _ in 0..samples {
+            let started = Instant::now();
+            let page = browser.get(&path).await;
+            assert_eq!(
+                page.status,
+                200,
+                "{path}: {}",
+                page.html.chars().take(600).collect::<String>()
+            );
+            ms.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+        ms.sort_by(f64::total_cmp);
+        out.push((
+            name,
+            percentile_sorted(&ms, 50.0),
+            percentile_sorted(&ms, 95.0),
+        ));
+    }
+    let (p50, p95) = time(samples, |_| async {
+        t.db.recover_dead_replicas().await.expect("lease pass");
+    })
+    .await;
+    out.push(("lease_pass", p50, p95));
+    out
+}
+
+fn time_text(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}
+
+/// Fills the store with a year of traffic.
+async fn fill(t: &TestDb, args: &Args) -> Duration {
+    let started = Instant::now();
+    let now = chrono::Utc::now() - chrono::Duration::minutes(1);
+    let year = chrono::Duration::days(365);
+    let first = now - year;
+    t.db.ensure_audit_partitions(
+        &first.format("%Y-%m").to_string(),
+        &now.format("%Y-%m").to_string(),
+    )
+    .await
+    .expect("partitions");
+    let people: Vec<Principal> = (0..500)
+        .map(|u| {
+            let (id, code) = if u % 2 == 0 {
+                (1, "SBY-01")
+            } else {
+                (2, "JKT-01")
+            };
+            Principal::builder(format!("user-{u}"), id, code).build()
+        })
+        .collect();
+    let step = year / (args.audit_rows.max(1) as i32);
+    let rows = (0..args.audit_rows).map(|i| {
+        let who = &people[(i % 500) as usize];
+        let run = format!("gen-run-{}", i % args.runs.max(1));
+        let tool = TOOLS[(i % 4) as usize];
+        let mut entry = AuditEntry::new(who, run, "ok").tool(tool, format!("c-{i}"));
+        if i % 10 == 3 {
+            entry = entry.document(DocumentRef {
+                doc_type: "purchase_order".into(),
+                id: i as i64,
+                number: format!("PO-G-{i:08}"),
+            });
+        }
+        (time_text(first + step * (i as i32)), entry)
+    });
+    t.db.backfill_audit(rows).await.expect("backfill");
+    let pool = t.db.pool();
+    for chunk_start in (0..args.keys).step_by(200) {
+        let end = (chunk_start + 200).min(args.keys);
+        let mut sql = String::from(
+            "INSERT INTO erp_idempotency_keys (agent_run_id, client_ref, request_hash, \
+             tool_name, user_id, branch_id, created_at, document_type, document_id, \
+             document_number, response, audit_id) VALUES ",
+        );
+        for i in chunk_start..end {
+            if i > chunk_start {
+                sql.push_str(", ");
+            }
+            let at = time_text(first + step * ((i * 10) as i32));
+            sql.push_str(&format!(
+                "('gen-run-{}', 'ref-{i}', 'h', 'purchasing_create_po_draft', 'user-{}', {}, \
+                 '{at}', 'purchase_order', {i}, 'PO-G-{i:08}', '{{}}', {i})",
+                i % args.runs.max(1),
+                i % 500,
+                1 + i % 2
+            ));
+        }
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .execute(pool)
+            .await
+            .expect("keys");
+    }
+    for chunk_start in (0..args.runs).step_by(500) {
+        let end = (chunk_start + 500).min(args.runs);
+        let values: Vec<String> = (chunk_start..end)
+            .map(|i| {
+                format!(
+                    "('gen-run-{i}', 'user-{}', {}, '{}')",
+                    i % 500,
+                    1 + i % 2,
+                    time_text(first)
+                )
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO erp_agent_runs (agent_run_id, user_id, branch_id, first_seen_at) VALUES {} \
+             ON CONFLICT DO NOTHING",
+            values.join(", ")
+        );
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .execute(pool)
+            .await
+            .expect("runs");
+    }
+    if t.backend() == erp_tools_core::Backend::Postgres {
+        sqlx::raw_sql("ANALYZE")
+            .execute(pool)
+            .await
+            .expect("analyze");
+    }
+    started.elapsed()
+}
+
+async fn backend(name: &str, t: TestDb, args: &Args) -> serde_json::Value {
+    let server = ReviewServer::on(&t, 25).await;
+    let mut browser = Browser::new(&server);
+    let signed_in = browser.sign_in(&server.token(&REVIEWER.principal())).await;
+    assert!(signed_in.status < 400, "the reviewer signs in");
+    // Warm-up: not counted.
+    measure(&t, &server, &mut browser, 3, "warm").await;
+    let empty = measure(&t, &server, &mut browser, args.samples, "empty").await;
+    let filled_in = fill(&t, args).await;
+    let full = measure(&t, &server, &mut browser, args.samples, "full").await;
+    let mut figures = Vec::new();
+    for ((op, e50, e95), (_, f50, f95)) in empty.iter().zip(&full) {
+        let ratio = f50 / e50;
+        eprintln!(
+            "{name} {op}: empty p50 {e50:.2} ms (p95 {e95:.2}), at size p50 {f50:.2} ms \
+             (p95 {f95:.2}), ratio {ratio:.2}"
+        );
+        figures.push(json!({
+            "operation": op, "empty_p50_ms": e50, "empty_p95_ms": e95,
+            "full_p50_ms": f50, "full_p95_ms": f95, "ratio_p50": ratio,
+        }));
+    }
+    eprintln!("{name}: filled in {:.1} s", filled_in.as_secs_f64());
+    json!({ "backend": name, "fill_s": filled_in.as_secs_f64(), "figures": figures })
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let args = Args::parse();
+    let mut results = Vec::new();
+    if !args.postgres_only {
+        results.push(backend("sqlite", TestDb::sqlite().await, &args).await);
+    }
+    if !args.sqlite_only
+        && let Some(t) = TestDb::postgres().await
+    {
+        results.push(backend("postgres", t, &args).await);
+    }
+    emit_json(
+        &json!({
+            "audit_rows": args.audit_rows, "keys": args.keys, "runs": args.runs,
+            "samples": args.samples, "results": results,
+        }),
+        args.json.as_deref(),
+    );
+}

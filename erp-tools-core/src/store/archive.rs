@@ -1,0 +1,454 @@
+//! The audit log's growth: monthly partitions on PostgreSQL, and retention that archives
+//! whole months instead of deleting rows ([`Database::archive_audit_log`]).
+//!
+//! A month's rows hold whole hash chains (one per writer and month, `store/chain.rs`), so
+//! a month is archived with its chain heads and what stays verifies without it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use chrono::{Datelike, NaiveDate};
+use futures::TryStreamExt;
+use serde::{Deserialize, Serialize};
+use sqlx::{AnyPool, Row};
+
+use super::chain::{self, ChainHead};
+use super::error::StoreError;
+use super::{Database, replicas};
+use crate::audit::ATTEMPT;
+use crate::tool::handles::Backend;
+
+/// Rows deleted per statement when SQLite's archived month is removed: each batch is a
+/// short write the audit writer waits for at most once.
+pub(crate) const SQLITE_DELETE_BATCH: i64 = 5_000;
+
+/// Every column of `erp_audit_log`, as an archive line names them.
+const ALL_COLUMNS: [&str; 26] = [
+    "id",
+    "at",
+    "finished_at",
+    "source",
+    "agent_run_id",
+    "tool_call_id",
+    "tool_name",
+    "user_id",
+    "branch_id",
+    "branch_code",
+    "arguments",
+    "outcome",
+    "message",
+    "document_type",
+    "document_id",
+    "document_number",
+    "model",
+    "prompt_version",
+    "step",
+    "action_signature",
+    "replica_id",
+    "erp_outcome",
+    "erp_error",
+    "chain_id",
+    "chain_seq",
+    "chain_hash",
+];
+
+/// Integer columns among [`ALL_COLUMNS`].
+const INT_COLUMNS: [&str; 5] = ["id", "branch_id", "document_id", "step", "chain_seq"];
+
+/// One archived month of the audit log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditArchive {
+    /// The month, `YYYY-MM` (rows whose `at` falls in it).
+    pub month: String,
+    /// The rows, one JSON object per line (`erp_audit_log_YYYY-MM.jsonl`): every column
+    /// by name, in chain order (chain, then position), rows in no chain last.
+    pub file: PathBuf,
+    /// How many rows the file holds.
+    pub rows: u64,
+    /// SHA-256 of the file (hex), for the warehouse to check what it loads.
+    pub sha256: String,
+    /// The last link of every chain of the month: what a later
+    /// [`Database::verify_audit_chain`] is checked against, and what the file's rows
+    /// must end with.
+    pub heads: Vec<ChainHead>,
+}
+
+/// `erp_audit_log_pYYYY_MM`: the partition of `month` (`YYYY-MM`).
+fn partition_name(month: NaiveDate) -> String {
+    format!("erp_audit_log_p{}", month.format("%Y_%m"))
+}
+
+fn month_text(month: NaiveDate) -> String {
+    month.format("%Y-%m").to_string()
+}
+
+fn next_month(month: NaiveDate) -> NaiveDate {
+    month
+        .checked_add_months(chrono::Months::new(1))
+        .expect("a month within chrono's range")
+}
+
+fn first_of_month(day: NaiveDate) -> NaiveDate {
+    day.with_day(1).expect("every month has a first day")
+}
+
+/// Parses `YYYY-MM`.
+fn parse_month(text: &str) -> Option<NaiveDate> {
+    if text.len() != 7 {
+        return None;
+    }
+    NaiveDate::parse_from_str(&format!("{text}-01"), "%Y-%m-%d").ok()
+}
+
+/// PostgreSQL: creates the partitions of this month and the next unless they exist.
+pub(crate) async fn ensure_partitions(pool: &AnyPool) -> Result<(), sqlx::Error> {
+    let this = first_of_month(chrono::Utc::now().date_naive());
+    create_partition(pool, this).await?;
+    create_partition(pool, next_month(this)).await
+}
+
+/// PostgreSQL: creates the partition of `month` unless it exists.
+async fn create_partition(pool: &AnyPool, month: NaiveDate) -> Result<(), sqlx::Error> {
+    let name = partition_name(month);
+    let exists = || async {
+        let found: Option<String> = sqlx::query_scalar("SELECT to_regclass($1)::text")
+            .bind(name.clone())
+            .fetch_one(pool)
+            .await?;
+        Ok::<bool, sqlx::Error>(found.is_some())
+    };
+    if exists().await? {
+        return Ok(());
+    }
+    let sql = format!(
+        "CREATE TABLE IF NOT EXISTS {name} PARTITION OF erp_audit_log \
+         FOR VALUES FROM ('{}') TO ('{}')",
+        month_text(month),
+        month_text(next_month(month))
+    );
+    match sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(pool).await {
+        Ok(_) => Ok(()),
+        // Another replica may have created it at the same time.
+        Err(_) if exists().await? => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+impl Database {
+    /// Archives every month of the audit log before `before` (`"YYYY-MM"`, at most the
+    /// current month): each month's rows are written to `dir` as JSON lines
+    /// (`erp_audit_log_YYYY-MM.jsonl`, every column by name, in chain order) with a
+    /// heads file (`erp_audit_log_YYYY-MM.heads.json`: the month, the row count, the
+    /// file's SHA-256 and the last link of each of its hash chains), recorded in
+    /// `erp_audit_archives`, and then taken out of the live log: on PostgreSQL the month's
+    /// partition is detached and kept as the table `erp_audit_archived_YYYY_MM` (drop it
+    /// once the export is loaded where it belongs); on SQLite its rows are deleted in
+    /// batches of 5 000, each a short write. Nothing is deleted before its file is
+    /// written and flushed.
+    ///
+    /// A month with a call still open (`attempt`) or a finished row not yet in its chain
+    /// is left for a later run (an error names it); the months before it are archived.
+    /// Idempotency keys, agent runs and review sessions keep their own retention.
+    pub async fn archive_audit_log(
+        &self,
+        before: &str,
+        dir: &Path,
+    ) -> Result<Vec<AuditArchive>, StoreError> {
+        let invalid = |why: String| StoreError::Archive(why);
+        let before = parse_month(before)
+            .ok_or_else(|| invalid(format!("{before:?} is not a month: write it as YYYY-MM")))?;
+        let this = first_of_month(chrono::Utc::now().date_naive());
+        if before > this {
+            return Err(invalid(format!(
+                "{} is after the current month ({}): only past months can be archived",
+                month_text(before),
+                month_text(this)
+            )));
+        }
+        std::fs::create_dir_all(dir)
+            .map_err(|e| invalid(format!("cannot create {}: {e}", dir.display())))?;
+        self.flush_audit().await?;
+        // Rows a stopped process left finished but unlinked join their chains first.
+        let live = replicas::live(self.pool(), self.replica_id(), chrono::Utc::now()).await?;
+        self.inner.audit.link_handle().sweep(live).await?;
+        let pool = &self.inner.audit_writer_pool;
+        let oldest: Option<String> = sqlx::query_scalar("SELECT MIN(at) FROM erp_audit_log")
+            .fetch_one(pool)
+            .await?;
+        let Some(mut month) = oldest
+            .as_deref()
+            .and_then(|at| at.get(..7))
+            .and_then(parse_month)
+        else {
+            return Ok(Vec::new());
+        };
+        let mut done = Vec::new();
+        while month < before {
+            if let Some(archive) = self.archive_month(month, dir).await? {
+                done.push(archive);
+            }
+            month = next_month(month);
+        }
+        Ok(done)
+    }
+
+    /// Loads audit rows written at other times: an earlier system's log, or generated
+    /// traffic for a benchmark. Each `(at, entry)` becomes a finished row written at `at`
+    /// (RFC 3339 UTC text with microseconds, as the framework writes times, e.g.
+    /// `"2026-01-05T10:00:00.000000Z"`, not in the future) with `source = "backfill"`,
+    /// linked by this `Database`'s audit writer into its hash chain of `at`'s month.
+    /// On PostgreSQL a month without a partition goes to `erp_audit_log_default` (create
+    /// the partitions first with [`Database::ensure_audit_partitions`]). Returns how many
+    /// rows were written.
+    pub async fn backfill_audit(
+        &self,
+        rows: impl IntoIterator<Item = (String, crate::AuditEntry)>,
+    ) -> Result<u64, StoreError> {
+        let now = crate::audit::now_text();
+        let mut pending = Vec::new();
+        let mut written = 0;
+        for (at, entry) in rows {
+            let parsed = chrono::DateTime::parse_from_rfc3339(&at).ok();
+            if parsed.is_none() || at.len() != now.len() || !at.ends_with('Z') || at > now {
+                return Err(StoreError::BadInput(format!(
+                    "backfill: {at:?} is not a past time written as the framework writes them \
+                     (RFC 3339 UTC with microseconds, like {now:?})"
+                )));
+            }
+            let mut row = super::audit::NewRow::finished(entry, crate::audit::SOURCE_BACKFILL);
+            row.finished_at = Some(at.clone());
+            row.at = at;
+            pending.push(self.inner.audit.insert(row).await?);
+            if pending.len() >= super::writer::QUEUE_CAPACITY {
+                for row in pending.drain(..) {
+                    row.durable().await?;
+                    written += 1;
+                }
+            }
+        }
+        for row in pending {
+            row.durable().await?;
+            written += 1;
+        }
+        Ok(written)
+    }
+
+    /// PostgreSQL: creates the audit log's monthly partitions from `from` to `to`
+    /// (`YYYY-MM`, both included) unless they exist (every server creates this month's
+    /// and the next one's by itself). Nothing to do on SQLite.
+    pub async fn ensure_audit_partitions(&self, from: &str, to: &str) -> Result<(), StoreError> {
+        let month = |text: &str| {
+            parse_month(text).ok_or_else(|| {
+                StoreError::BadInput(format!("{text:?} is not a month: write it as YYYY-MM"))
+            })
+        };
+        let (mut m, last) = (month(from)?, month(to)?);
+        if self.backend() == Backend::Postgres {
+            while m <= last {
+                create_partition(self.pool(), m).await?;
+                m = next_month(m);
+            }
+        }
+        Ok(())
+    }
+
+    /// Archives one month (see [`Database::archive_audit_log`]); `None` if it has no rows.
+    async fn archive_month(
+        &self,
+        month: NaiveDate,
+        dir: &Path,
+    ) -> Result<Option<AuditArchive>, StoreError> {
+        let pool = &self.inner.audit_writer_pool;
+        let backend = self.backend();
+        let (from, to) = (month_text(month), month_text(next_month(month)));
+        let already: Option<String> =
+            sqlx::query_scalar("SELECT heads FROM erp_audit_archives WHERE month = $1")
+                .bind(from.clone())
+                .fetch_optional(pool)
+                .await?;
+        if already.is_some() {
+            // Archived before; on SQLite a deletion stopped half-way is finished.
+            if backend == Backend::Sqlite {
+                delete_month(pool, &from, &to).await?;
+            }
+            return Ok(None);
+        }
+        let (open, unlinked): (i64, i64) = {
+            let row = sqlx::query(
+                "SELECT COUNT(CASE WHEN outcome = $3 THEN 1 END), \
+                 COUNT(CASE WHEN outcome <> $3 AND chain_seq IS NULL \
+                   AND id > (SELECT MAX(last_unchained_id) FROM erp_audit_chain_origin) THEN 1 END) \
+                 FROM erp_audit_log WHERE at >= $1 AND at < $2",
+            )
+            .bind(from.clone())
+            .bind(to.clone())
+            .bind(ATTEMPT)
+            .fetch_one(pool)
+            .await?;
+            (row.try_get(0)?, row.try_get(1)?)
+        };
+        if open > 0 || unlinked > 0 {
+            return Err(StoreError::Archive(format!(
+                "{from} has {open} call(s) still open and {unlinked} finished row(s) not yet in \
+                 their chain: run the recovery pass (Database::recover_interrupted) and archive \
+                 again"
+            )));
+        }
+        let file = dir.join(format!("erp_audit_log_{from}.jsonl"));
+        let (rows, sha256) = export_month(pool, &from, &to, &file).await?;
+        if rows == 0 {
+            let _ = std::fs::remove_file(&file);
+            return Ok(None);
+        }
+        let heads = chain::heads(pool, Some(&from)).await?;
+        let archive = AuditArchive {
+            month: from.clone(),
+            file: file.clone(),
+            rows,
+            sha256,
+            heads,
+        };
+        let record = serde_json::to_string(&archive).expect("an archive serializes");
+        let heads_file = dir.join(format!("erp_audit_log_{from}.heads.json"));
+        write_synced(&heads_file, record.as_bytes())?;
+        match backend {
+            Backend::Postgres => {
+                let mut tx = pool.begin().await?;
+                let count: i64 = sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM erp_audit_log WHERE at >= $1 AND at < $2",
+                )
+                .bind(from.clone())
+                .bind(to.clone())
+                .fetch_one(&mut *tx)
+                .await?;
+                if count as u64 != rows {
+                    return Err(StoreError::Archive(format!(
+                        "{from} changed while it was exported ({rows} rows written, {count} \
+                         now): archive again"
+                    )));
+                }
+                record_archive(&mut tx, &archive, &record).await?;
+                let partition = partition_name(month);
+                let archived = format!("erp_audit_archived_{}", month.format("%Y_%m"));
+                sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                    "ALTER TABLE erp_audit_log DETACH PARTITION {partition}; \
+                     ALTER TABLE {partition} RENAME TO {archived}"
+                )))
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| {
+                    StoreError::Archive(format!(
+                        "cannot detach the partition {partition} of {from} (rows of a month \
+                         without a partition are in erp_audit_log_default and stay): {e}"
+                    ))
+                })?;
+                tx.commit().await?;
+            }
+            Backend::Sqlite => {
+                let mut conn = pool.acquire().await?;
+                record_archive(&mut conn, &archive, &record).await?;
+                drop(conn);
+                delete_month(pool, &from, &to).await?;
+            }
+        }
+        tracing::info!(month = %from, rows, file = %file.display(), "archived a month of the audit log");
+        Ok(Some(archive))
+    }
+}
+
+async fn record_archive(
+    conn: &mut sqlx::AnyConnection,
+    archive: &AuditArchive,
+    record: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO erp_audit_archives (month, file, rows, heads, archived_at) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(archive.month.clone())
+    .bind(archive.file.display().to_string())
+    .bind(archive.rows as i64)
+    .bind(record.to_string())
+    .bind(crate::audit::now_text())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// SQLite: deletes the rows of the month `from..to` in batches of
+/// [`SQLITE_DELETE_BATCH`], each its own statement.
+async fn delete_month(pool: &AnyPool, from: &str, to: &str) -> Result<u64, sqlx::Error> {
+    let mut deleted = 0;
+    loop {
+        let done = sqlx::query(
+            "DELETE FROM erp_audit_log WHERE id IN (SELECT id FROM erp_audit_log \
+             WHERE at >= $1 AND at < $2 LIMIT $3)",
+        )
+        .bind(from.to_string())
+        .bind(to.to_string())
+        .bind(SQLITE_DELETE_BATCH)
+        .execute(pool)
+        .await?;
+        deleted += done.rows_affected();
+        if done.rows_affected() == 0 {
+            return Ok(deleted);
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+/// Writes the rows of `from..to` to `file` as JSON lines, in chain order; returns how
+/// many and the file's SHA-256.
+async fn export_month(
+    pool: &AnyPool,
+    from: &str,
+    to: &str,
+    file: &Path,
+) -> Result<(u64, String), StoreError> {
+    use sha2::{Digest, Sha256};
+    let io =
+        |e: std::io::Error| StoreError::Archive(format!("cannot write {}: {e}", file.display()));
+    let partial = file.with_extension("jsonl.partial");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&partial).map_err(io)?);
+    let mut hash = Sha256::new();
+    let sql = format!(
+        "SELECT {} FROM erp_audit_log WHERE at >= $1 AND at < $2 \
+         ORDER BY chain_id IS NULL, chain_id, chain_seq, id",
+        ALL_COLUMNS.join(", ")
+    );
+    let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(from.to_string())
+        .bind(to.to_string())
+        .fetch(pool);
+    let mut count = 0u64;
+    while let Some(row) = rows.try_next().await? {
+        let mut line = serde_json::Map::new();
+        for (i, name) in ALL_COLUMNS.iter().enumerate() {
+            let value = if INT_COLUMNS.contains(name) {
+                serde_json::to_value(row.try_get::<Option<i64>, _>(i)?)
+            } else {
+                serde_json::to_value(row.try_get::<Option<String>, _>(i)?)
+            }
+            .expect("a column serializes");
+            line.insert((*name).to_string(), value);
+        }
+        let mut text = serde_json::to_vec(&line).expect("a row serializes");
+        text.push(b'\n');
+        hash.update(&text);
+        out.write_all(&text).map_err(io)?;
+        count += 1;
+    }
+    let file_handle = out.into_inner().map_err(|e| io(e.into_error()))?;
+    file_handle.sync_all().map_err(io)?;
+    std::fs::rename(&partial, file).map_err(io)?;
+    Ok((count, hex::encode(hash.finalize())))
+}
+
+/// Writes `bytes` to `path` and flushes it to the disk.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let io =
+        |e: std::io::Error| StoreError::Archive(format!("cannot write {}: {e}", path.display()));
+    let mut file = std::fs::File::create(path).map_err(io)?;
+    file.write_all(bytes).map_err(io)?;
+    file.sync_all().map_err(io)
+}
