@@ -97,19 +97,31 @@ fn registry() -> Result<ToolRegistry, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The Tryton companies as branches (id, the company party's code), as any configured
-/// person sees them.
+/// The Tryton companies as branches (id, the company party's code): each configured
+/// person's own companies, read as that person inside their own company (see `tryton.rs`:
+/// a request never carries a company that is not the caller's).
 async fn branches(tryton: &tryton::Tryton) -> Result<Vec<(i64, String)>, String> {
     let mut out: Vec<(i64, String)> = Vec::new();
     let mut last_error = None;
     for user in tryton.subjects() {
-        let who = tryton::Caller { user, company: 0 };
+        let companies = match tryton.own_companies(user).await {
+            Ok(c) if !c.is_empty() => c,
+            Ok(_) => continue, // a person without a company has no branch
+            Err(e) => {
+                last_error = Some(e.to_string());
+                continue;
+            }
+        };
+        let who = tryton::Caller {
+            user,
+            company: companies[0],
+        };
         match tryton
             .search(
                 &who,
                 "company.company",
-                &json!([]),
-                &["party.code", "rec_name"],
+                &json!([["id", "in", companies]]),
+                &["party.code"],
                 None,
             )
             .await
@@ -124,7 +136,6 @@ async fn branches(tryton: &tryton::Tryton) -> Result<Vec<(i64, String)>, String>
                         out.push((id, code.to_string()));
                     }
                 }
-                break;
             }
             Err(e) => last_error = Some(e.to_string()),
         }
@@ -230,8 +241,29 @@ async fn run(cli: Cli) -> Result<(), String> {
                     known.join(", ")
                 ));
             };
-            if !tryton.subjects().any(|s| s == user) {
+            if !tryton.subjects().contains(&user.as_str()) {
                 return Err(format!("`{user}` has no key in ERP_TOOLS_TRYTON_KEYS"));
+            }
+            // Every request runs inside the token's branch: it must be one of the
+            // person's own Tryton companies.
+            let own = tryton
+                .own_companies(&user)
+                .await
+                .map_err(|e| format!("cannot read {user}'s Tryton companies: {e}"))?;
+            if !own.contains(branch_id) {
+                let theirs: Vec<&str> = branches
+                    .iter()
+                    .filter(|(id, _)| own.contains(id))
+                    .map(|(_, c)| c.as_str())
+                    .collect();
+                return Err(format!(
+                    "`{user}` is not a user of {branch} in Tryton; their companies are {}",
+                    if theirs.is_empty() {
+                        "none".to_string()
+                    } else {
+                        theirs.join(", ")
+                    }
+                ));
             }
             let known = ["purchasing:read", "purchasing:draft"]
                 .into_iter()
