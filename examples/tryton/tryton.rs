@@ -22,7 +22,8 @@
 //!   least one of these rules:\nUser in companies"` (another company);
 //! - a missing or unknown key: HTTP 401 (an HTML page);
 //! - an unknown field or a server fault: HTTP 500 (an HTML page; the transaction was
-//!   rolled back, but a 5xx may also come from a proxy after the commit: unknown).
+//!   rolled back, but a 5xx may also come from a proxy after the commit: answered without
+//!   a result, the outcome unknown).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -187,8 +188,8 @@ impl Tryton {
         let value = self.send(caller, request).await?;
         match value {
             Value::Array(records) => Ok(records),
-            other => Err(RemoteError::Unknown {
-                status: Some(200),
+            other => Err(RemoteError::NoResult {
+                status: 200,
                 detail: format!("a search answered something else than a list: {other}"),
             }),
         }
@@ -247,8 +248,8 @@ impl Tryton {
             detail: format!("the answer was cut off: {e}"),
         })?;
         if (200..300).contains(&status) {
-            return serde_json::from_str(&body).map_err(|e| RemoteError::Unknown {
-                status: Some(status),
+            return serde_json::from_str(&body).map_err(|e| RemoteError::NoResult {
+                status,
                 detail: format!("the answer is not JSON ({e}): {}", short(&body)),
             });
         }
@@ -256,21 +257,22 @@ impl Tryton {
     }
 }
 
-/// A request that failed without an HTTP answer: refused before sending, or unknown.
+/// A request that failed without an HTTP answer: not sent (no connection), timed out, or
+/// the connection ended without an answer.
 fn transport_error(e: reqwest::Error) -> RemoteError {
     let e = e.without_url();
     if e.is_connect() {
         RemoteError::Unreachable {
             detail: e.to_string(),
         }
+    } else if e.is_timeout() {
+        RemoteError::TimedOut {
+            detail: e.to_string(),
+        }
     } else {
         RemoteError::Unknown {
             status: None,
-            detail: if e.is_timeout() {
-                format!("no answer in time: {e}")
-            } else {
-                e.to_string()
-            },
+            detail: e.to_string(),
         }
     }
 }
@@ -301,24 +303,12 @@ pub fn classify(status: u16, body: &str, user: &str) -> RemoteError {
             user: user.to_string(),
             message: "Tryton did not accept this person's REST key".into(),
         },
-        403 => RemoteError::Denied {
-            status,
-            user: user.to_string(),
-            message: text,
-        },
         400 if message.as_deref().is_some_and(is_access_error) => RemoteError::Denied {
             status,
             user: user.to_string(),
             message: text,
         },
-        400 | 404 | 422 => RemoteError::Invalid {
-            status,
-            message: text,
-        },
-        _ => RemoteError::Unknown {
-            status: Some(status),
-            detail: text,
-        },
+        _ => RemoteError::from_status(status, user, text),
     }
 }
 
@@ -382,7 +372,7 @@ mod tests {
         ));
         assert!(matches!(
             classify(502, "Bad Gateway", "b"),
-            RemoteError::Unknown { .. }
+            RemoteError::NoResult { status: 502, .. }
         ));
     }
 }

@@ -59,8 +59,9 @@ pub(crate) enum Sent {
     Found(DocumentRef),
     /// The system certainly created nothing.
     Refused(RemoteError),
-    /// Sent; no definite answer.
-    Unknown(RemoteError),
+    /// Sent; no definite answer: the error, and which request it was (`draft`, or the
+    /// lookup of an earlier attempt).
+    Unknown(RemoteError, &'static str),
 }
 
 /// Called just before the create is sent, so the key records that a request may be in
@@ -205,13 +206,11 @@ impl RemoteDraft {
                 }
                 Ok(None) => {}
                 Err(e) => {
-                    // The earlier attempt's outcome is still unknown.
-                    let err = RemoteError::Unknown {
-                        status: e.status(),
-                        detail: format!("lookup by marker failed: {e}"),
-                    };
-                    self.sent = Sent::Unknown(err);
-                    return Err(unknown_outcome(&system));
+                    // The earlier attempt's outcome is still unknown, whatever the lookup's
+                    // failure was (even a refusal: the create may have gone through).
+                    let err = unknown_outcome(&system, Some(&e), LOOKUP);
+                    self.sent = Sent::Unknown(e, LOOKUP);
+                    return Err(err);
                 }
             }
         }
@@ -236,13 +235,16 @@ impl RemoteDraft {
                 self.sent = if e.nothing_created() {
                     Sent::Refused(e)
                 } else {
-                    Sent::Unknown(e)
+                    Sent::Unknown(e, "draft")
                 };
                 Err(err)
             }
         }
     }
 }
+
+/// What the model is told a failed lookup by marker was.
+pub(crate) const LOOKUP: &str = "lookup of the earlier attempt by its marker";
 
 /// `future` bounded by `timeout`: past it, the outcome is unknown.
 async fn bounded<T>(
@@ -253,10 +255,7 @@ async fn bounded<T>(
     {
         match tokio::time::timeout(timeout, future).await {
             Ok(r) => r,
-            Err(_) => Err(RemoteError::Unknown {
-                status: None,
-                detail: format!("no answer within {} ms", timeout.as_millis()),
-            }),
+            Err(_) => Err(RemoteError::timed_out(timeout)),
         }
     }
     #[cfg(not(feature = "runtime"))]
