@@ -352,11 +352,7 @@ fn document(record: &Value) -> Option<DocumentRef> {
         .as_str()
         .map(str::to_string)
         .unwrap_or_else(|| format!("#{id}"));
-    Some(DocumentRef {
-        doc_type: "purchase.purchase".into(),
-        id,
-        number,
-    })
+    Some(DocumentRef::new("purchase.purchase", id, number))
 }
 
 /// Finds the purchase that carries `marker`, as `who`.
@@ -522,8 +518,12 @@ pub async fn draft_purchase(
             .unwrap_or(Value::Null),
     };
     let untaxed_total = priced.iter().map(|l| l.amount).sum();
+    // Tryton names records with numbers (`document` above).
+    let purchase_id = doc.id.as_i64().ok_or_else(|| {
+        ToolError::internal(format!("Tryton purchase id {} is not a number", doc.id))
+    })?;
     Ok(DraftPurchase {
-        purchase_id: doc.id,
+        purchase_id,
         number: record["number"].as_str().map(str::to_string),
         state: record["state"].as_str().unwrap_or("draft").to_string(),
         branch: ctx.branch_code().to_string(),

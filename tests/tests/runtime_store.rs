@@ -31,6 +31,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0010_remote_drafts",
             "erp_tools/0011_approval_preview",
             "erp_tools/0012_used_request_states",
+            "erp_tools/0016_document_text_id",
         ]
     );
 
@@ -53,6 +54,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0010_remote_drafts",
             "erp_tools/0011_approval_preview",
             "erp_tools/0012_used_request_states",
+            "erp_tools/0016_document_text_id",
             "0001_fixture_tables",
             "0002_fixture_seed"
         ]

@@ -86,7 +86,7 @@ pub(crate) type BeforeSend = Box<dyn FnMut() -> BoxFuture<'static, Result<(), St
 /// #         Box::pin(async { Ok(None) })
 /// #     }
 /// #     fn create<'a>(&'a self, marker: &'a str) -> BoxFuture<'a, Result<DocumentRef, RemoteError>> {
-/// #         Box::pin(async move { Ok(DocumentRef { doc_type: "purchase".into(), id: 1, number: marker.into() }) })
+/// #         Box::pin(async move { Ok(DocumentRef::new("purchase", 1, marker)) })
 /// #     }
 /// # }
 /// # fn purchases(_: &ToolContext, _: &Args) -> Box<dyn RemoteWrite> { Box::new(Purchases) }

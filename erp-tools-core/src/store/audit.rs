@@ -7,15 +7,34 @@
 use sqlx::Row;
 
 use crate::audit::{ATTEMPT, AuditEntry, AuditId, AuditRecord, Outcome, SOURCE_RUNTIME, now_text};
-use crate::tool::handles::{Backend, DocumentRef};
+use crate::tool::handles::{Backend, DocumentId, DocumentRef};
+
+/// The document a row names in its `document_type`, `document_id`, `document_text_id`
+/// and `document_number` columns (audit rows and key rows alike), if it names one.
+pub(crate) fn document_of_row(row: &sqlx::any::AnyRow) -> Result<Option<DocumentRef>, sqlx::Error> {
+    let doc_type: Option<String> = row.try_get("document_type")?;
+    let id = DocumentId::from_columns(
+        row.try_get("document_id")?,
+        row.try_get("document_text_id")?,
+    );
+    let number: Option<String> = row.try_get("document_number")?;
+    Ok(match (doc_type, id, number) {
+        (Some(doc_type), Some(id), Some(number)) => Some(DocumentRef {
+            doc_type,
+            id,
+            number,
+        }),
+        _ => None,
+    })
+}
 
 /// The columns of a new row, in the order [`insert_many`] binds them.
 const COLUMNS: &str = "at, finished_at, source, agent_run_id, tool_call_id, tool_name, \
      user_id, branch_id, branch_code, arguments, outcome, message, document_type, document_id, \
-     document_number, model, prompt_version, step, action_signature, replica_id";
+     document_number, model, prompt_version, step, action_signature, replica_id, document_text_id";
 /// How many columns [`COLUMNS`] names.
-const COLUMN_COUNT: usize = 20;
-/// Rows (or outcome updates) per multi-row statement on PostgreSQL (21 parameters each at
+const COLUMN_COUNT: usize = 21;
+/// Rows (or outcome updates) per multi-row statement on PostgreSQL (22 parameters each at
 /// most). On SQLite any number is one statement with one parameter ([`SQLITE_WRITE`]).
 pub(crate) const PG_ROWS_PER_STATEMENT: usize = 64;
 
@@ -32,18 +51,19 @@ pub(crate) const PG_ROWS_PER_STATEMENT: usize = 64;
 const SQLITE_WRITE: &str = "INSERT INTO erp_audit_log (id, at, finished_at, \
      source, agent_run_id, tool_call_id, tool_name, user_id, branch_id, branch_code, \
      arguments, outcome, message, document_type, document_id, document_number, model, \
-     prompt_version, step, action_signature, replica_id) \
+     prompt_version, step, action_signature, replica_id, document_text_id) \
      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, \
      value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, \
      value ->> 12, value ->> 13, value ->> 14, value ->> 15, value ->> 16, value ->> 17, \
-     value ->> 18, value ->> 19, value ->> 20 \
+     value ->> 18, value ->> 19, value ->> 20, value ->> 21 \
      FROM jsonb_each($1) \
      WHERE value ->> 0 IS NULL \
         OR EXISTS (SELECT 1 FROM erp_audit_log AS a WHERE a.id = value ->> 0) \
      ORDER BY key \
      ON CONFLICT (id) DO UPDATE SET outcome = excluded.outcome, message = excluded.message, \
      document_type = excluded.document_type, document_id = excluded.document_id, \
-     document_number = excluded.document_number, finished_at = excluded.finished_at \
+     document_number = excluded.document_number, finished_at = excluded.finished_at, \
+     document_text_id = excluded.document_text_id \
      RETURNING id";
 
 /// A row for the audit writer: the entry, when it was written, and whether it is
@@ -233,14 +253,16 @@ fn row_columns<T: serde::ser::SerializeTuple>(row: &NewRow, t: &mut T) -> Result
     t.serialize_element(&e.arguments)?;
     t.serialize_element(&e.outcome)?;
     t.serialize_element(&e.message)?;
+    let (doc_id, doc_text_id) = DocumentId::columns(doc.map(|d| &d.id));
     t.serialize_element(&doc.map(|d| &d.doc_type))?;
-    t.serialize_element(&doc.map(|d| d.id))?;
+    t.serialize_element(&doc_id)?;
     t.serialize_element(&doc.map(|d| &d.number))?;
     t.serialize_element(&e.model)?;
     t.serialize_element(&e.prompt_version)?;
     t.serialize_element(&e.step)?;
     t.serialize_element(&e.action_signature)?;
-    t.serialize_element(&row.replica_id.as_deref())
+    t.serialize_element(&row.replica_id.as_deref())?;
+    t.serialize_element(&doc_text_id)
 }
 
 /// SQLite: inserts `rows` and applies `fins` with one statement ([`SQLITE_WRITE`]);
@@ -305,13 +327,15 @@ impl serde::Serialize for WriteItem<'_> {
                 t.serialize_element(&none)?;
                 t.serialize_element(fin.outcome.as_str())?;
                 t.serialize_element(&fin.message)?;
+                let (doc_id, doc_text_id) = DocumentId::columns(doc.map(|d| &d.id));
                 t.serialize_element(&doc.map(|d| &d.doc_type))?;
-                t.serialize_element(&doc.map(|d| d.id))?;
+                t.serialize_element(&doc_id)?;
                 t.serialize_element(&doc.map(|d| &d.number))?;
                 // model, prompt_version, step, action_signature, replica_id: kept.
                 for _ in 0..5 {
                     t.serialize_element(&none)?;
                 }
+                t.serialize_element(&doc_text_id)?;
             }
         }
         t.end()
@@ -325,6 +349,7 @@ fn bind_row<'q>(
 ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
     let e = &row.entry;
     let doc = e.document.as_ref();
+    let (doc_id, doc_text_id) = DocumentId::columns(doc.map(|d| &d.id));
     query
         .bind(row.at.clone())
         .bind(row.finished_at.clone())
@@ -339,13 +364,14 @@ fn bind_row<'q>(
         .bind(e.outcome.clone())
         .bind(e.message.clone())
         .bind(doc.map(|d| d.doc_type.clone()))
-        .bind(doc.map(|d| d.id))
+        .bind(doc_id)
         .bind(doc.map(|d| d.number.clone()))
         .bind(e.model.clone())
         .bind(e.prompt_version.clone())
         .bind(e.step)
         .bind(e.action_signature.clone())
         .bind(row.replica_id.as_deref().map(str::to_string))
+        .bind(doc_text_id)
 }
 
 /// Applies the final outcomes `fins` (row id, outcome) with one statement (on PostgreSQL,
@@ -367,21 +393,23 @@ pub(crate) async fn finish_many(
     let mut sql = String::from(
         "UPDATE erp_audit_log SET outcome = v.column2, message = v.column3, \
          document_type = v.column4, document_id = v.column5, document_number = v.column6, \
-         finished_at = v.column7 FROM (VALUES ",
+         finished_at = v.column7, document_text_id = v.column8 FROM (VALUES ",
     );
-    push_tuples(&mut sql, fins.len(), 7);
+    push_tuples(&mut sql, fins.len(), 8);
     sql.push_str(") AS v WHERE erp_audit_log.id = v.column1");
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
     for (id, fin) in fins {
         let doc = fin.document.as_ref();
+        let (doc_id, doc_text_id) = DocumentId::columns(doc.map(|d| &d.id));
         query = query
             .bind(*id)
             .bind(fin.outcome.as_str())
             .bind(fin.message.clone())
             .bind(doc.map(|d| d.doc_type.clone()))
-            .bind(doc.map(|d| d.id))
+            .bind(doc_id)
             .bind(doc.map(|d| d.number.clone()))
-            .bind(fin.finished_at.clone());
+            .bind(fin.finished_at.clone())
+            .bind(doc_text_id);
     }
     query.execute(&mut *conn).await?;
     Ok(())
@@ -412,17 +440,20 @@ where
     E: sqlx::Executor<'c, Database = sqlx::Any>,
 {
     let document = fin.document.as_ref();
+    let (doc_id, doc_text_id) = DocumentId::columns(document.map(|d| &d.id));
     sqlx::query(
         "UPDATE erp_audit_log SET outcome = $1, message = $2, document_type = $3, \
-         document_id = $4, document_number = $5, finished_at = $6 WHERE id = $7",
+         document_id = $4, document_number = $5, finished_at = $6, document_text_id = $8 \
+         WHERE id = $7",
     )
     .bind(fin.outcome.as_str())
     .bind(fin.message.clone())
     .bind(document.map(|d| d.doc_type.clone()))
-    .bind(document.map(|d| d.id))
+    .bind(doc_id)
     .bind(document.map(|d| d.number.clone()))
     .bind(fin.finished_at.clone())
     .bind(id)
+    .bind(doc_text_id)
     .execute(executor)
     .await?;
     Ok(())
@@ -467,10 +498,12 @@ pub(crate) async fn complete_and_finish(
     super::keys::bind_completed(
         sqlx::query(
             "WITH k AS (UPDATE erp_idempotency_keys SET document_type = $1, document_id = $2, \
-             document_number = $3, response = $4, response_text = $5, audit_id = $6 \
-             WHERE agent_run_id = $7 AND client_ref = $8 RETURNING 1) \
-             UPDATE erp_audit_log SET outcome = $9, message = NULL, document_type = $1, \
-             document_id = $2, document_number = $3, finished_at = $10 WHERE id = $6",
+             document_number = $3, response = $4, response_text = $5, audit_id = $6, \
+             document_text_id = $7 \
+             WHERE agent_run_id = $8 AND client_ref = $9 RETURNING 1) \
+             UPDATE erp_audit_log SET outcome = $10, message = NULL, document_type = $1, \
+             document_id = $2, document_number = $3, finished_at = $11, document_text_id = $7 \
+             WHERE id = $6",
         ),
         done,
     )
@@ -490,22 +523,23 @@ pub(crate) async fn close_interrupted(
     pool: &sqlx::AnyPool,
     id: AuditId,
     message: &str,
-    document: Option<(Option<String>, Option<i64>, Option<String>)>,
+    document: Option<&DocumentRef>,
 ) -> Result<u64, sqlx::Error> {
-    let (doc_type, doc_id, doc_number) = document.unwrap_or_default();
+    let (doc_id, doc_text_id) = DocumentId::columns(document.map(|d| &d.id));
     let updated = sqlx::query(
         "UPDATE erp_audit_log SET outcome = $1, finished_at = $2, message = $3, \
-         document_type = $4, document_id = $5, document_number = $6 \
+         document_type = $4, document_id = $5, document_number = $6, document_text_id = $9 \
          WHERE id = $7 AND outcome = $8",
     )
     .bind(Outcome::Interrupted.as_str())
     .bind(now_text())
     .bind(message)
-    .bind(doc_type)
+    .bind(document.map(|d| d.doc_type.clone()))
     .bind(doc_id)
-    .bind(doc_number)
+    .bind(document.map(|d| d.number.clone()))
     .bind(id)
     .bind(ATTEMPT)
+    .bind(doc_text_id)
     .execute(pool)
     .await?;
     Ok(updated.rows_affected())
@@ -520,7 +554,8 @@ pub(crate) async fn select(
             () => {
                 "SELECT id, at, finished_at, source, agent_run_id, tool_call_id, tool_name, \
                  user_id, branch_id, branch_code, arguments, outcome, message, document_type, \
-                 document_id, document_number, model, prompt_version, step, action_signature \
+                 document_id, document_text_id, document_number, model, prompt_version, step, \
+                 action_signature \
                  FROM erp_audit_log"
             };
         }
@@ -541,17 +576,7 @@ pub(crate) async fn select(
 }
 
 fn record_from_row(row: &sqlx::any::AnyRow) -> Result<AuditRecord, sqlx::Error> {
-    let doc_type: Option<String> = row.try_get("document_type")?;
-    let doc_id: Option<i64> = row.try_get("document_id")?;
-    let doc_number: Option<String> = row.try_get("document_number")?;
-    let document = match (doc_type, doc_id, doc_number) {
-        (Some(doc_type), Some(id), Some(number)) => Some(DocumentRef {
-            doc_type,
-            id,
-            number,
-        }),
-        _ => None,
-    };
+    let document = document_of_row(row)?;
     Ok(AuditRecord {
         id: row.try_get("id")?,
         at: row.try_get("at")?,

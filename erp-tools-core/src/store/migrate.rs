@@ -53,6 +53,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0012_used_request_states",
         include_str!("../../migrations/sqlite/0012_used_request_states.sql"),
     ),
+    (
+        "erp_tools/0016_document_text_id",
+        include_str!("../../migrations/sqlite/0016_document_text_id.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -99,6 +103,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0012_used_request_states",
         include_str!("../../migrations/postgres/0012_used_request_states.sql"),
     ),
+    (
+        "erp_tools/0016_document_text_id",
+        include_str!("../../migrations/postgres/0016_document_text_id.sql"),
+    ),
 ];
 
 /// The SQLite migration that drops the main file's audit table after its rows were copied
@@ -121,6 +129,10 @@ pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/audit/0003_erp_outcome",
         include_str!("../../migrations/sqlite/audit/0003_erp_outcome.sql"),
+    ),
+    (
+        "erp_tools/audit/0007_document_text_id",
+        include_str!("../../migrations/sqlite/audit/0007_document_text_id.sql"),
     ),
 ];
 

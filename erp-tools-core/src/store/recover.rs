@@ -175,10 +175,11 @@ pub(crate) async fn recover(
         let document = match (client_ref, row.tool_name.as_deref()) {
             (Some(client_ref), Some(tool)) => {
                 sqlx::query(
-                    "SELECT document_type, document_id, document_number, remote_state \
-                     FROM erp_idempotency_keys \
+                    "SELECT document_type, document_id, document_text_id, document_number, \
+                     remote_state FROM erp_idempotency_keys \
                      WHERE agent_run_id = $1 AND client_ref = $2 AND tool_name = $3 AND created_at >= $4 \
-                     AND (document_id IS NOT NULL OR remote_state IS NOT NULL)",
+                     AND (document_id IS NOT NULL OR document_text_id IS NOT NULL \
+                     OR remote_state IS NOT NULL)",
                 )
                 .bind(&row.agent_run_id)
                 .bind(&client_ref)
@@ -189,22 +190,22 @@ pub(crate) async fn recover(
             }
             _ => None,
         };
+        let document = match &document {
+            Some(row) => Some(audit::document_of_row(row)?),
+            None => None,
+        };
         match document {
-            Some(doc) if doc.try_get::<Option<i64>, _>("document_id")?.is_none() => {
+            Some(None) => {
+                // A remote draft's key still pending: no document yet.
                 done.interrupted +=
                     audit::close_interrupted(audit_pool, row.id, REMOTE_PENDING, None).await?;
             }
-            Some(doc) => {
-                let document = (
-                    doc.try_get("document_type")?,
-                    doc.try_get("document_id")?,
-                    doc.try_get("document_number")?,
-                );
+            Some(Some(document)) => {
                 done.linked += audit::close_interrupted(
                     audit_pool,
                     row.id,
                     DOCUMENT_COMMITTED,
-                    Some(document),
+                    Some(&document),
                 )
                 .await?;
             }
