@@ -194,19 +194,33 @@ async fn run(cli: Cli) -> Result<(), String> {
                     .map_err(|e| e.to_string())?,
             };
             purchasing::install(tryton);
-            // The pending keys of calls a stopped process left: looked up by their marker.
-            let lookup = purchasing::PurchaseLookup;
-            let lookups: [(&str, &dyn RemoteLookup); 1] = [("purchasing_draft_purchase", &lookup)];
-            let done = remote::reconcile(&db, &lookups, 1000, timeout() * 3)
-                .await
-                .map_err(|e| format!("the start-up reconcile of remote drafts failed: {e}"))?;
-            eprintln!(
-                "tryton: reconciled pending drafts at start-up: {} found in Tryton, {} freed, {} left pending",
-                done.found, done.released, done.unresolved
+            // The pending keys of calls a stopped process left, looked up by their marker
+            // beside the server: it listens at once, /readyz tells the progress, and a
+            // retry meanwhile is exactly-once all the same.
+            let lookup: Arc<dyn RemoteLookup> = Arc::new(purchasing::PurchaseLookup);
+            let reconciliation = remote::reconcile_in_background(
+                db.clone(),
+                vec![("purchasing_draft_purchase".into(), lookup)],
+                1000,
+                timeout() * 3,
             );
+            let pass = reconciliation.clone();
+            tokio::spawn(async move {
+                match pass.finished().await {
+                    Ok(done) => eprintln!(
+                        "tryton: reconciled pending drafts at start-up: {} found in Tryton, {} freed, {} left pending",
+                        done.found, done.released, done.unresolved
+                    ),
+                    Err(e) => {
+                        eprintln!("tryton: the start-up reconcile of remote drafts failed: {e}")
+                    }
+                }
+            });
             let runtime = ToolRuntime::new(registry, db.clone());
             let authenticator_for_console = authenticator.clone();
-            let config = HttpConfig::from_authenticator(authenticator).with_rate_limit(None);
+            let config = HttpConfig::from_authenticator(authenticator)
+                .with_rate_limit(None)
+                .with_reconciliation(reconciliation);
             let options = config.serve_options();
             let console = review::console(authenticator_for_console, db.clone());
             let router = erp_tools_core::mcp::router(runtime, config).nest("/review", console);

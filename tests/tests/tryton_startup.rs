@@ -160,3 +160,156 @@ async fn the_examples_start_up_leaves_every_person_their_company() {
     again.kill().ok();
     again.wait().ok();
 }
+
+/// After a kill -9 with drafts in flight (their keys pending, their leases still running),
+/// the restarted example listens at once and reconciles beside serving: `/readyz` says it
+/// is reconciling, a resend meanwhile is told the call is in progress or answered, and in
+/// the end every `client_ref` has exactly one purchase and no key is left pending.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_listens_at_once_and_reconciles_beside_serving() {
+    let Some(tr) = TrytonRun::start("a_restart_listens_at_once_and_reconciles_beside_serving")
+    else {
+        return;
+    };
+    // Creates reach Tryton at once; their answers come back 1 s later.
+    let proxy = erp_tools_tests::fault_proxy::FaultProxy::start(tr.port()).await;
+    proxy.delay_creates(Duration::from_millis(1000)).await;
+    let example = Example::new(
+        example_binary(),
+        &tr.url_via(proxy.addr.port()),
+        &tr.keys_path(),
+        1500,
+    );
+    let (mut server, _) = example.serve();
+    let run = "restart";
+    let token = example
+        .token("buyer-sby", "SBY-01", SCOPES, Some(run))
+        .unwrap();
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let url = example.mcp_url();
+    let args = |client_ref: &str| {
+        json!({
+            "supplier_id": tr.fact("suppliers", "CV Minyak Jaya"),
+            "client_ref": client_ref,
+            "lines": [{"product_id": tr.fact("products", "OIL-2L"), "quantity": "2"}],
+        })
+    };
+    let refs: Vec<String> = (0..4).map(|i| format!("in-flight-{i}")).collect();
+    let calls: Vec<_> = refs
+        .iter()
+        .map(|r| {
+            let (http, url, token, args) = (http.clone(), url.clone(), token.clone(), args(r));
+            tokio::spawn(async move { mcp_call(&http, &url, &token, DRAFT, &args).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    server.kill().expect("kill -9");
+    server.wait().ok();
+    for c in calls {
+        let _ = c.await; // cut off by the kill
+    }
+    let db = erp_tools_core::Database::open(&example.db_url)
+        .await
+        .unwrap();
+    let pending = remote::pending_keys(&db).await.unwrap();
+    db.close().await;
+    assert!(pending > 0, "the kill left no key pending");
+
+    let (mut server, listening) = example.serve();
+    let ready = http
+        .get(format!("http://127.0.0.1:{}/readyz", example.port))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+    let body: Value = ready.json().await.unwrap();
+    let reconciling = body["remote_drafts"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        reconciling.starts_with("reconciling remote drafts"),
+        "{body}"
+    );
+    // A resend while the pass runs: in progress (retry) or answered, never a second one.
+    let first = &refs[0];
+    let mut answered = None;
+    for _ in 0..20 {
+        let r = mcp_call(&http, &url, &token, DRAFT, &args(first))
+            .await
+            .unwrap();
+        if r["isError"] != json!(true) {
+            answered = Some(r);
+            break;
+        }
+        let text = result_text(&r);
+        assert!(
+            text.contains("still writing") || text.contains("Nothing is confirmed"),
+            "{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let answered = answered.expect("the resend was answered within 6 s");
+    let mut reconciled = String::new();
+    for _ in 0..100 {
+        let body: Value = http
+            .get(format!("http://127.0.0.1:{}/readyz", example.port))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        reconciled = body["remote_drafts"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if reconciled.starts_with("remote drafts reconciled") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        reconciled.starts_with("remote drafts reconciled"),
+        "{reconciled}"
+    );
+    let sby = tr.fact("companies", "SBY-01");
+    for r in &refs {
+        let resent = mcp_call(&http, &url, &token, DRAFT, &args(r))
+            .await
+            .unwrap();
+        assert_ne!(
+            resent["isError"],
+            json!(true),
+            "{r}: {}",
+            result_text(&resent)
+        );
+        let purchases = tr
+            .with_marker("buyer-sby", sby, &remote::marker(run, r))
+            .await;
+        assert_eq!(purchases.len(), 1, "{r}: {purchases:?}");
+        assert_eq!(
+            purchases[0]["id"], resent["structuredContent"]["purchase_id"],
+            "{r}"
+        );
+    }
+    assert_eq!(
+        answered["structuredContent"]["purchase_id"],
+        tr.with_marker("buyer-sby", sby, &remote::marker(run, first))
+            .await[0]["id"]
+    );
+    server.kill().ok();
+    server.wait().ok();
+    let db = erp_tools_core::Database::open(&example.db_url)
+        .await
+        .unwrap();
+    assert_eq!(remote::pending_keys(&db).await.unwrap(), 0);
+    db.close().await;
+    println!(
+        "restart after a kill with {pending} pending key(s): listening after {} ms; /readyz then: {reconciling}; later: {reconciled}",
+        listening.as_millis()
+    );
+}

@@ -31,9 +31,15 @@ mod reconcile;
 mod timeout;
 
 pub use error::{RemoteError, quoted};
+/// The boxed future [`RemoteWrite`] and [`RemoteLookup`] return (`futures`' own), so an
+/// implementation needs no `futures` dependency: `Box::pin(async move { .. })`.
+pub use futures::future::BoxFuture;
 pub use handle::{RemoteDraft, RemoteWrite};
 #[cfg(feature = "runtime")]
-pub use reconcile::{Reconciled, RemoteCaller, RemoteLookup, reconcile};
+pub use reconcile::{
+    ReconcileProgress, Reconciled, Reconciliation, RemoteCaller, RemoteLookup, reconcile,
+    reconcile_in_background,
+};
 #[cfg(feature = "runtime")]
 pub(crate) use timeout::remote_timeout;
 pub use timeout::{request_timeout, set_request_timeout};
