@@ -223,7 +223,9 @@ pub(crate) struct DraftLine {
     pub document_number: String,
 }
 
-/// Documents drafted in `branch_id` (successful draft calls), the newest first.
+/// Documents drafted in `branch_id` (successful draft calls), the newest first: each once,
+/// from the call that first answered with it (a remote draft whose answer was lost is
+/// first answered by the resend that found it by its marker, a `replayed` row).
 pub(crate) async fn drafts(
     pool: &sqlx::AnyPool,
     branch_id: i64,
@@ -232,8 +234,13 @@ pub(crate) async fn drafts(
 ) -> Result<Vec<DraftLine>, sqlx::Error> {
     let rows = sqlx::query(
         "SELECT id, at, agent_run_id, tool_name, user_id, document_type, document_id, \
-         document_text_id, document_number FROM erp_audit_log WHERE branch_id = $1 AND source = 'runtime' \
-         AND outcome = 'ok' AND document_number IS NOT NULL ORDER BY id DESC LIMIT $2 OFFSET $3",
+         document_text_id, document_number FROM erp_audit_log l WHERE branch_id = $1 \
+         AND source = 'runtime' AND document_number IS NOT NULL \
+         AND (outcome = 'ok' OR (outcome = 'replayed' AND NOT EXISTS ( \
+             SELECT 1 FROM erp_audit_log e WHERE e.agent_run_id = l.agent_run_id AND e.id < l.id \
+             AND e.document_type = l.document_type AND e.document_number = l.document_number \
+             AND e.outcome IN ('ok', 'replayed')))) \
+         ORDER BY id DESC LIMIT $2 OFFSET $3",
     )
     .bind(branch_id)
     .bind(limit)
