@@ -132,7 +132,8 @@ impl Drop for RestErp {
 /// The API key of `clerk`, who may read but not create purchase orders (403).
 pub const CLERK_KEY: &str = "key-clerk";
 
-fn person(erp: &Erp, headers: &HeaderMap) -> Result<String, Response> {
+/// The person whose key the request carries, if it is a known key.
+fn person(erp: &Erp, headers: &HeaderMap) -> Option<String> {
     let key = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
@@ -142,18 +143,19 @@ fn person(erp: &Erp, headers: &HeaderMap) -> Result<String, Response> {
         .iter()
         .find(|(k, _)| k == key)
         .map(|(_, p)| p.clone())
-        .ok_or_else(|| {
-            (
-                StatusCode::UNAUTHORIZED,
-                Json(json!({"message": "Invalid API key"})),
-            )
-                .into_response()
-        })
+}
+
+fn unauthorized() -> Response {
+    (
+        StatusCode::UNAUTHORIZED,
+        Json(json!({"message": "Invalid API key"})),
+    )
+        .into_response()
 }
 
 async fn suppliers(State(erp): State<Erp>, headers: HeaderMap) -> Response {
-    if let Err(r) = person(&erp, &headers) {
-        return r;
+    if person(&erp, &headers).is_none() {
+        return unauthorized();
     }
     let data: Vec<Value> = SUPPLIERS
         .iter()
@@ -168,8 +170,8 @@ async fn search(
     Query(q): Query<std::collections::HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = person(&erp, &headers) {
-        return r;
+    if person(&erp, &headers).is_none() {
+        return unauthorized();
     }
     if doctype != "Purchase Order" {
         return not_found(&doctype);
@@ -195,9 +197,8 @@ async fn create(
     headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Response {
-    let who = match person(&erp, &headers) {
-        Ok(p) => p,
-        Err(r) => return r,
+    let Some(who) = person(&erp, &headers) else {
+        return unauthorized();
     };
     if doctype != "Purchase Order" {
         return not_found(&doctype);

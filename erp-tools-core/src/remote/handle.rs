@@ -117,12 +117,14 @@ pub(crate) type BeforeSend = Box<dyn FnMut() -> BoxFuture<'static, Result<(), St
 ///    run out, so a request still in flight is not raced; two concurrent retries never
 ///    both create (the lease is taken by one conditional `UPDATE`; the other is told the
 ///    call is in progress).
-/// 5. No definite answer after sending (timeout, dropped connection, 5xx): the model is
-///    told nothing is confirmed and to retry with the same `client_ref`; the key stays
-///    pending. A refusal (validation, access) or a request that never left frees the key:
-///    nothing was created.
+/// 5. No definite answer after sending (timed out, answered without a result such as a
+///    502, connection lost): the model is told which it was, that nothing is confirmed and
+///    to retry with the same `client_ref`; the key stays pending. A refusal (validation,
+///    access) or a request that never left frees the key: nothing was created.
 /// 6. At start-up, [`reconcile`](crate::remote::reconcile) does step 4 for the pending keys
-///    of interrupted calls (bounded, logged, audited).
+///    of interrupted calls (bounded, logged, audited), or
+///    [`reconcile_in_background`](crate::remote::reconcile_in_background) beside the
+///    serving server.
 ///
 /// Each step of the create and the lookup is bounded by [`timeout`](Self::timeout)
 /// (default [`RemoteDraft::DEFAULT_TIMEOUT`], set with `ERP_TOOLS_REMOTE_TIMEOUT_MS`).

@@ -126,6 +126,9 @@ impl PendingRow {
     /// Puts the call's final outcome on the row while it is still queued, so the writer
     /// inserts the finished row at once. Gives `fin` back when the writer has already
     /// taken the row (finish it with [`AuditWriter::finish`] after [`Self::durable`]).
+    // The error gives the caller's own value back, moved, as it came: boxing it would add
+    // an allocation on the read fast path for nothing.
+    #[allow(clippy::result_large_err)]
     pub(crate) fn complete_in_queue(&self, fin: Final) -> Result<(), Final> {
         if fin.erp.is_some() {
             // The insert has no ERP columns: such an outcome is always an update.
