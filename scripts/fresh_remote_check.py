@@ -23,23 +23,11 @@ import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, failures, free_port  # noqa: E402
+
 server_bin, fixture_bin = (os.path.abspath(p) for p in sys.argv[1:3])
 work = tempfile.mkdtemp()
-failures = []
-
-
-def check(cond, what):
-    print(("  ok   " if cond else "  FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 fixture = subprocess.Popen([fixture_bin], stdout=subprocess.PIPE, text=True)

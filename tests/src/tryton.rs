@@ -304,40 +304,14 @@ pub async fn mcp_call(
     tool: &str,
     args: &Value,
 ) -> Result<Value, String> {
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {
-            "name": tool, "arguments": args,
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {}
-            }
-        }
-    });
-    let text = http
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", tool)
-        .bearer_auth(token)
-        .json(&body)
+    let text = crate::drafts::tools_call(http, url, token, tool, args, "1")
         .send()
         .await
         .map_err(|e| format!("transport: {e}"))?
         .text()
         .await
         .map_err(|e| format!("transport: {e}"))?;
-    // A JSON answer, or the `data:` line of an SSE one.
-    let json = text
-        .lines()
-        .find_map(|l| l.strip_prefix("data:"))
-        .map(str::trim)
-        .unwrap_or(text.trim());
-    let v: Value = serde_json::from_str(json).map_err(|_| format!("no JSON in {text:.300}"))?;
-    v.get("result")
-        .cloned()
-        .ok_or_else(|| format!("no result in {text:.300}"))
+    crate::drafts::rpc_result(&text).ok_or_else(|| format!("no result in {text:.300}"))
 }
 
 /// A tool result's text.

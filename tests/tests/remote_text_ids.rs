@@ -7,19 +7,17 @@
 use std::sync::{Arc, Mutex};
 
 use erp_tools_core::mcp::ErpMcpServer;
-use erp_tools_core::mcp::apps::{CARD_MIME, EXTENSION_ID, LINKS_META_KEY, McpApps};
+use erp_tools_core::mcp::apps::{LINKS_META_KEY, McpApps};
 use erp_tools_core::prelude::*;
 use erp_tools_core::remote::{BoxFuture, RemoteDraft, RemoteError, RemoteWrite};
 use erp_tools_core::review::DocumentView;
 use erp_tools_core::{DocumentId, Principal, ToolRuntime};
 use erp_tools_tests::db::TestDb;
-use erp_tools_tests::mcp::{call, text_of};
+use erp_tools_tests::mcp::{apps_host, call, text_of};
 use erp_tools_tests::on_both_backends;
 use erp_tools_tests::principals::{BUYER, REVIEWER};
 use erp_tools_tests::rest_erp::{Fault, RestErp};
 use erp_tools_tests::review::{Browser, ReviewServer};
-use rmcp::model::{ClientConfig, JsonObject};
-use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 
 /// Each test's fixture ERP (its base URL), by the agent run the test drafts in.
@@ -116,23 +114,6 @@ async fn draft_order(
     Ok(Ordered { name: doc.number })
 }
 
-/// A host that declares the MCP Apps extension (it gets the card's links).
-#[derive(Clone)]
-struct AppsHost;
-
-impl ClientHandler for AppsHost {
-    fn get_info(&self) -> ClientConfig {
-        let mut info = ClientConfig::default();
-        let mut settings = JsonObject::new();
-        settings.insert("mimeTypes".into(), json!([CARD_MIME]));
-        info.capabilities
-            .extensions
-            .get_or_insert_with(Default::default)
-            .insert(EXTENSION_ID.into(), settings);
-        info
-    }
-}
-
 async fn string_ids_reach_the_audit_row_the_console_and_the_card(t: &TestDb) {
     let erp = RestErp::start(0).await;
     let run = format!("text-ids-{}", erp_tools_tests::ids::unique_suffix());
@@ -154,13 +135,7 @@ async fn string_ids_reach_the_audit_row_the_console_and_the_card(t: &TestDb) {
     let apps = McpApps::new()
         .console_url("http://127.0.0.1:8765/review")
         .erp_document_url("http://erp.test/app/purchase-order/{id}");
-    let server = ErpMcpServer::with_principal(runtime, buyer).with_apps(apps);
-    let (server_end, client_end) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        let running = server.serve(server_end).await.expect("server starts");
-        let _ = running.waiting().await;
-    });
-    let host = AppsHost.serve(client_end).await.expect("host connects");
+    let host = apps_host(ErpMcpServer::with_principal(runtime, buyer).with_apps(apps)).await;
 
     // A 502 after the ERP committed, then the resend: one order, found by its marker.
     erp.arm(Fault::NoResult);
