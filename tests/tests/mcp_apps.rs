@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use erp_tools_core::mcp::ErpMcpServer;
 use erp_tools_core::mcp::apps::{
-    APPROVAL_CARD, APPROVE_TOOL, CARD_CSP, CARD_MIME, DRAFT_CARD, LINKS_META_KEY, McpApps,
-    REJECT_TOOL, SHOW_TOOL,
+    APPROVAL_CARD, APPROVE_TOOL, CARD_CSP, CARD_MIME, DRAFT_CARD, EXTENSION_ID, LINKS_META_KEY,
+    McpApps, REJECT_TOOL, SHOW_TOOL,
 };
 use erp_tools_core::{Principal, ToolRuntime};
 use erp_tools_tests::agent::pay;

@@ -85,7 +85,7 @@ pub(crate) fn stored_key(row: &sqlx::any::AnyRow) -> Result<StoredKey, sqlx::Err
         tool_name: row.try_get("tool_name")?,
         user_id: row.try_get("user_id")?,
         branch_id: row.try_get("branch_id")?,
-        document: super::audit::document_of_row(row)?,
+        document: super::document::document_of_row(row)?,
         response: response.and_then(|r| serde_json::from_str(&r).ok()),
         response_text: row.try_get("response_text")?,
     })
@@ -144,7 +144,7 @@ pub(crate) async fn documents_of_calls(
             query = query.bind(*id);
         }
         for row in query.fetch_all(pool).await? {
-            if let Some(doc) = super::audit::document_of_row(&row)? {
+            if let Some(doc) = super::document::document_of_row(&row)? {
                 out.push((row.try_get("audit_id")?, doc));
             }
         }

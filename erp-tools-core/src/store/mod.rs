@@ -16,6 +16,7 @@ use crate::tool::handles::{Backend, ReadDb};
 #[cfg(feature = "agent")]
 pub(crate) mod approvals;
 pub(crate) mod audit;
+mod document;
 mod error;
 pub(crate) mod keys;
 mod migrate;

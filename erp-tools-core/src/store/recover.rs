@@ -191,7 +191,7 @@ pub(crate) async fn recover(
             _ => None,
         };
         let document = match &document {
-            Some(row) => Some(audit::document_of_row(row)?),
+            Some(row) => Some(super::document::document_of_row(row)?),
             None => None,
         };
         match document {
