@@ -1,40 +1,51 @@
 #!/usr/bin/env bash
-# The newcomer's path, as CI proof: a scratch crate outside the workspace (its own
-# [workspace] table), with exactly the dependency block and the src/main.rs of the
-# README's "Declaring tools" section (erp-tools-core taken by path instead of from
-# crates.io), is built and its stdio server driven with the official Python MCP client:
-# tools/list, a draft call, its replay, and a read call.
+# The newcomer's path, as CI proof: scratch crates outside the workspace (each with its own
+# [workspace] table), with exactly the dependency block and the src/main.rs of a README
+# section (erp-tools-core taken by path instead of from crates.io), are built and driven
+# with the official Python MCP client:
+#
+# - "Declaring tools" (fresh-erp, stdio): tools/list, a draft call, its replay, a read;
+# - "A remote-draft server of your own" (fresh-remote, streamable HTTP) against the REST
+#   ERP fixture (tests/src/bin/rest_erp.rs): scripts/fresh_remote_check.py.
 #
 # Usage: scripts/fresh_crate_check.sh   (needs python3 with PyPI `mcp`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-dir=$root/target/fresh-crate
-rm -rf "$dir"
-mkdir -p "$dir/src"
 
-python3 - "$root/README.md" "$dir" "$root/erp-tools-core" <<'PY'
+# fresh_crate <README heading> <crate name>: target/<crate name>/ from that section, built.
+fresh_crate() {
+  local dir=$root/target/$2
+  rm -rf "$dir"
+  mkdir -p "$dir/src"
+  python3 - "$root/README.md" "$1" "$dir" "$2" "$root/erp-tools-core" <<'PY'
 import re, sys
-readme, out, core = sys.argv[1:]
+readme, heading, out, name, core = sys.argv[1:]
 text = open(readme).read()
-section = text.split("\n## Declaring tools\n", 1)[1].split("\n## ", 1)[0]
+level = heading.split(" ")[0]
+section = text.split(f"\n{heading}\n", 1)[1]
+section = re.split(r"\n#{1,%d} " % len(level), section, maxsplit=1)[0]
 toml = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
 rust = re.search(r"```rust[^\n]*\n(.*?)```", section, re.S).group(1)
 line = 'erp-tools-core = "0.1"'
 assert line in toml, f"the README's dependency block no longer has `{line}`"
 toml = toml.replace(line, f'erp-tools-core = {{ path = "{core}" }}')
 open(f"{out}/Cargo.toml", "w").write(
-    '[package]\nname = "fresh-erp"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n'
+    f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n'
     "# Outside the erp-tools workspace, as a new user's crate is.\n[workspace]\n\n" + toml)
 open(f"{out}/src/main.rs", "w").write(rust)
-print("fresh crate: dependencies as in the README:\n" + toml)
+print(f"{name}: dependencies as in the README:\n" + toml)
+print(f"{name}: src/main.rs has {len(rust.splitlines())} lines")
 PY
+  # Same versions as the workspace (and no registry look-ups beyond it); cargo prunes the
+  # rest.
+  cp "$root/Cargo.lock" "$dir/Cargo.lock"
+  # The workspace's target folder: dependencies resolved to the same versions and features
+  # are reused, the rest (this crate's own feature set) is built here.
+  (cd "$dir" && CARGO_TARGET_DIR="$root/target" cargo build --quiet)
+}
 
-# Same versions as the workspace (and no registry look-ups beyond it); cargo prunes the rest.
-cp "$root/Cargo.lock" "$dir/Cargo.lock"
-# The workspace's target folder: dependencies resolved to the same versions and features
-# are reused, the rest (this crate's own feature set) is built here.
-(cd "$dir" && CARGO_TARGET_DIR="$root/target" cargo build --quiet)
+fresh_crate "## Declaring tools" fresh-erp
 
 python3 - "$root/target/debug/fresh-erp" <<'PY'
 import asyncio, os, subprocess, sys, tempfile
@@ -82,3 +93,7 @@ asyncio.run(main())
 print(f"\n{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
 PY
+
+fresh_crate "### A remote-draft server of your own" fresh-remote
+cargo build --quiet -p erp-tools-tests --bin rest_erp
+python3 scripts/fresh_remote_check.py "$root/target/debug/fresh-remote" "$root/target/debug/rest_erp"

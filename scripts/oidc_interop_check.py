@@ -35,6 +35,9 @@ import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, failures, free_port  # noqa: E402
+
 NODE_MODULES = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "node_modules"
 BIN = sys.argv[2] if len(sys.argv) > 2 else "target/debug/examples/distributor"
 PROVIDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "oidc", "provider.mjs")
@@ -44,21 +47,6 @@ SCOPES = "purchasing:read purchasing:draft inventory:read"
 ALL_TOOLS = ["inventory_get_stock", "inventory_list_below_reorder", "purchasing_create_po_draft",
              "purchasing_get_po", "purchasing_get_vendor_summary", "purchasing_search_pos",
              "purchasing_search_vendors"]
-failures = []
-
-
-def check(cond, what):
-    print(("  ok   " if cond else "  FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def wait_port(port, proc, what):

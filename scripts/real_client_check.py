@@ -29,10 +29,12 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, failures, free_port  # noqa: E402
+
 BIN = sys.argv[1] if len(sys.argv) > 1 else "target/debug/examples/distributor"
 BUYER = "purchasing:read,purchasing:draft,inventory:read"
 WAREHOUSE = "inventory:read"
-failures = []
 
 
 class Warnings(logging.Handler):
@@ -48,20 +50,6 @@ class Warnings(logging.Handler):
 
 client_warnings = Warnings()
 logging.getLogger().addHandler(client_warnings)
-
-
-def check(cond, what):
-    print(("  ok   " if cond else "  FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def token(env, scopes, user="7", branch="SBY-01"):

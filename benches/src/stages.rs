@@ -31,7 +31,7 @@ pub async fn record_attempt(db: &Database, entry: &AuditEntry) -> Result<i64, sq
         .call_columns(&entry)
         .bind(entry.message.clone())
         .bind(doc.map(|d| d.doc_type.clone()))
-        .bind(doc.map(|d| d.id))
+        .bind(doc.and_then(|d| d.id.as_i64()))
         .bind(doc.map(|d| d.number.clone()))
         .model_columns(&entry)
         .bind(entry.step)

@@ -246,7 +246,7 @@ pub async fn create_order_draft(
     let (id, draft) = insert_order(tx.conn(), ctx.branch_id(), &run, &user, &args).await?;
     tx.record_document(DocumentRef {
         doc_type: "purchase_order".into(),
-        id,
+        id: id.into(),
         number: draft.number.clone(),
     });
     Ok(draft)

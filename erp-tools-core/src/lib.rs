@@ -44,7 +44,7 @@ pub use schema::Target;
 pub use tool::args::{NoArgs, ToolArgs};
 pub use tool::context::{Principal, PrincipalBuilder, ToolContext};
 pub use tool::error::{ToolError, ToolErrorKind};
-pub use tool::handles::{Backend, DocumentRef, DraftTx, Provenance, ReadDb};
+pub use tool::handles::{Backend, DocumentId, DocumentRef, DraftTx, Provenance, ReadDb};
 pub use tool::input::{InputAnswers, InputRequest};
 pub use tool::output::ModelText;
 pub use tool::{ErpTool, Limit, Tier, ToolDef};

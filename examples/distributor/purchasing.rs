@@ -717,7 +717,7 @@ pub async fn create_po_draft(
         .ok_or_else(|| ToolError::internal("draft vanished inside its own transaction"))?;
     tx.record_document(DocumentRef {
         doc_type: "purchase_order".into(),
-        id: po_id,
+        id: po_id.into(),
         number: number.clone(),
     });
     Ok(PoDraft {

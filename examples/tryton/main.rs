@@ -97,19 +97,31 @@ fn registry() -> Result<ToolRegistry, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The Tryton companies as branches (id, the company party's code), as any configured
-/// person sees them.
+/// The Tryton companies as branches (id, the company party's code): each configured
+/// person's own companies, read as that person inside their own company (see `tryton.rs`:
+/// a request never carries a company that is not the caller's).
 async fn branches(tryton: &tryton::Tryton) -> Result<Vec<(i64, String)>, String> {
     let mut out: Vec<(i64, String)> = Vec::new();
     let mut last_error = None;
     for user in tryton.subjects() {
-        let who = tryton::Caller { user, company: 0 };
+        let companies = match tryton.own_companies(user).await {
+            Ok(c) if !c.is_empty() => c,
+            Ok(_) => continue, // a person without a company has no branch
+            Err(e) => {
+                last_error = Some(e.to_string());
+                continue;
+            }
+        };
+        let who = tryton::Caller {
+            user,
+            company: companies[0],
+        };
         match tryton
             .search(
                 &who,
                 "company.company",
-                &json!([]),
-                &["party.code", "rec_name"],
+                &json!([["id", "in", companies]]),
+                &["party.code"],
                 None,
             )
             .await
@@ -124,7 +136,6 @@ async fn branches(tryton: &tryton::Tryton) -> Result<Vec<(i64, String)>, String>
                         out.push((id, code.to_string()));
                     }
                 }
-                break;
             }
             Err(e) => last_error = Some(e.to_string()),
         }
@@ -183,19 +194,33 @@ async fn run(cli: Cli) -> Result<(), String> {
                     .map_err(|e| e.to_string())?,
             };
             purchasing::install(tryton);
-            // The pending keys of calls a stopped process left: looked up by their marker.
-            let lookup = purchasing::PurchaseLookup;
-            let lookups: [(&str, &dyn RemoteLookup); 1] = [("purchasing_draft_purchase", &lookup)];
-            let done = remote::reconcile(&db, &lookups, 1000, timeout() * 3)
-                .await
-                .map_err(|e| format!("the start-up reconcile of remote drafts failed: {e}"))?;
-            eprintln!(
-                "tryton: reconciled pending drafts at start-up: {} found in Tryton, {} freed, {} left pending",
-                done.found, done.released, done.unresolved
+            // The pending keys of calls a stopped process left, looked up by their marker
+            // beside the server: it listens at once, /readyz tells the progress, and a
+            // retry meanwhile is exactly-once all the same.
+            let lookup: Arc<dyn RemoteLookup> = Arc::new(purchasing::PurchaseLookup);
+            let reconciliation = remote::reconcile_in_background(
+                db.clone(),
+                vec![("purchasing_draft_purchase".into(), lookup)],
+                1000,
+                timeout() * 3,
             );
+            let pass = reconciliation.clone();
+            tokio::spawn(async move {
+                match pass.finished().await {
+                    Ok(done) => eprintln!(
+                        "tryton: reconciled pending drafts at start-up: {} found in Tryton, {} freed, {} left pending",
+                        done.found, done.released, done.unresolved
+                    ),
+                    Err(e) => {
+                        eprintln!("tryton: the start-up reconcile of remote drafts failed: {e}")
+                    }
+                }
+            });
             let runtime = ToolRuntime::new(registry, db.clone());
             let authenticator_for_console = authenticator.clone();
-            let config = HttpConfig::from_authenticator(authenticator).with_rate_limit(None);
+            let config = HttpConfig::from_authenticator(authenticator)
+                .with_rate_limit(None)
+                .with_reconciliation(reconciliation);
             let options = config.serve_options();
             let console = review::console(authenticator_for_console, db.clone());
             let router = erp_tools_core::mcp::router(runtime, config).nest("/review", console);
@@ -230,8 +255,29 @@ async fn run(cli: Cli) -> Result<(), String> {
                     known.join(", ")
                 ));
             };
-            if !tryton.subjects().any(|s| s == user) {
+            if !tryton.subjects().contains(&user.as_str()) {
                 return Err(format!("`{user}` has no key in ERP_TOOLS_TRYTON_KEYS"));
+            }
+            // Every request runs inside the token's branch: it must be one of the
+            // person's own Tryton companies.
+            let own = tryton
+                .own_companies(&user)
+                .await
+                .map_err(|e| format!("cannot read {user}'s Tryton companies: {e}"))?;
+            if !own.contains(branch_id) {
+                let theirs: Vec<&str> = branches
+                    .iter()
+                    .filter(|(id, _)| own.contains(id))
+                    .map(|(_, c)| c.as_str())
+                    .collect();
+                return Err(format!(
+                    "`{user}` is not a user of {branch} in Tryton; their companies are {}",
+                    if theirs.is_empty() {
+                        "none".to_string()
+                    } else {
+                        theirs.join(", ")
+                    }
+                ));
             }
             let known = ["purchasing:read", "purchasing:draft"]
                 .into_iter()

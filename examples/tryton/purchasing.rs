@@ -2,9 +2,8 @@
 //! draft purchases (`purchase.purchase` in state `draft`), each as the calling person's
 //! own Tryton user inside their branch's company.
 
-use erp_tools_core::ToolErrorKind;
 use erp_tools_core::prelude::*;
-use erp_tools_core::remote::{RemoteDraft, RemoteError, RemoteWrite, quoted};
+use erp_tools_core::remote::{RemoteDraft, RemoteError, RemoteWrite};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -45,40 +44,10 @@ fn caller(ctx: &ToolContext) -> Caller<'_> {
     }
 }
 
-/// A read that Tryton did not answer with data, for the model.
+/// A read that Tryton did not answer with data, for the model: which kind of failure it
+/// was (erp-tools' one mapping of remote errors).
 fn read_error(e: RemoteError) -> ToolError {
-    read_error_then(e, "Nothing was changed.")
-}
-
-/// A read that Tryton did not answer with data, saying `not_done` (a draft's reads say
-/// no draft was created).
-fn read_error_then(e: RemoteError, not_done: &str) -> ToolError {
-    let err = match &e {
-        RemoteError::Denied { user, message, .. } => ToolError::new(
-            ToolErrorKind::Denied,
-            format!(
-                "Tryton refused the Tryton user {} this read; its message, quoted: {}.",
-                quoted(user),
-                quoted(message)
-            ),
-        )
-        .next_step("This person's Tryton access rules do not allow it; do not retry."),
-        RemoteError::Invalid { message, .. } => ToolError::rejected(format!(
-            "Tryton refused the read; its message, quoted: {}.",
-            quoted(message)
-        )),
-        RemoteError::Unreachable { .. } => {
-            ToolError::new(ToolErrorKind::Internal, "Tryton could not be reached.")
-                .next_step("Tell the user Tryton is unreachable, or retry later.")
-        }
-        RemoteError::Unknown { .. } => ToolError::new(
-            ToolErrorKind::Internal,
-            "Tryton did not answer the read in time.",
-        )
-        .next_step("Retry later; if it keeps failing, tell the user Tryton is not answering."),
-    };
-    err.with_details(serde_json::Value::String(e.to_string()))
-        .not_done(not_done)
+    e.to_read_error(SYSTEM)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -383,11 +352,7 @@ fn document(record: &Value) -> Option<DocumentRef> {
         .as_str()
         .map(str::to_string)
         .unwrap_or_else(|| format!("#{id}"));
-    Some(DocumentRef {
-        doc_type: "purchase.purchase".into(),
-        id,
-        number,
-    })
+    Some(DocumentRef::new("purchase.purchase", id, number))
 }
 
 /// Finds the purchase that carries `marker`, as `who`.
@@ -437,8 +402,8 @@ impl RemoteWrite for PurchaseWrite<'_> {
                 .tryton
                 .create(&self.who, "purchase.purchase", &body, PURCHASE_FIELDS)
                 .await?;
-            let doc = document(&record).ok_or_else(|| RemoteError::Unknown {
-                status: Some(200),
+            let doc = document(&record).ok_or_else(|| RemoteError::NoResult {
+                status: 200,
                 detail: format!("the created record has no id: {record}"),
             })?;
             *self.answer.lock().expect("not poisoned") = Some(record);
@@ -471,7 +436,7 @@ pub async fn draft_purchase(
         let n = i + 1;
         let rows = supplier_rows(&tryton, &who, line.product_id, Some(args.supplier_id))
             .await
-            .map_err(|e| read_error_then(e, "No draft was created."))?;
+            .map_err(|e| read_error(e).not_done("No draft was created."))?;
         let Some(row) = rows.first() else {
             return Err(ToolError::rejected(format!(
                 "Line {n}: supplier {} has no price for product {} in branch {}.",
@@ -553,8 +518,12 @@ pub async fn draft_purchase(
             .unwrap_or(Value::Null),
     };
     let untaxed_total = priced.iter().map(|l| l.amount).sum();
+    // Tryton names records with numbers (`document` above).
+    let purchase_id = doc.id.as_i64().ok_or_else(|| {
+        ToolError::internal(format!("Tryton purchase id {} is not a number", doc.id))
+    })?;
     Ok(DraftPurchase {
-        purchase_id: doc.id,
+        purchase_id,
         number: record["number"].as_str().map(str::to_string),
         state: record["state"].as_str().unwrap_or("draft").to_string(),
         branch: ctx.branch_code().to_string(),

@@ -3,6 +3,15 @@
 //! `X-Tryton-Context` header on every request), with Tryton's answers mapped to
 //! [`RemoteError`].
 //!
+//! Every request carries the caller's own company, never another: Tryton keeps each
+//! user's companies per process, keyed by the user alone (`res.user.get_companies`, cached
+//! from that user's first request after a start), so one request with a company the user
+//! does not belong to (or none, `0`) would leave that user seeing no company-bound record
+//! (no supplier prices, no purchases) until Tryton restarts. The client therefore learns
+//! each person's companies first with Tryton's own login step
+//! (`res.user/get_preferences`, no context: Tryton answers with the person's own company),
+//! and refuses, without sending anything, a request for a company that is not theirs.
+//!
 //! What Tryton 8.2 answers (recorded against the scripted Tryton, see scripts/tryton/):
 //! - a created record: HTTP 200 with the record (`{"__name__": "purchase.purchase", "id":
 //!   7, "number": null, "state": "draft", ...}` for the fields asked with `f=`);
@@ -13,9 +22,11 @@
 //!   least one of these rules:\nUser in companies"` (another company);
 //! - a missing or unknown key: HTTP 401 (an HTML page);
 //! - an unknown field or a server fault: HTTP 500 (an HTML page; the transaction was
-//!   rolled back, but a 5xx may also come from a proxy after the commit: unknown).
+//!   rolled back, but a 5xx may also come from a proxy after the commit: answered without
+//!   a result, the outcome unknown).
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine;
@@ -34,6 +45,8 @@ pub struct Tryton {
     base: String,
     /// Subject → REST key (`res.user.application`).
     keys: HashMap<String, String>,
+    /// Subject → the person's own Tryton companies, learned on their first request.
+    companies: Arc<Mutex<HashMap<String, Vec<i64>>>>,
 }
 
 impl std::fmt::Debug for Tryton {
@@ -90,12 +103,51 @@ impl Tryton {
             http,
             base: base.trim_end_matches('/').to_string(),
             keys,
+            companies: Arc::default(),
         })
     }
 
-    /// The subjects that have a key.
-    pub fn subjects(&self) -> impl Iterator<Item = &str> {
-        self.keys.keys().map(String::as_str)
+    /// The subjects that have a key, in order.
+    pub fn subjects(&self) -> Vec<&str> {
+        let mut subjects: Vec<&str> = self.keys.keys().map(String::as_str).collect();
+        subjects.sort_unstable();
+        subjects
+    }
+
+    /// The companies `user` belongs to in Tryton (their own company first), as Tryton's
+    /// login step tells them: `POST res.user/get_preferences` without a context, so
+    /// Tryton applies the person's own preferences. Asked once per person.
+    pub async fn own_companies(&self, user: &str) -> Result<Vec<i64>, RemoteError> {
+        if let Some(known) = self.known_companies(user) {
+            return Ok(known);
+        }
+        let key = self.key(user)?;
+        let request = self
+            .http
+            .post(format!("{}/get_preferences", self.url("res.user")))
+            .json(&json!({"context_only": true}))
+            .header("Authorization", format!("bearer {key}"));
+        let prefs = self.answer(request, user).await?;
+        let mut companies: Vec<i64> = prefs["companies"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_i64)
+            .collect();
+        if let Some(own) = prefs["company"].as_i64() {
+            companies.retain(|c| *c != own);
+            companies.insert(0, own);
+        }
+        self.companies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(user.to_string(), companies.clone());
+        Ok(companies)
+    }
+
+    fn known_companies(&self, user: &str) -> Option<Vec<i64>> {
+        let known = self.companies.lock().unwrap_or_else(|e| e.into_inner());
+        known.get(user).cloned()
     }
 
     fn key(&self, user: &str) -> Result<&str, RemoteError> {
@@ -136,8 +188,8 @@ impl Tryton {
         let value = self.send(caller, request).await?;
         match value {
             Value::Array(records) => Ok(records),
-            other => Err(RemoteError::Unknown {
-                status: Some(200),
+            other => Err(RemoteError::NoResult {
+                status: 200,
                 detail: format!("a search answered something else than a list: {other}"),
             }),
         }
@@ -157,49 +209,70 @@ impl Tryton {
         self.send(caller, request).await
     }
 
+    /// Sends `request` as `caller`, inside their company (which must be one of theirs).
     async fn send(
         &self,
         caller: &Caller<'_>,
         request: reqwest::RequestBuilder,
     ) -> Result<Value, RemoteError> {
         let key = self.key(caller.user)?;
+        let companies = self.own_companies(caller.user).await?;
+        if !companies.contains(&caller.company) {
+            return Err(RemoteError::Denied {
+                status: 403,
+                user: caller.user.to_string(),
+                message: format!(
+                    "company {} is not one of this person's Tryton companies ({companies:?}); \
+                     the request was not sent",
+                    caller.company
+                ),
+            });
+        }
         let context = json!({"company": caller.company, "companies": [caller.company]});
-        let response = request
+        let request = request
             .header("Authorization", format!("bearer {key}"))
-            .header("X-Tryton-Context", b64(&context))
-            .send()
-            .await
-            .map_err(transport_error)?;
+            .header("X-Tryton-Context", b64(&context));
+        self.answer(request, caller.user).await
+    }
+
+    /// Sends a request that is ready (key and context set) and reads Tryton's answer.
+    async fn answer(
+        &self,
+        request: reqwest::RequestBuilder,
+        user: &str,
+    ) -> Result<Value, RemoteError> {
+        let response = request.send().await.map_err(transport_error)?;
         let status = response.status().as_u16();
         let body = response.text().await.map_err(|e| RemoteError::Unknown {
             status: Some(status),
             detail: format!("the answer was cut off: {e}"),
         })?;
         if (200..300).contains(&status) {
-            return serde_json::from_str(&body).map_err(|e| RemoteError::Unknown {
-                status: Some(status),
+            return serde_json::from_str(&body).map_err(|e| RemoteError::NoResult {
+                status,
                 detail: format!("the answer is not JSON ({e}): {}", short(&body)),
             });
         }
-        Err(classify(status, &body, caller.user))
+        Err(classify(status, &body, user))
     }
 }
 
-/// A request that failed without an HTTP answer: refused before sending, or unknown.
+/// A request that failed without an HTTP answer: not sent (no connection), timed out, or
+/// the connection ended without an answer.
 fn transport_error(e: reqwest::Error) -> RemoteError {
     let e = e.without_url();
     if e.is_connect() {
         RemoteError::Unreachable {
             detail: e.to_string(),
         }
+    } else if e.is_timeout() {
+        RemoteError::TimedOut {
+            detail: e.to_string(),
+        }
     } else {
         RemoteError::Unknown {
             status: None,
-            detail: if e.is_timeout() {
-                format!("no answer in time: {e}")
-            } else {
-                e.to_string()
-            },
+            detail: e.to_string(),
         }
     }
 }
@@ -230,24 +303,12 @@ pub fn classify(status: u16, body: &str, user: &str) -> RemoteError {
             user: user.to_string(),
             message: "Tryton did not accept this person's REST key".into(),
         },
-        403 => RemoteError::Denied {
-            status,
-            user: user.to_string(),
-            message: text,
-        },
         400 if message.as_deref().is_some_and(is_access_error) => RemoteError::Denied {
             status,
             user: user.to_string(),
             message: text,
         },
-        400 | 404 | 422 => RemoteError::Invalid {
-            status,
-            message: text,
-        },
-        _ => RemoteError::Unknown {
-            status: Some(status),
-            detail: text,
-        },
+        _ => RemoteError::from_status(status, user, text),
     }
 }
 
@@ -311,7 +372,7 @@ mod tests {
         ));
         assert!(matches!(
             classify(502, "Bad Gateway", "b"),
-            RemoteError::Unknown { .. }
+            RemoteError::NoResult { status: 502, .. }
         ));
     }
 }

@@ -4,19 +4,14 @@ opens a 2025-11-25 session and sends calls with or without a `traceparent`."""
 import json
 import os
 import secrets
-import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from checks import free_port  # noqa: E402,F401  (re-exported for the otel checks)
 
 
 def traceparent():

@@ -77,6 +77,35 @@ pub fn rpc_result(body: &str) -> Option<Value> {
     v.get("result").cloned()
 }
 
+/// A stateless `tools/call` of `tool` with `arguments` (JSON-RPC id `request_id`) over
+/// streamable HTTP, ready to send.
+pub fn tools_call(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    tool: &str,
+    arguments: &Value,
+    request_id: &str,
+) -> reqwest::RequestBuilder {
+    let body = json!({
+        "jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+        "params": {
+            "name": tool, "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}
+            }
+        }
+    });
+    http.post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool)
+        .bearer_auth(token)
+        .json(&body)
+}
+
 /// Sends one draft call of `client_ref` (JSON-RPC id `request_id`, which the audit row
 /// keeps as its `tool_call_id`) and reads its answer. Never retries.
 pub async fn send_draft(
@@ -86,24 +115,8 @@ pub async fn send_draft(
     client_ref: &str,
     request_id: &str,
 ) -> Result<Drafted, CallFailure> {
-    let body = json!({
-        "jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-        "params": {
-            "name": DRAFT_TOOL, "arguments": draft_args(client_ref, qty_of(client_ref)),
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {}
-            }
-        }
-    });
-    let response = http
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", DRAFT_TOOL)
-        .bearer_auth(token)
-        .json(&body)
+    let args = draft_args(client_ref, qty_of(client_ref));
+    let response = tools_call(http, url, token, DRAFT_TOOL, &args, request_id)
         .send()
         .await
         .map_err(|e| CallFailure::Transport(e.to_string()))?;

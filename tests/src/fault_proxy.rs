@@ -1,5 +1,6 @@
 //! A fault-injecting HTTP proxy for the remote-draft tests: between erp-tools and the ERP,
-//! it forwards every request, and for the next `POST` (a create) it can make the answer
+//! it forwards every request, and for the next create (a `POST`, but not to one of Tryton's
+//! actions such as `res.user/get_preferences`, its login step) it can make the answer
 //! go missing after the ERP has done the work:
 //!
 //! - [`Fault::DropAnswer`]: the ERP answers, the proxy closes the client's connection
@@ -93,7 +94,7 @@ impl FaultProxy {
 
     async fn serve(&self, mut client: TcpStream, upstream: u16) -> std::io::Result<()> {
         let request = read_message(&mut client).await?;
-        let is_create = request.starts_with(b"POST ");
+        let is_create = is_create(&request);
         let fault = if is_create {
             std::mem::replace(&mut *self.next.lock().await, Fault::None)
         } else {
@@ -190,4 +191,18 @@ fn with_close(message: &[u8]) -> Vec<u8> {
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Whether a request is a create: a `POST`, except to a Tryton action
+/// (`/rest/model/<model>/<action>`, e.g. the login step `res.user/get_preferences`).
+fn is_create(request: &[u8]) -> bool {
+    let Some(rest) = request.strip_prefix(b"POST ") else {
+        return false;
+    };
+    let line = String::from_utf8_lossy(&rest[..rest.len().min(2000)]);
+    let path = line.split([' ', '?']).next().unwrap_or_default();
+    match path.split_once("/rest/model/") {
+        Some((_, model)) => !model.contains('/'),
+        None => true,
+    }
 }

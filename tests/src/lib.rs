@@ -19,6 +19,7 @@
 //! - [`identity`]: a fake OpenID provider (discovery, a rotatable JWKS, signed tokens);
 //! - [`tryton`]: a real Tryton started by scripts/tryton/ for the remote-draft tests, and
 //!   [`fault_proxy`]: a proxy in front of it that loses, holds or replaces answers;
+//! - [`rest_erp`]: a REST ERP that names its documents with strings (ERPNext-like);
 //! - [`review`]: the review console served on 127.0.0.1, and a reviewer's cookie-keeping
 //!   client.
 //!
@@ -39,6 +40,7 @@ pub mod mcp;
 pub mod principals;
 pub mod provider_fixture;
 pub mod proxy;
+pub mod rest_erp;
 pub mod review;
 pub mod tryton;
 

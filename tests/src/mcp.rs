@@ -2,15 +2,48 @@
 
 use erp_tools_core::export::check_export;
 use erp_tools_core::{Target, Tier, ToolRegistry};
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, ListToolsResult, Tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientConfig, JsonObject, ListToolsResult, Tool,
+};
 use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::app::tools::CREATE_PO_DRAFT;
 
 /// An `rmcp` client, connected and initialized.
 pub type Client = RunningService<RoleClient, ()>;
+
+/// A host that declares the MCP Apps extension (SEP-1865): it is served the cards and
+/// the links on a draft's result.
+#[derive(Clone, Debug)]
+pub struct AppsHost;
+
+impl ClientHandler for AppsHost {
+    fn get_info(&self) -> ClientConfig {
+        use erp_tools_core::mcp::apps::{CARD_MIME, EXTENSION_ID};
+        let mut info = ClientConfig::default();
+        let mut settings = JsonObject::new();
+        settings.insert("mimeTypes".into(), json!([CARD_MIME]));
+        info.capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(EXTENSION_ID.into(), settings);
+        info
+    }
+}
+
+/// An [`AppsHost`] connected to `server` over an in-process pipe.
+pub async fn apps_host(
+    server: erp_tools_core::mcp::ErpMcpServer,
+) -> RunningService<RoleClient, AppsHost> {
+    let (server_end, client_end) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        let running = server.serve(server_end).await.expect("server starts");
+        let _ = running.waiting().await;
+    });
+    AppsHost.serve(client_end).await.expect("host connects")
+}
 
 /// An `rmcp` client connected to `server` over an in-process `tokio::io::duplex` pipe
 /// (the async read/write transport stdio uses), after the `initialize` handshake.

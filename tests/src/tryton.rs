@@ -168,3 +168,156 @@ impl Drop for TrytonRun {
         self.stop();
     }
 }
+
+/// The Tryton example's binary (`target/debug/examples/tryton`), built first with
+/// `cargo build --example tryton` (nothing to do when it is up to date).
+pub fn example_binary() -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(workspace())
+        .args(["build", "-q", "--example", "tryton"])
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "cargo build --example tryton failed");
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| workspace().join("target"));
+    target.join("debug/examples/tryton")
+}
+
+/// The Tryton example run as its users run it: `serve` and `token` processes against one
+/// Tryton, with erp-tools' store on SQLite in a scratch directory.
+#[derive(Debug)]
+pub struct Example {
+    /// The example's binary.
+    pub binary: PathBuf,
+    /// The environment every process of it gets (Tryton's URL and keys, the timeout).
+    pub env: Vec<(String, String)>,
+    /// erp-tools' store (`--db`).
+    pub db_url: String,
+    /// The port `serve` listens on (127.0.0.1).
+    pub port: u16,
+    /// Where `serve` writes its log (appended to by each start).
+    pub log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Example {
+    /// The example for `tryton_url` (Tryton itself, or a proxy in front of it) with the keys
+    /// at `keys`, a free port and a fresh store.
+    pub fn new(binary: PathBuf, tryton_url: &str, keys: &Path, timeout_ms: u64) -> Example {
+        let dir = tempfile::tempdir().expect("scratch directory");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        Example {
+            binary,
+            env: vec![
+                ("ERP_TOOLS_TRYTON_URL".into(), tryton_url.to_string()),
+                ("ERP_TOOLS_TRYTON_KEYS".into(), keys.display().to_string()),
+                ("ERP_TOOLS_REMOTE_TIMEOUT_MS".into(), timeout_ms.to_string()),
+                ("RUST_LOG".into(), "warn".into()),
+            ],
+            db_url: format!("sqlite://{}", dir.path().join("store.db").display()),
+            port,
+            log: dir.path().join("server.log"),
+            _dir: dir,
+        }
+    }
+
+    /// The MCP endpoint of `serve`.
+    pub fn mcp_url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    fn command(&self) -> Command {
+        let mut c = Command::new(&self.binary);
+        c.envs(self.env.iter().map(|(k, v)| (k, v))).args([
+            "--db",
+            &self.db_url,
+            "--resource",
+            &self.mcp_url(),
+        ]);
+        c
+    }
+
+    /// Starts `serve` and waits until it accepts connections (30 s at most); the time it
+    /// took is in the second value.
+    pub fn serve(&self) -> (std::process::Child, std::time::Duration) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .expect("server log");
+        let started = std::time::Instant::now();
+        let child = self
+            .command()
+            .args(["serve", "--addr", &format!("127.0.0.1:{}", self.port)])
+            .stdin(std::process::Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.binary.display()));
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(30),
+                "the example did not listen within 30 s; its log:\n{}",
+                std::fs::read_to_string(&self.log).unwrap_or_default()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        (child, started.elapsed())
+    }
+
+    /// Runs `token --user <user> --branch <branch> --scopes <scopes> [--run <run>]`: the
+    /// token, or the command's error text.
+    pub fn token(
+        &self,
+        user: &str,
+        branch: &str,
+        scopes: &str,
+        run: Option<&str>,
+    ) -> Result<String, String> {
+        let mut c = self.command();
+        c.args([
+            "token", "--user", user, "--branch", branch, "--scopes", scopes,
+        ]);
+        if let Some(run) = run {
+            c.args(["--run", run]);
+        }
+        let out = c.output().expect("the example runs");
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        }
+    }
+}
+
+/// One stateless MCP `tools/call` over streamable HTTP: the JSON-RPC `result` (a tool
+/// error is a result with `isError`), or why there is none.
+pub async fn mcp_call(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    tool: &str,
+    args: &Value,
+) -> Result<Value, String> {
+    let text = crate::drafts::tools_call(http, url, token, tool, args, "1")
+        .send()
+        .await
+        .map_err(|e| format!("transport: {e}"))?
+        .text()
+        .await
+        .map_err(|e| format!("transport: {e}"))?;
+    crate::drafts::rpc_result(&text).ok_or_else(|| format!("no result in {text:.300}"))
+}
+
+/// A tool result's text.
+pub fn result_text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}

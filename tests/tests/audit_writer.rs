@@ -343,7 +343,7 @@ async fn every_column_survives_the_batched_insert(t: &TestDb) {
                 e.message = Some(text.clone());
                 e.document = Some(erp_tools_core::DocumentRef {
                     doc_type: text.clone(),
-                    id: i64::MAX - variant,
+                    id: (i64::MAX - variant).into(),
                     number: text.clone(),
                 });
                 e.step = Some(i64::MIN + variant);
@@ -416,7 +416,7 @@ async fn batched_outcomes_land_on_their_own_rows(t: &TestDb) {
             .all(|r| r.outcome == "ok" && r.finished_at.is_some())
     );
     let mut logged: Vec<_> = log.iter().filter_map(|r| r.document.clone()).collect();
-    let key = |d: &erp_tools_core::DocumentRef| d.id;
+    let key = |d: &erp_tools_core::DocumentRef| d.id.clone();
     logged.sort_by_key(key);
     documents.sort_by_key(key);
     assert_eq!(logged, documents);

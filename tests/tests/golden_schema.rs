@@ -68,7 +68,7 @@ pub async fn create_po_draft(
     let number = format!("PO-{}", args.client_ref);
     tx.record_document(DocumentRef {
         doc_type: "purchase_order".into(),
-        id: 1,
+        id: 1.into(),
         number: number.clone(),
     });
     let _ = (args.vendor_code, args.needed_by, args.note);

@@ -70,7 +70,7 @@ async fn order_item(
     .map_err(ToolError::internal)?;
     tx.record_document(DocumentRef {
         doc_type: "order".into(),
-        id,
+        id: id.into(),
         number: number.clone(),
     });
     Ok(Ordered {

@@ -33,6 +33,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0012_used_request_states",
             "erp_tools/0014_audit_chain",
             "erp_tools/0015_surface",
+            "erp_tools/0016_document_text_id",
         ]
     );
 
@@ -57,6 +58,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0012_used_request_states",
             "erp_tools/0014_audit_chain",
             "erp_tools/0015_surface",
+            "erp_tools/0016_document_text_id",
             "0001_fixture_tables",
             "0002_fixture_seed"
         ]

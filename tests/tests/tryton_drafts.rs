@@ -359,7 +359,23 @@ async fn drafts_into_a_real_tryton() {
     println!("tryton stopped: {}", down.text);
     assert!(down.text.contains("Tryton"), "{}", down.text);
     assert!(down.text.contains("No draft was created"), "{}", down.text);
+    assert!(
+        down.text
+            .contains("Tryton could not be reached: the read was not sent."),
+        "{}",
+        down.text
+    );
     assert_eq!(remote::pending_keys(&t.db).await.unwrap(), 0);
+    // A read tool says the same, and that nothing changed.
+    let read = call(&rt, &buyer, &run, "purchasing_list_suppliers", json!({})).await;
+    assert!(read.is_error());
+    assert!(
+        read.text
+            .starts_with("Tryton could not be reached: the read was not sent.")
+            && read.text.contains("Nothing was changed in Tryton."),
+        "{}",
+        read.text
+    );
 }
 
 /// The example's review console on the same store shows the Tryton draft in Drafts and

@@ -178,7 +178,7 @@ async fn lost_answers_never_duplicate_a_purchase() {
     .unwrap();
     assert_eq!(
         rows[6].1.as_deref(),
-        Some("unknown outcome 502"),
+        Some("unknown outcome: answered 502 without a result"),
         "{rows:?}"
     );
     assert_eq!(rows[6].2.as_deref(), Some("Bad Gateway"), "{rows:?}");

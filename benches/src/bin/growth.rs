@@ -180,7 +180,7 @@ async fn fill(t: &TestDb, args: &Args) -> Duration {
         if i % 10 == 3 {
             entry = entry.document(DocumentRef {
                 doc_type: "purchase_order".into(),
-                id: i as i64,
+                id: erp_tools_core::DocumentId::Number(i as i64),
                 number: format!("PO-G-{i:08}"),
             });
         }

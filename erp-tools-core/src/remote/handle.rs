@@ -59,8 +59,9 @@ pub(crate) enum Sent {
     Found(DocumentRef),
     /// The system certainly created nothing.
     Refused(RemoteError),
-    /// Sent; no definite answer.
-    Unknown(RemoteError),
+    /// Sent; no definite answer: the error, and which request it was (`draft`, or the
+    /// lookup of an earlier attempt).
+    Unknown(RemoteError, &'static str),
 }
 
 /// Called just before the create is sent, so the key records that a request may be in
@@ -85,7 +86,7 @@ pub(crate) type BeforeSend = Box<dyn FnMut() -> BoxFuture<'static, Result<(), St
 /// #         Box::pin(async { Ok(None) })
 /// #     }
 /// #     fn create<'a>(&'a self, marker: &'a str) -> BoxFuture<'a, Result<DocumentRef, RemoteError>> {
-/// #         Box::pin(async move { Ok(DocumentRef { doc_type: "purchase".into(), id: 1, number: marker.into() }) })
+/// #         Box::pin(async move { Ok(DocumentRef::new("purchase", 1, marker)) })
 /// #     }
 /// # }
 /// # fn purchases(_: &ToolContext, _: &Args) -> Box<dyn RemoteWrite> { Box::new(Purchases) }
@@ -116,12 +117,14 @@ pub(crate) type BeforeSend = Box<dyn FnMut() -> BoxFuture<'static, Result<(), St
 ///    run out, so a request still in flight is not raced; two concurrent retries never
 ///    both create (the lease is taken by one conditional `UPDATE`; the other is told the
 ///    call is in progress).
-/// 5. No definite answer after sending (timeout, dropped connection, 5xx): the model is
-///    told nothing is confirmed and to retry with the same `client_ref`; the key stays
-///    pending. A refusal (validation, access) or a request that never left frees the key:
-///    nothing was created.
+/// 5. No definite answer after sending (timed out, answered without a result such as a
+///    502, connection lost): the model is told which it was, that nothing is confirmed and
+///    to retry with the same `client_ref`; the key stays pending. A refusal (validation,
+///    access) or a request that never left frees the key: nothing was created.
 /// 6. At start-up, [`reconcile`](crate::remote::reconcile) does step 4 for the pending keys
-///    of interrupted calls (bounded, logged, audited).
+///    of interrupted calls (bounded, logged, audited), or
+///    [`reconcile_in_background`](crate::remote::reconcile_in_background) beside the
+///    serving server.
 ///
 /// Each step of the create and the lookup is bounded by [`timeout`](Self::timeout)
 /// (default [`RemoteDraft::DEFAULT_TIMEOUT`], set with `ERP_TOOLS_REMOTE_TIMEOUT_MS`).
@@ -205,13 +208,11 @@ impl RemoteDraft {
                 }
                 Ok(None) => {}
                 Err(e) => {
-                    // The earlier attempt's outcome is still unknown.
-                    let err = RemoteError::Unknown {
-                        status: e.status(),
-                        detail: format!("lookup by marker failed: {e}"),
-                    };
-                    self.sent = Sent::Unknown(err);
-                    return Err(unknown_outcome(&system));
+                    // The earlier attempt's outcome is still unknown, whatever the lookup's
+                    // failure was (even a refusal: the create may have gone through).
+                    let err = unknown_outcome(&system, Some(&e), LOOKUP);
+                    self.sent = Sent::Unknown(e, LOOKUP);
+                    return Err(err);
                 }
             }
         }
@@ -236,13 +237,16 @@ impl RemoteDraft {
                 self.sent = if e.nothing_created() {
                     Sent::Refused(e)
                 } else {
-                    Sent::Unknown(e)
+                    Sent::Unknown(e, "draft")
                 };
                 Err(err)
             }
         }
     }
 }
+
+/// What the model is told a failed lookup by marker was.
+pub(crate) const LOOKUP: &str = "lookup of the earlier attempt by its marker";
 
 /// `future` bounded by `timeout`: past it, the outcome is unknown.
 async fn bounded<T>(
@@ -253,10 +257,7 @@ async fn bounded<T>(
     {
         match tokio::time::timeout(timeout, future).await {
             Ok(r) => r,
-            Err(_) => Err(RemoteError::Unknown {
-                status: None,
-                detail: format!("no answer within {} ms", timeout.as_millis()),
-            }),
+            Err(_) => Err(RemoteError::timed_out(timeout)),
         }
     }
     #[cfg(not(feature = "runtime"))]

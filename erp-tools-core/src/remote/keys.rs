@@ -15,7 +15,7 @@ use sqlx::{AnyPool, Row};
 
 use crate::audit::{AuditId, time_text};
 use crate::idempotency::{Claim, IdempotencyKey};
-use crate::tool::handles::DocumentRef;
+use crate::tool::handles::{DocumentId, DocumentRef};
 
 /// A remote draft's key row as stored.
 #[derive(Clone, Debug)]
@@ -51,7 +51,8 @@ pub(crate) async fn load(
 ) -> Result<Option<RemoteKey>, sqlx::Error> {
     let row = sqlx::query(
         "SELECT request_hash, tool_name, user_id, branch_id, document_type, document_id, \
-         document_number, response, response_text, remote_state, remote_lease_until \
+         document_text_id, document_number, response, response_text, remote_state, \
+         remote_lease_until \
          FROM erp_idempotency_keys WHERE agent_run_id = $1 AND client_ref = $2",
     )
     .bind(key.agent_run_id.clone())
@@ -185,17 +186,20 @@ pub(crate) async fn found(
     owner: &str,
     doc: &DocumentRef,
 ) -> Result<bool, sqlx::Error> {
+    let (id, text_id) = DocumentId::columns(Some(&doc.id));
     let done = sqlx::query(
         "UPDATE erp_idempotency_keys SET remote_state = 'found', remote_owner = NULL, \
-         remote_lease_until = NULL, document_type = $1, document_id = $2, document_number = $3 \
+         remote_lease_until = NULL, document_type = $1, document_id = $2, document_number = $3, \
+         document_text_id = $7 \
          WHERE agent_run_id = $4 AND client_ref = $5 AND remote_owner = $6",
     )
     .bind(doc.doc_type.clone())
-    .bind(doc.id)
+    .bind(id)
     .bind(doc.number.clone())
     .bind(key.agent_run_id.clone())
     .bind(key.client_ref.clone())
     .bind(owner.to_string())
+    .bind(text_id)
     .execute(pool)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -212,14 +216,15 @@ pub(crate) async fn settle(
     response_text: Option<&str>,
     audit_id: AuditId,
 ) -> Result<bool, sqlx::Error> {
+    let (id, text_id) = DocumentId::columns(Some(&doc.id));
     let done = sqlx::query(
         "UPDATE erp_idempotency_keys SET remote_state = NULL, remote_owner = NULL, \
          remote_lease_until = NULL, document_type = $1, document_id = $2, document_number = $3, \
-         response = $4, response_text = $5, audit_id = $6 \
+         response = $4, response_text = $5, audit_id = $6, document_text_id = $10 \
          WHERE agent_run_id = $7 AND client_ref = $8 AND remote_owner = $9",
     )
     .bind(doc.doc_type.clone())
-    .bind(doc.id)
+    .bind(id)
     .bind(doc.number.clone())
     .bind(response.to_string())
     .bind(response_text.map(str::to_string))
@@ -227,6 +232,7 @@ pub(crate) async fn settle(
     .bind(key.agent_run_id.clone())
     .bind(key.client_ref.clone())
     .bind(owner.to_string())
+    .bind(text_id)
     .execute(pool)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -241,7 +247,7 @@ pub(crate) async fn release(
 ) -> Result<bool, sqlx::Error> {
     let done = sqlx::query(
         "DELETE FROM erp_idempotency_keys WHERE agent_run_id = $1 AND client_ref = $2 \
-         AND remote_owner = $3 AND document_id IS NULL",
+         AND remote_owner = $3 AND document_id IS NULL AND document_text_id IS NULL",
     )
     .bind(key.agent_run_id.clone())
     .bind(key.client_ref.clone())

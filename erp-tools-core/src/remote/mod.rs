@@ -13,10 +13,18 @@
 //!
 //! The application implements two small traits for its system: [`RemoteWrite`]
 //! (`find_by_marker`, `create`: per call, with the caller's credentials) and
-//! [`RemoteLookup`] (`find_by_marker` for a stored caller, for [`reconcile`]). It maps the
-//! system's answers to [`RemoteError`], whose variant decides what the model is told: a
-//! refusal says no draft was created; a request without an answer says nothing is
-//! confirmed and to retry with the same `client_ref`.
+//! [`RemoteLookup`] (`find_by_marker` for a stored caller, for [`reconcile`] and
+//! [`reconcile_in_background`]), both returning a [`BoxFuture`]. It maps its HTTP
+//! client's failures and the system's answers to [`RemoteError`], one mapping for reads
+//! and writes, whose variant decides what the model is told: a read says truthfully
+//! whether it was not sent, refused (the system's text quoted), timed out, answered
+//! without a result or lost ([`RemoteError::to_read_error`]); for a create, a refusal or
+//! an unreachable system says no draft was created, and every other failure says what
+//! happened, that nothing is confirmed, and to retry with the same `client_ref`.
+//!
+//! Document ids are the system's own ([`DocumentId`](crate::DocumentId): a number, or a
+//! string such as ERPNext's `PUR-ORD-2026-00042`), kept unchanged in the audit log, the
+//! review console and the cards.
 //!
 //! The outcome of every request to the other system is on the call's audit row
 //! (`erp_outcome`: created, found by marker, refused with its status, unknown; `erp_error`:
@@ -31,9 +39,15 @@ mod reconcile;
 mod timeout;
 
 pub use error::{RemoteError, quoted};
+/// The boxed future [`RemoteWrite`] and [`RemoteLookup`] return (`futures`' own), so an
+/// implementation needs no `futures` dependency: `Box::pin(async move { .. })`.
+pub use futures::future::BoxFuture;
 pub use handle::{RemoteDraft, RemoteWrite};
 #[cfg(feature = "runtime")]
-pub use reconcile::{Reconciled, RemoteCaller, RemoteLookup, reconcile};
+pub use reconcile::{
+    ReconcileProgress, Reconciled, Reconciliation, RemoteCaller, RemoteLookup, reconcile,
+    reconcile_in_background,
+};
 #[cfg(feature = "runtime")]
 pub(crate) use timeout::remote_timeout;
 pub use timeout::{request_timeout, set_request_timeout};

@@ -11,10 +11,15 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
+use crate::tool::handles::DocumentId;
+
 /// Reads a document as it is now: `(branch_id, document id, number)` to its JSON in the
-/// shape the view's pointers read, `None` when it no longer exists.
+/// shape the view's pointers read, `None` when it no longer exists. The id is the one the
+/// draft recorded, a number or a string as the system holding the document gave it.
 pub type DocumentLoader = Arc<
-    dyn Fn(i64, i64, String) -> BoxFuture<'static, Result<Option<Value>, String>> + Send + Sync,
+    dyn Fn(i64, DocumentId, String) -> BoxFuture<'static, Result<Option<Value>, String>>
+        + Send
+        + Sync,
 >;
 
 /// How a column's or a field's value is shown.
@@ -181,7 +186,7 @@ impl DocumentView {
     /// it.
     pub fn loader<F, Fut>(mut self, load: F) -> Self
     where
-        F: Fn(i64, i64, String) -> Fut + Send + Sync + 'static,
+        F: Fn(i64, DocumentId, String) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<Option<Value>, String>> + Send + 'static,
     {
         self.loader = Some(Arc::new(move |b, id, n| Box::pin(load(b, id, n))));
@@ -189,11 +194,11 @@ impl DocumentView {
     }
 
     /// The ERP link of document `id` / `number`.
-    pub(super) fn erp_href(&self, id: i64, number: &str) -> Option<String> {
+    pub(super) fn erp_href(&self, id: &DocumentId, number: &str) -> Option<String> {
         let t = self.erp_url.as_ref()?;
         Some(
             t.replace("{number}", &super::render::path_segment(number))
-                .replace("{id}", &id.to_string()),
+                .replace("{id}", &super::render::path_segment(&id.to_string())),
         )
     }
 
@@ -346,7 +351,7 @@ mod tests {
         assert_eq!(r["total"], "1\u{202f}500.00 IDR");
         assert_eq!(view.summary(&doc)["vendor"], "PT A");
         assert_eq!(
-            view.erp_href(3, "PO 1/2").as_deref(),
+            view.erp_href(&DocumentId::Number(3), "PO 1/2").as_deref(),
             Some("https://erp/po/PO%201%2F2")
         );
     }

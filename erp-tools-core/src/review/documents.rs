@@ -89,7 +89,7 @@ pub(super) async fn document(
     };
     let view = c.config.view(&doc_type);
     let (current, live) = match view.and_then(|v| v.loader.clone()) {
-        Some(load) => match load(branch, stored.document_id, number.clone()).await {
+        Some(load) => match load(branch, stored.document_id.clone(), number.clone()).await {
             Ok(Some(doc)) => (Some(doc), true),
             Ok(None) => (None, true),
             Err(e) => {
@@ -111,7 +111,7 @@ pub(super) async fn document(
             "title": view.map_or_else(|| doc_type.replace('_', " "), |v| v.title.clone()),
             "number": number, "doc": rendered, "live": live, "gone": live && current.is_none(),
             "json": current.as_ref().and_then(|d| serde_json::to_string_pretty(d).ok()),
-            "erp_href": view.and_then(|v| v.erp_href(stored.document_id, &number)),
+            "erp_href": view.and_then(|v| v.erp_href(&stored.document_id, &number)),
             "run_id": stored.run_id, "run_href": c.run_href(&stored.run_id),
             "tool": stored.tool, "person": c.person(&stored.user_id),
             "at": when(&stored.created_at),

@@ -111,7 +111,7 @@ mod tests {
     fn draft_success_carries_replayed() {
         let doc = DocumentRef {
             doc_type: "purchase_order".into(),
-            id: 7,
+            id: 7.into(),
             number: "PO-2026-0042".into(),
         };
         let out = Finished::succeeded(
@@ -137,7 +137,7 @@ mod tests {
     fn a_rendering_replaces_the_json_and_structured_content_keeps_everything() {
         let doc = DocumentRef {
             doc_type: "purchase_order".into(),
-            id: 7,
+            id: 7.into(),
             number: "PO-2026-0042".into(),
         };
         let output = json!({"po_id": 7, "number": "PO-2026-0042"});

@@ -164,14 +164,15 @@ pub(crate) type SharedHook = Arc<dyn PreviewHook>;
 /// canonically (key order never matters).
 pub(crate) fn binding_digest(value: &Value, doc: Option<&DocumentRef>) -> String {
     fn mask(v: &Value, key: Option<&str>, doc: &DocumentRef) -> Value {
+        let id_key = key.is_some_and(|k| k == "id" || k.ends_with("_id"));
         match v {
+            Value::String(s) if id_key && doc.id.as_text() == Some(s.as_str()) => {
+                Value::String("{document id}".into())
+            }
             Value::String(s) if !doc.number.is_empty() => {
                 Value::String(s.replace(&doc.number, "{document}"))
             }
-            Value::Number(n)
-                if n.as_i64() == Some(doc.id)
-                    && key.is_some_and(|k| k == "id" || k.ends_with("_id")) =>
-            {
+            Value::Number(n) if id_key && n.as_i64().is_some() && n.as_i64() == doc.id.as_i64() => {
                 Value::String("{document id}".into())
             }
             Value::Array(items) => Value::Array(items.iter().map(|i| mask(i, None, doc)).collect()),
@@ -297,11 +298,7 @@ mod tests {
         let a = json!({"po_id": 3, "number": "PO-1", "next_step": "Draft PO-1 made", "total": "10", "lines": [{"line_no": 3}]});
         let b = json!({"po_id": 4, "number": "PO-2", "next_step": "Draft PO-2 made", "total": "10", "lines": [{"line_no": 3}]});
         let c = json!({"po_id": 4, "number": "PO-2", "next_step": "Draft PO-2 made", "total": "11", "lines": [{"line_no": 3}]});
-        let doc = |id, n: &str| DocumentRef {
-            doc_type: "po".into(),
-            id,
-            number: n.into(),
-        };
+        let doc = |id: i64, n: &str| DocumentRef::new("po", id, n);
         let da = binding_digest(&a, Some(&doc(3, "PO-1")));
         assert_eq!(da, binding_digest(&b, Some(&doc(4, "PO-2"))));
         assert_ne!(da, binding_digest(&c, Some(&doc(4, "PO-2"))));

@@ -314,15 +314,7 @@ async fn run(
             format!("found by marker {} {} ({})", d.doc_type, d.id, d.number),
             None,
         )),
-        Sent::Refused(e) | Sent::Unknown(e) => Some((
-            match (&sent, e.status()) {
-                (Sent::Refused(_), Some(s)) => format!("refused {s}"),
-                (Sent::Refused(_), None) => "not sent: unreachable".to_string(),
-                (_, Some(s)) => format!("unknown outcome {s}"),
-                (_, None) => "unknown outcome".to_string(),
-            },
-            Some(e.detail().to_string()),
-        )),
+        Sent::Refused(e) | Sent::Unknown(e, _) => Some((e.outcome(), Some(e.detail().to_string()))),
     };
     let erp = erp.or_else(|| match &start {
         Start::Known(d) => Some((
@@ -363,10 +355,13 @@ async fn run(
         }
         (result, document) => {
             let err = match (&sent, document) {
-                (Sent::Unknown(_) | Sent::Sending, _) => {
+                (Sent::Unknown(..) | Sent::Sending, _) => {
                     let lease = after(timeout);
                     keys::mark(pool, key, &owner, "unknown", &lease).await?;
-                    unknown_outcome(&system)
+                    match &sent {
+                        Sent::Unknown(e, action) => unknown_outcome(&system, Some(e), action),
+                        _ => unknown_outcome(&system, None, "draft"),
+                    }
                 }
                 (_, Some(doc)) => {
                     // Written, then the handler failed: the key keeps the document.

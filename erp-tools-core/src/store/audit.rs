@@ -7,17 +7,18 @@
 use sqlx::Row;
 
 use super::chain::Link;
+use super::document::document_of_row;
 use crate::audit::{ATTEMPT, AuditEntry, AuditId, AuditRecord, Outcome, SOURCE_RUNTIME, now_text};
-use crate::tool::handles::{Backend, DocumentRef};
+use crate::tool::handles::{Backend, DocumentId, DocumentRef};
 
 /// The columns of a new row, in the order [`insert_many`] binds them.
 const COLUMNS: &str = "at, finished_at, source, agent_run_id, tool_call_id, tool_name, \
      user_id, branch_id, branch_code, arguments, outcome, message, document_type, document_id, \
      document_number, model, prompt_version, step, action_signature, replica_id, surface, \
-     chain_id, chain_seq, chain_hash";
+     document_text_id, chain_id, chain_seq, chain_hash";
 /// How many columns [`COLUMNS`] names.
-const COLUMN_COUNT: usize = 24;
-/// Rows (or outcome updates) per multi-row statement on PostgreSQL (25 parameters each at
+const COLUMN_COUNT: usize = 25;
+/// Rows (or outcome updates) per multi-row statement on PostgreSQL (26 parameters each at
 /// most). On SQLite any number is one statement with one parameter ([`SQLITE_WRITE`]).
 pub(crate) const PG_ROWS_PER_STATEMENT: usize = 64;
 
@@ -34,13 +35,13 @@ pub(crate) const PG_ROWS_PER_STATEMENT: usize = 64;
 const SQLITE_WRITE: &str = "INSERT INTO erp_audit_log (id, at, finished_at, \
      source, agent_run_id, tool_call_id, tool_name, user_id, branch_id, branch_code, \
      arguments, outcome, message, document_type, document_id, document_number, model, \
-     prompt_version, step, action_signature, replica_id, surface, chain_id, chain_seq, \
-     chain_hash) \
+     prompt_version, step, action_signature, replica_id, surface, document_text_id, chain_id, \
+     chain_seq, chain_hash) \
      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, \
      value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, \
      value ->> 12, value ->> 13, value ->> 14, value ->> 15, value ->> 16, value ->> 17, \
      value ->> 18, value ->> 19, value ->> 20, value ->> 21, value ->> 22, value ->> 23, \
-     value ->> 24 \
+     value ->> 24, value ->> 25 \
      FROM jsonb_each($1) \
      WHERE value ->> 0 IS NULL \
         OR EXISTS (SELECT 1 FROM erp_audit_log AS a WHERE a.id = value ->> 0) \
@@ -48,6 +49,7 @@ const SQLITE_WRITE: &str = "INSERT INTO erp_audit_log (id, at, finished_at, \
      ON CONFLICT (id) DO UPDATE SET outcome = excluded.outcome, message = excluded.message, \
      document_type = excluded.document_type, document_id = excluded.document_id, \
      document_number = excluded.document_number, finished_at = excluded.finished_at, \
+     document_text_id = excluded.document_text_id, \
      chain_id = excluded.chain_id, chain_seq = excluded.chain_seq, \
      chain_hash = excluded.chain_hash \
      RETURNING id";
@@ -246,8 +248,9 @@ fn row_columns<T: serde::ser::SerializeTuple>(row: &NewRow, t: &mut T) -> Result
     t.serialize_element(&e.arguments)?;
     t.serialize_element(&e.outcome)?;
     t.serialize_element(&e.message)?;
+    let (doc_id, doc_text_id) = DocumentId::columns(doc.map(|d| &d.id));
     t.serialize_element(&doc.map(|d| &d.doc_type))?;
-    t.serialize_element(&doc.map(|d| d.id))?;
+    t.serialize_element(&doc_id)?;
     t.serialize_element(&doc.map(|d| &d.number))?;
     t.serialize_element(&e.model)?;
     t.serialize_element(&e.prompt_version)?;
@@ -255,6 +258,7 @@ fn row_columns<T: serde::ser::SerializeTuple>(row: &NewRow, t: &mut T) -> Result
     t.serialize_element(&e.action_signature)?;
     t.serialize_element(&row.replica_id.as_deref())?;
     t.serialize_element(&e.surface)?;
+    t.serialize_element(&doc_text_id)?;
     link_columns(row.link.as_ref(), t)
 }
 
@@ -330,13 +334,15 @@ impl serde::Serialize for WriteItem<'_> {
                 t.serialize_element(&none)?;
                 t.serialize_element(fin.outcome.as_str())?;
                 t.serialize_element(&fin.message)?;
+                let (doc_id, doc_text_id) = DocumentId::columns(doc.map(|d| &d.id));
                 t.serialize_element(&doc.map(|d| &d.doc_type))?;
-                t.serialize_element(&doc.map(|d| d.id))?;
+                t.serialize_element(&doc_id)?;
                 t.serialize_element(&doc.map(|d| &d.number))?;
                 // model, prompt_version, step, action_signature, replica_id, surface: kept.
                 for _ in 0..6 {
                     t.serialize_element(&none)?;
                 }
+                t.serialize_element(&doc_text_id)?;
                 link_columns(fin.link.as_deref(), &mut t)?;
             }
         }
@@ -351,6 +357,7 @@ fn bind_row<'q>(
 ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
     let e = &row.entry;
     let doc = e.document.as_ref();
+    let (doc_id, doc_text_id) = DocumentId::columns(doc.map(|d| &d.id));
     query
         .bind(row.at.clone())
         .bind(row.finished_at.clone())
@@ -365,7 +372,7 @@ fn bind_row<'q>(
         .bind(e.outcome.clone())
         .bind(e.message.clone())
         .bind(doc.map(|d| d.doc_type.clone()))
-        .bind(doc.map(|d| d.id))
+        .bind(doc_id)
         .bind(doc.map(|d| d.number.clone()))
         .bind(e.model.clone())
         .bind(e.prompt_version.clone())
@@ -373,6 +380,7 @@ fn bind_row<'q>(
         .bind(e.action_signature.clone())
         .bind(row.replica_id.as_deref().map(str::to_string))
         .bind(e.surface.clone())
+        .bind(doc_text_id)
         .bind(row.link.as_ref().map(|l| l.chain.to_string()))
         .bind(row.link.as_ref().map(|l| l.seq))
         .bind(row.link.as_ref().map(|l| l.hash.clone()))
@@ -397,22 +405,24 @@ pub(crate) async fn finish_many(
     let mut sql = String::from(
         "UPDATE erp_audit_log SET outcome = v.column2, message = v.column3, \
          document_type = v.column4, document_id = v.column5, document_number = v.column6, \
-         finished_at = v.column7, chain_id = v.column8, chain_seq = v.column9, \
-         chain_hash = v.column10 FROM (VALUES ",
+         finished_at = v.column7, document_text_id = v.column8, chain_id = v.column9, \
+         chain_seq = v.column10, chain_hash = v.column11 FROM (VALUES ",
     );
-    push_tuples(&mut sql, fins.len(), 10);
+    push_tuples(&mut sql, fins.len(), 11);
     sql.push_str(") AS v WHERE erp_audit_log.id = v.column1");
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
     for (id, fin) in fins {
         let doc = fin.document.as_ref();
+        let (doc_id, doc_text_id) = DocumentId::columns(doc.map(|d| &d.id));
         query = query
             .bind(*id)
             .bind(fin.outcome.as_str())
             .bind(fin.message.clone())
             .bind(doc.map(|d| d.doc_type.clone()))
-            .bind(doc.map(|d| d.id))
+            .bind(doc_id)
             .bind(doc.map(|d| d.number.clone()))
             .bind(fin.finished_at.clone())
+            .bind(doc_text_id)
             .bind(fin.link.as_ref().map(|l| l.chain.to_string()))
             .bind(fin.link.as_ref().map(|l| l.seq))
             .bind(fin.link.as_ref().map(|l| l.hash.clone()));
@@ -446,18 +456,20 @@ where
     E: sqlx::Executor<'c, Database = sqlx::Any>,
 {
     let document = fin.document.as_ref();
+    let (doc_id, doc_text_id) = DocumentId::columns(document.map(|d| &d.id));
     sqlx::query(
         "UPDATE erp_audit_log SET outcome = $1, message = $2, document_type = $3, \
-         document_id = $4, document_number = $5, finished_at = $6, chain_id = $8, \
-         chain_seq = $9, chain_hash = $10 WHERE id = $7",
+         document_id = $4, document_number = $5, finished_at = $6, document_text_id = $8, \
+         chain_id = $9, chain_seq = $10, chain_hash = $11 WHERE id = $7",
     )
     .bind(fin.outcome.as_str())
     .bind(fin.message.clone())
     .bind(document.map(|d| d.doc_type.clone()))
-    .bind(document.map(|d| d.id))
+    .bind(doc_id)
     .bind(document.map(|d| d.number.clone()))
     .bind(fin.finished_at.clone())
     .bind(id)
+    .bind(doc_text_id)
     .bind(fin.link.as_ref().map(|l| l.chain.to_string()))
     .bind(fin.link.as_ref().map(|l| l.seq))
     .bind(fin.link.as_ref().map(|l| l.hash.clone()))
@@ -507,10 +519,12 @@ pub(crate) async fn complete_and_finish(
     super::keys::bind_completed(
         sqlx::query(
             "WITH k AS (UPDATE erp_idempotency_keys SET document_type = $1, document_id = $2, \
-             document_number = $3, response = $4, response_text = $5, audit_id = $6 \
-             WHERE agent_run_id = $7 AND client_ref = $8 RETURNING 1) \
-             UPDATE erp_audit_log SET outcome = $9, message = NULL, document_type = $1, \
-             document_id = $2, document_number = $3, finished_at = $10 WHERE id = $6",
+             document_number = $3, response = $4, response_text = $5, audit_id = $6, \
+             document_text_id = $7 \
+             WHERE agent_run_id = $8 AND client_ref = $9 RETURNING 1) \
+             UPDATE erp_audit_log SET outcome = $10, message = NULL, document_type = $1, \
+             document_id = $2, document_number = $3, finished_at = $11, document_text_id = $7 \
+             WHERE id = $6",
         ),
         done,
     )
@@ -530,22 +544,23 @@ pub(crate) async fn close_interrupted(
     pool: &sqlx::AnyPool,
     id: AuditId,
     message: &str,
-    document: Option<(Option<String>, Option<i64>, Option<String>)>,
+    document: Option<&DocumentRef>,
 ) -> Result<u64, sqlx::Error> {
-    let (doc_type, doc_id, doc_number) = document.unwrap_or_default();
+    let (doc_id, doc_text_id) = DocumentId::columns(document.map(|d| &d.id));
     let updated = sqlx::query(
         "UPDATE erp_audit_log SET outcome = $1, finished_at = $2, message = $3, \
-         document_type = $4, document_id = $5, document_number = $6 \
+         document_type = $4, document_id = $5, document_number = $6, document_text_id = $9 \
          WHERE id = $7 AND outcome = $8",
     )
     .bind(Outcome::Interrupted.as_str())
     .bind(now_text())
     .bind(message)
-    .bind(doc_type)
+    .bind(document.map(|d| d.doc_type.clone()))
     .bind(doc_id)
-    .bind(doc_number)
+    .bind(document.map(|d| d.number.clone()))
     .bind(id)
     .bind(ATTEMPT)
+    .bind(doc_text_id)
     .execute(pool)
     .await?;
     Ok(updated.rows_affected())
@@ -560,8 +575,8 @@ pub(crate) async fn select(
             () => {
                 "SELECT id, at, finished_at, source, agent_run_id, tool_call_id, tool_name, \
                  user_id, branch_id, branch_code, arguments, outcome, message, document_type, \
-                 document_id, document_number, model, prompt_version, step, action_signature, \
-                 surface FROM erp_audit_log"
+                 document_id, document_text_id, document_number, model, prompt_version, step, \
+                 action_signature, surface FROM erp_audit_log"
             };
         }
     let rows = match agent_run_id {
@@ -581,17 +596,7 @@ pub(crate) async fn select(
 }
 
 fn record_from_row(row: &sqlx::any::AnyRow) -> Result<AuditRecord, sqlx::Error> {
-    let doc_type: Option<String> = row.try_get("document_type")?;
-    let doc_id: Option<i64> = row.try_get("document_id")?;
-    let doc_number: Option<String> = row.try_get("document_number")?;
-    let document = match (doc_type, doc_id, doc_number) {
-        (Some(doc_type), Some(id), Some(number)) => Some(DocumentRef {
-            doc_type,
-            id,
-            number,
-        }),
-        _ => None,
-    };
+    let document = document_of_row(row)?;
     Ok(AuditRecord {
         id: row.try_get("id")?,
         at: row.try_get("at")?,

@@ -56,7 +56,7 @@ pub(crate) type Hash = [u8; 32];
 pub(crate) const CHAINED: &str = "at, finished_at, source, agent_run_id, tool_call_id, \
      tool_name, user_id, branch_id, branch_code, arguments, outcome, message, document_type, \
      document_id, document_number, model, prompt_version, step, action_signature, replica_id, \
-     erp_outcome, erp_error, surface";
+     erp_outcome, erp_error, surface, document_text_id";
 
 /// How many open rows the writer remembers for their finish link; beyond this it reads a
 /// row back to link it.
@@ -105,7 +105,7 @@ pub(crate) fn link_hash(prev: &Hash, chain: &str, seq: i64, fields: &[Field<'_>]
 
 /// The [`CHAINED`] values of `row` as the writer stores it, with `erp` as its
 /// `erp_outcome` and `erp_error`.
-pub(crate) fn fields_of<'a>(row: &'a NewRow, erp: Option<&'a ErpAnswer>) -> [Field<'a>; 23] {
+pub(crate) fn fields_of<'a>(row: &'a NewRow, erp: Option<&'a ErpAnswer>) -> [Field<'a>; 24] {
     let e = &row.entry;
     let doc = e.document.as_ref();
     [
@@ -122,7 +122,7 @@ pub(crate) fn fields_of<'a>(row: &'a NewRow, erp: Option<&'a ErpAnswer>) -> [Fie
         Field::Text(Some(&e.outcome)),
         Field::Text(e.message.as_deref()),
         Field::Text(doc.map(|d| d.doc_type.as_str())),
-        Field::Int(doc.map(|d| d.id)),
+        Field::Int(doc.and_then(|d| d.id.as_i64())),
         Field::Text(doc.map(|d| d.number.as_str())),
         Field::Text(e.model.as_deref()),
         Field::Text(e.prompt_version.as_deref()),
@@ -132,12 +132,13 @@ pub(crate) fn fields_of<'a>(row: &'a NewRow, erp: Option<&'a ErpAnswer>) -> [Fie
         Field::Text(erp.map(|a| a.outcome.as_str())),
         Field::Text(erp.and_then(|a| a.error.as_deref())),
         Field::Text(e.surface.as_deref()),
+        Field::Text(doc.and_then(|d| d.id.as_text())),
     ]
 }
 
 /// A row's [`CHAINED`] columns as read back from the table.
 struct StoredRow {
-    texts: [Option<String>; 19],
+    texts: [Option<String>; 20],
     ints: [Option<i64>; 3],
     outcome: String,
 }
@@ -149,11 +150,11 @@ const OUTCOME_COLUMN: usize = 10;
 
 impl StoredRow {
     fn read(row: &sqlx::any::AnyRow, first: usize) -> Result<StoredRow, sqlx::Error> {
-        let mut texts: [Option<String>; 19] = Default::default();
+        let mut texts: [Option<String>; 20] = Default::default();
         let mut ints = [None; 3];
         let (mut t, mut n) = (0, 0);
         let mut outcome = String::new();
-        for column in 0..23 {
+        for column in 0..24 {
             if INT_COLUMNS.contains(&column) {
                 ints[n] = row.try_get::<Option<i64>, _>(first + column)?;
                 n += 1;
@@ -173,7 +174,7 @@ impl StoredRow {
 
     fn fields(&self) -> Vec<Field<'_>> {
         let (mut t, mut n) = (0, 0);
-        (0..23)
+        (0..24)
             .map(|column| {
                 if INT_COLUMNS.contains(&column) {
                     n += 1;
@@ -650,9 +651,9 @@ pub(crate) async fn verify(
     while let Some(row) = rows.try_next().await? {
         let id: AuditId = row.try_get(0)?;
         let stored = StoredRow::read(&row, 1)?;
-        let chain: String = row.try_get(24)?;
-        let seq: i64 = row.try_get(25)?;
-        let hash_text: String = row.try_get(26)?;
+        let chain: String = row.try_get(25)?;
+        let seq: i64 = row.try_get(26)?;
+        let hash_text: String = row.try_get(27)?;
         if current.as_ref().is_none_or(|c| c.0 != chain) {
             if let Some((name, _, last, _)) = current.take() {
                 report.chains += 1;

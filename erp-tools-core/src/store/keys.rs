@@ -5,7 +5,7 @@ use serde_json::Value;
 use sqlx::Row;
 
 use crate::idempotency::{Claim, IdempotencyKey, StoredKey};
-use crate::tool::handles::DocumentRef;
+use crate::tool::handles::{DocumentId, DocumentRef};
 
 /// Binds what is claimed with a key, as `$1` to `$7`: run, `client_ref`, request hash,
 /// tool, user, branch, creation time.
@@ -24,18 +24,20 @@ fn bind_claim<'q>(
 }
 
 /// Binds what a successful draft stores on its key, in this order: document type, id
-/// and number, response, response text, audit row id.
+/// and number, response, response text, audit row id, string id.
 pub(super) fn bind_completed<'q>(
     query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
     done: &Completed<'_>,
 ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+    let (id, text_id) = DocumentId::columns(Some(&done.document.id));
     query
         .bind(done.document.doc_type.clone())
-        .bind(done.document.id)
+        .bind(id)
         .bind(done.document.number.clone())
         .bind(done.response.to_string())
         .bind(done.response_text.map(str::to_string))
         .bind(done.audit_id)
+        .bind(text_id)
 }
 
 /// Tries to claim the key; `true` if this transaction now owns it.
@@ -64,7 +66,7 @@ pub(crate) async fn load(
 ) -> Result<Option<StoredKey>, sqlx::Error> {
     let row = sqlx::query(
         "SELECT request_hash, tool_name, user_id, branch_id, document_type, document_id, \
-         document_number, response, response_text FROM erp_idempotency_keys \
+         document_text_id, document_number, response, response_text FROM erp_idempotency_keys \
          WHERE agent_run_id = $1 AND client_ref = $2",
     )
     .bind(key.agent_run_id.clone())
@@ -77,23 +79,13 @@ pub(crate) async fn load(
 /// The key a row of `erp_idempotency_keys` holds (its `request_hash`, `tool_name`,
 /// `user_id`, `branch_id`, `document_*`, `response` and `response_text` columns).
 pub(crate) fn stored_key(row: &sqlx::any::AnyRow) -> Result<StoredKey, sqlx::Error> {
-    let doc_type: Option<String> = row.try_get("document_type")?;
-    let doc_id: Option<i64> = row.try_get("document_id")?;
-    let doc_number: Option<String> = row.try_get("document_number")?;
     let response: Option<String> = row.try_get("response")?;
     Ok(StoredKey {
         request_hash: row.try_get("request_hash")?,
         tool_name: row.try_get("tool_name")?,
         user_id: row.try_get("user_id")?,
         branch_id: row.try_get("branch_id")?,
-        document: match (doc_type, doc_id, doc_number) {
-            (Some(doc_type), Some(id), Some(number)) => Some(DocumentRef {
-                doc_type,
-                id,
-                number,
-            }),
-            _ => None,
-        },
+        document: super::document::document_of_row(row)?,
         response: response.and_then(|r| serde_json::from_str(&r).ok()),
         response_text: row.try_get("response_text")?,
     })
@@ -113,8 +105,9 @@ pub(crate) async fn insert_complete(
         sqlx::query(
             "INSERT INTO erp_idempotency_keys \
              (agent_run_id, client_ref, request_hash, tool_name, user_id, branch_id, created_at, \
-              document_type, document_id, document_number, response, response_text, audit_id) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+              document_type, document_id, document_number, response, response_text, audit_id, \
+              document_text_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
         ),
         c,
     );
@@ -142,22 +135,18 @@ pub(crate) async fn documents_of_calls(
             .collect::<Vec<_>>()
             .join(", ");
         let sql = format!(
-            "SELECT audit_id, document_type, document_id, document_number \
-             FROM erp_idempotency_keys WHERE audit_id IN ({list}) AND document_id IS NOT NULL"
+            "SELECT audit_id, document_type, document_id, document_text_id, document_number \
+             FROM erp_idempotency_keys WHERE audit_id IN ({list}) \
+             AND (document_id IS NOT NULL OR document_text_id IS NOT NULL)"
         );
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
         for id in chunk {
             query = query.bind(*id);
         }
         for row in query.fetch_all(pool).await? {
-            out.push((
-                row.try_get("audit_id")?,
-                DocumentRef {
-                    doc_type: row.try_get("document_type")?,
-                    id: row.try_get("document_id")?,
-                    number: row.try_get("document_number")?,
-                },
-            ));
+            if let Some(doc) = super::document::document_of_row(&row)? {
+                out.push((row.try_get("audit_id")?, doc));
+            }
         }
     }
     Ok(out)

@@ -61,6 +61,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0015_surface",
         include_str!("../../migrations/sqlite/0015_surface.sql"),
     ),
+    (
+        "erp_tools/0016_document_text_id",
+        include_str!("../../migrations/sqlite/0016_document_text_id.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -115,6 +119,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0015_surface",
         include_str!("../../migrations/postgres/0015_surface.sql"),
     ),
+    (
+        "erp_tools/0016_document_text_id",
+        include_str!("../../migrations/postgres/0016_document_text_id.sql"),
+    ),
 ];
 
 /// The SQLite migration that drops the main file's audit table after its rows were copied
@@ -145,6 +153,10 @@ pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/audit/0006_surface",
         include_str!("../../migrations/sqlite/audit/0006_surface.sql"),
+    ),
+    (
+        "erp_tools/audit/0007_document_text_id",
+        include_str!("../../migrations/sqlite/audit/0007_document_text_id.sql"),
     ),
 ];
 

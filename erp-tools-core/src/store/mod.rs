@@ -18,6 +18,7 @@ pub(crate) mod approvals;
 mod archive;
 pub(crate) mod audit;
 mod chain;
+mod document;
 mod error;
 pub(crate) mod keys;
 mod migrate;

@@ -188,7 +188,7 @@ pub(crate) async fn recover(
             Committed::Nothing => (NOTHING_COMMITTED, None),
         };
         let closed =
-            audit::close_interrupted(audit_pool, row.id, message, document.clone()).await?;
+            audit::close_interrupted(audit_pool, row.id, message, document.as_ref()).await?;
         if document.is_some() {
             done.linked += closed;
         } else {
@@ -207,7 +207,7 @@ pub(crate) async fn recover(
 }
 
 /// The document an interrupted row is linked to: type, id, number.
-type Linked = (Option<String>, Option<i64>, Option<String>);
+type Linked = crate::tool::handles::DocumentRef;
 
 /// What an interrupted call committed, as the call itself recorded it.
 enum Committed {
@@ -229,7 +229,7 @@ enum Committed {
 /// sent its request before the key was taken over, so the row says so without a document.
 async fn committed_by(keys: &AnyPool, row: &OpenAttempt) -> Result<Committed, sqlx::Error> {
     let own = sqlx::query(
-        "SELECT document_type, document_id, document_number, remote_state \
+        "SELECT document_type, document_id, document_text_id, document_number, remote_state \
          FROM erp_idempotency_keys WHERE audit_id = $1 AND agent_run_id = $2",
     )
     .bind(row.id)
@@ -237,14 +237,9 @@ async fn committed_by(keys: &AnyPool, row: &OpenAttempt) -> Result<Committed, sq
     .fetch_optional(keys)
     .await?;
     if let Some(key) = own {
-        let id: Option<i64> = key.try_get("document_id")?;
         let remote: Option<String> = key.try_get("remote_state")?;
-        return Ok(match (id, remote) {
-            (Some(id), _) => Committed::Document((
-                key.try_get("document_type")?,
-                Some(id),
-                key.try_get("document_number")?,
-            )),
+        return Ok(match (super::document::document_of_row(&key)?, remote) {
+            (Some(document), _) => Committed::Document(document),
             (None, Some(_)) => Committed::RemotePending,
             (None, None) => Committed::Nothing,
         });

@@ -4,6 +4,8 @@
 use serde::Serialize;
 use sqlx::Row;
 
+use crate::tool::handles::DocumentId;
+
 /// One agent run as the Runs page lists it.
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct RunLine {
@@ -236,11 +238,13 @@ pub(crate) struct DraftLine {
     pub tool: Option<String>,
     pub user_id: String,
     pub document_type: String,
-    pub document_id: i64,
+    pub document_id: DocumentId,
     pub document_number: String,
 }
 
-/// Documents drafted in `branch_id` (successful draft calls), the newest first.
+/// Documents drafted in `branch_id` (successful draft calls), the newest first: each once,
+/// from the call that first answered with it (a remote draft whose answer was lost is
+/// first answered by the resend that found it by its marker, a `replayed` row).
 pub(crate) async fn drafts(
     pool: &sqlx::AnyPool,
     branch_id: i64,
@@ -249,8 +253,13 @@ pub(crate) async fn drafts(
 ) -> Result<Vec<DraftLine>, sqlx::Error> {
     let rows = sqlx::query(
         "SELECT id, at, agent_run_id, tool_name, user_id, document_type, document_id, \
-         document_number FROM erp_audit_log WHERE branch_id = $1 AND source = 'runtime' \
-         AND outcome = 'ok' AND document_number IS NOT NULL ORDER BY id DESC LIMIT $2 OFFSET $3",
+         document_text_id, document_number FROM erp_audit_log l WHERE branch_id = $1 \
+         AND source = 'runtime' AND document_number IS NOT NULL \
+         AND (outcome = 'ok' OR (outcome = 'replayed' AND NOT EXISTS ( \
+             SELECT 1 FROM erp_audit_log e WHERE e.agent_run_id = l.agent_run_id AND e.id < l.id \
+             AND e.document_type = l.document_type AND e.document_number = l.document_number \
+             AND e.outcome IN ('ok', 'replayed')))) \
+         ORDER BY id DESC LIMIT $2 OFFSET $3",
     )
     .bind(branch_id)
     .bind(limit)
@@ -266,7 +275,7 @@ pub(crate) async fn drafts(
                 tool: row.try_get("tool_name")?,
                 user_id: row.try_get("user_id")?,
                 document_type: row.try_get("document_type")?,
-                document_id: row.try_get("document_id")?,
+                document_id: document_id(row)?,
                 document_number: row.try_get("document_number")?,
             })
         })
@@ -293,7 +302,7 @@ pub(crate) struct DraftedDocument {
     pub tool: String,
     pub user_id: String,
     pub document_type: String,
-    pub document_id: i64,
+    pub document_id: DocumentId,
     pub number: String,
     pub response: Option<serde_json::Value>,
     pub response_text: Option<String>,
@@ -301,7 +310,16 @@ pub(crate) struct DraftedDocument {
 }
 
 const DOCUMENT_COLUMNS: &str = "agent_run_id, tool_name, user_id, document_type, document_id, \
-    document_number, response, response_text, created_at";
+    document_text_id, document_number, response, response_text, created_at";
+
+/// A document row's id (`document_id`, or `document_text_id` for a string id).
+fn document_id(row: &sqlx::any::AnyRow) -> Result<DocumentId, sqlx::Error> {
+    DocumentId::from_columns(
+        row.try_get("document_id")?,
+        row.try_get("document_text_id")?,
+    )
+    .ok_or_else(|| sqlx::Error::Decode("a drafted document's row has no id".into()))
+}
 
 fn drafted(row: &sqlx::any::AnyRow) -> Result<DraftedDocument, sqlx::Error> {
     let response: Option<String> = row.try_get("response")?;
@@ -310,7 +328,7 @@ fn drafted(row: &sqlx::any::AnyRow) -> Result<DraftedDocument, sqlx::Error> {
         tool: row.try_get("tool_name")?,
         user_id: row.try_get("user_id")?,
         document_type: row.try_get("document_type")?,
-        document_id: row.try_get("document_id")?,
+        document_id: document_id(row)?,
         number: row.try_get("document_number")?,
         response: response.and_then(|r| serde_json::from_str(&r).ok()),
         response_text: row.try_get("response_text")?,

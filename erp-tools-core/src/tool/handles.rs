@@ -27,7 +27,7 @@
 //!     .bind(user)
 //!     .fetch_one(tx.conn())
 //!     .await?;
-//!     tx.record_document(DocumentRef { doc_type: "purchase_order".into(), id, number: number.into() });
+//!     tx.record_document(DocumentRef::new("purchase_order", id, number));
 //!     Ok(id)
 //! }
 //! ```
@@ -53,10 +53,116 @@ pub enum Backend {
 pub struct DocumentRef {
     /// Document type, e.g. `purchase_order`.
     pub doc_type: String,
-    /// Internal id (kept in structured content and audit, not in model-facing text).
-    pub id: i64,
+    /// The id the system holding the document gave it: a number (a local table's key,
+    /// Tryton's or Odoo's id) or a string (ERPNext's `PUR-ORD-2026-00042`, a GUID); kept
+    /// in structured content and audit, not in model-facing text.
+    pub id: DocumentId,
     /// Business number, e.g. `PO-2026-0042`.
     pub number: String,
+}
+
+impl DocumentRef {
+    /// The document `doc_type` with `id` and `number`.
+    pub fn new(
+        doc_type: impl Into<String>,
+        id: impl Into<DocumentId>,
+        number: impl Into<String>,
+    ) -> DocumentRef {
+        DocumentRef {
+            doc_type: doc_type.into(),
+            id: id.into(),
+            number: number.into(),
+        }
+    }
+}
+
+/// A document's id as the system holding it names it: a number or a string, carried
+/// unchanged to the audit log, the review console and the cards. It serializes as what it
+/// is (a JSON number or a JSON string) and shows as its digits or its text.
+///
+/// ```
+/// use erp_tools_core::DocumentId;
+///
+/// assert_eq!(DocumentId::from(42), DocumentId::Number(42));
+/// assert_eq!(DocumentId::from("PUR-ORD-2026-00042").to_string(), "PUR-ORD-2026-00042");
+/// assert_eq!(serde_json::to_value(DocumentId::from(7)).unwrap(), serde_json::json!(7));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DocumentId {
+    /// A numeric id (a table's key).
+    Number(i64),
+    /// A string id (a name, a code, a GUID), exactly as the system gave it.
+    Text(String),
+}
+
+impl DocumentId {
+    /// The numeric id, if it is one.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            DocumentId::Number(n) => Some(*n),
+            DocumentId::Text(_) => None,
+        }
+    }
+
+    /// The string id, if it is one.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            DocumentId::Number(_) => None,
+            DocumentId::Text(t) => Some(t),
+        }
+    }
+
+    /// As stored: a numeric id in `document_id`, a string id in `document_text_id`.
+    #[cfg_attr(not(feature = "runtime"), allow(dead_code))]
+    pub(crate) fn columns(id: Option<&DocumentId>) -> (Option<i64>, Option<String>) {
+        match id {
+            Some(DocumentId::Number(n)) => (Some(*n), None),
+            Some(DocumentId::Text(t)) => (None, Some(t.clone())),
+            None => (None, None),
+        }
+    }
+
+    /// From the stored columns (`document_id`, `document_text_id`).
+    #[cfg_attr(not(feature = "runtime"), allow(dead_code))]
+    pub(crate) fn from_columns(number: Option<i64>, text: Option<String>) -> Option<DocumentId> {
+        number
+            .map(DocumentId::Number)
+            .or(text.map(DocumentId::Text))
+    }
+}
+
+impl std::fmt::Display for DocumentId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DocumentId::Number(n) => write!(f, "{n}"),
+            DocumentId::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+impl From<i64> for DocumentId {
+    fn from(n: i64) -> Self {
+        DocumentId::Number(n)
+    }
+}
+
+impl From<String> for DocumentId {
+    fn from(t: String) -> Self {
+        DocumentId::Text(t)
+    }
+}
+
+impl From<&str> for DocumentId {
+    fn from(t: &str) -> Self {
+        DocumentId::Text(t.to_string())
+    }
+}
+
+impl PartialEq<i64> for DocumentId {
+    fn eq(&self, other: &i64) -> bool {
+        self.as_i64() == Some(*other)
+    }
 }
 
 /// Read-only database access for read tools. Cheap to clone.

@@ -71,7 +71,7 @@ pub(super) async fn complete(
     faults::after_insert(ctx, vendor_code, &number).await?;
     tx.record_document(DocumentRef {
         doc_type: draft.doc_type().into(),
-        id,
+        id: id.into(),
         number: number.clone(),
     });
     Ok(number)

@@ -17,14 +17,12 @@
 //! Bounded: `--kills` rounds of a few seconds each. Exits non-zero on the first broken
 //! invariant. `scripts/tryton/kill_run.sh` builds and runs it.
 
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use erp_tools_core::Database;
 use erp_tools_core::remote;
 use erp_tools_tests::fault_proxy::FaultProxy;
-use erp_tools_tests::tryton::TrytonRun;
+use erp_tools_tests::tryton::{Example, TrytonRun, mcp_call, result_text};
 use serde_json::{Value, json};
 
 const TOOL: &str = "purchasing_draft_purchase";
@@ -68,17 +66,6 @@ impl Rng {
     }
 }
 
-/// The `result` of a stateless `tools/call`, from a JSON or an SSE answer.
-fn rpc_result(body: &str) -> Option<Value> {
-    let json = body
-        .lines()
-        .find_map(|l| l.strip_prefix("data:"))
-        .map(str::trim)
-        .unwrap_or(body.trim());
-    let v: Value = serde_json::from_str(json).ok()?;
-    v.get("result").cloned()
-}
-
 /// One draft call; `Ok(purchase id, replayed)` or why not.
 async fn call(
     http: &reqwest::Client,
@@ -86,78 +73,15 @@ async fn call(
     token: &str,
     args: &Value,
 ) -> Result<(i64, bool), String> {
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {
-            "name": TOOL, "arguments": args,
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {}
-            }
-        }
-    });
-    let text = http
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", TOOL)
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .map_err(|e| format!("transport: {e}"))?
-        .text()
-        .await
-        .map_err(|e| format!("transport: {e}"))?;
-    let result = rpc_result(&text).ok_or_else(|| format!("no result in {text:.300}"))?;
-    let s = &result["structuredContent"];
+    let result = mcp_call(http, url, token, TOOL, args).await?;
     if result["isError"] == json!(true) {
-        return Err(format!("tool error: {}", result["content"][0]["text"]));
+        return Err(format!("tool error: {}", result_text(&result)));
     }
+    let s = &result["structuredContent"];
     Ok((
         s["purchase_id"].as_i64().unwrap_or_default(),
         s["replayed"].as_bool().unwrap_or(false),
     ))
-}
-
-fn start_server(
-    a: &Args,
-    env: &[(&str, String)],
-    db_url: &str,
-    port: u16,
-    log: &std::path::Path,
-) -> Child {
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .expect("server log");
-    let child = Command::new(&a.binary)
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .args([
-            "--db",
-            db_url,
-            "--resource",
-            &format!("http://127.0.0.1:{port}/mcp"),
-            "serve",
-            "--addr",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e}", a.binary));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "the server did not start in 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child
 }
 
 fn fail(round: usize, what: &str) -> ! {
@@ -172,51 +96,21 @@ async fn main() {
     let tr = TrytonRun::start_now();
     let proxy = FaultProxy::start(tr.port()).await;
     proxy.delay_creates(Duration::from_millis(250)).await;
-    let dir = tempfile::tempdir().unwrap();
-    let db_url = format!("sqlite://{}", dir.path().join("store.db").display());
-    let log = dir.path().join("server.log");
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let env = [
-        ("ERP_TOOLS_TRYTON_URL", tr.url_via(proxy.addr.port())),
-        (
-            "ERP_TOOLS_TRYTON_KEYS",
-            tr.keys_path().display().to_string(),
-        ),
-        ("ERP_TOOLS_REMOTE_TIMEOUT_MS", "1500".to_string()),
-        ("RUST_LOG", "warn".to_string()),
-    ];
-    let token_out = Command::new(&a.binary)
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .args([
-            "--db",
-            &db_url,
-            "--resource",
-            &format!("http://127.0.0.1:{port}/mcp"),
-            "token",
-            "--user",
-            "buyer-sby",
-            "--branch",
-            "SBY-01",
-            "--scopes",
-            "purchasing:read,purchasing:draft",
-            "--run",
-            "kill-run",
-        ])
-        .output()
-        .expect("token");
-    assert!(
-        token_out.status.success(),
-        "token: {}",
-        String::from_utf8_lossy(&token_out.stderr)
+    let example = Example::new(
+        a.binary.clone().into(),
+        &tr.url_via(proxy.addr.port()),
+        &tr.keys_path(),
+        1500,
     );
-    let token = String::from_utf8(token_out.stdout)
-        .unwrap()
-        .trim()
-        .to_string();
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let token = example
+        .token(
+            "buyer-sby",
+            "SBY-01",
+            "purchasing:read,purchasing:draft",
+            Some("kill-run"),
+        )
+        .unwrap_or_else(|e| panic!("token: {e}"));
+    let url = example.mcp_url();
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()
@@ -236,8 +130,11 @@ async fn main() {
     let mut rng = Rng(a.seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let (mut in_flight, mut answered, mut found_by_marker, mut resends) = (0u64, 0u64, 0u64, 0u64);
     let mut refs = Vec::new();
+    // The longest a restart after a kill took to listen (the pending keys are reconciled
+    // beside serving).
+    let mut max_listen = Duration::ZERO;
     for round in 0..a.kills {
-        let mut server = start_server(&a, &env, &db_url, port, &log);
+        let (mut server, _) = example.serve();
         let round_refs: Vec<String> = (0..a.clients).map(|c| format!("r{round}-c{c}")).collect();
         let tasks: Vec<_> = round_refs
             .iter()
@@ -256,11 +153,14 @@ async fn main() {
                 Err(_) => in_flight += 1,
             }
         }
-        let mut server = start_server(&a, &env, &db_url, port, &log);
+        let (mut server, listening) = example.serve();
+        max_listen = max_listen.max(listening);
         for r in &round_refs {
             let marker = remote::marker("kill-run", r);
             let mut got = None;
-            for _ in 0..5 {
+            // Bounded: a key whose earlier request may still be in flight (its lease) or that
+            // the start-up reconcile holds is "still writing" for a few seconds.
+            for _ in 0..40 {
                 resends += 1;
                 match call(&http, &url, &token, &draft_args(r)).await {
                     Ok(v) => {
@@ -294,7 +194,7 @@ async fn main() {
         server.kill().ok();
         server.wait().ok();
     }
-    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    let logged = std::fs::read_to_string(&example.log).unwrap_or_default();
     for line in logged
         .lines()
         .filter(|l| l.contains("reconciled pending drafts at start-up"))
@@ -306,7 +206,7 @@ async fn main() {
             .and_then(|n| n.parse::<u64>().ok())
             .unwrap_or(0);
     }
-    let db = Database::open(&db_url).await.expect("the store");
+    let db = Database::open(&example.db_url).await.expect("the store");
     let pending = remote::pending_keys(&db).await.unwrap();
     db.close().await;
     let all = tr.purchases("buyer-sby", sby, json!([])).await;
@@ -315,12 +215,13 @@ async fn main() {
         "tryton kill run: kills={} clients={} client_refs={} answered_before_kill={answered} \
          in_flight_at_kill={in_flight} found_by_marker_at_restart={found_by_marker} resends={resends} \
          creates_forwarded={} purchases_in_tryton={} duplicates={duplicates} pending_keys_left={pending} \
-         seconds={}",
+         max_ms_to_listen_after_kill={} seconds={}",
         a.kills,
         a.clients,
         refs.len(),
         proxy.creates(),
         all.len(),
+        max_listen.as_millis(),
         started.elapsed().as_secs()
     );
     if duplicates != 0 || pending != 0 {

@@ -84,7 +84,7 @@ pub async fn create_po_draft(
 ) -> Result<PoView, ToolError> {
     tx.record_document(DocumentRef {
         doc_type: "purchase_order".into(),
-        id: 1,
+        id: 1.into(),
         number: "PO-1".into(),
     });
     let _ = (

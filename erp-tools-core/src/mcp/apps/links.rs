@@ -55,8 +55,8 @@ impl McpApps {
         self
     }
 
-    /// The ERP's page of a document, `{number}` standing for its number, e.g.
-    /// `https://erp.example.com/po/{number}`.
+    /// The ERP's page of a document, `{number}` standing for its number and `{id}` for its
+    /// id, e.g. `https://erp.example.com/po/{number}`.
     pub fn erp_document_url(mut self, template: impl Into<String>) -> Self {
         self.erp_document_url = Some(template.into());
         self
@@ -82,6 +82,14 @@ impl McpApps {
         self.erp_document_url
             .as_ref()
             .map(|t| t.replace("{number}", &percent(number)))
+    }
+
+    /// The ERP page of `document`, if a template is set: `{number}` and `{id}` stand for
+    /// its number and its id (a number or the system's own string id, e.g. ERPNext's
+    /// `https://erp.example.com/app/purchase-order/{id}`), percent-encoded.
+    pub fn document_link_of(&self, document: &crate::DocumentRef) -> Option<String> {
+        self.document_link(&document.number)
+            .map(|l| l.replace("{id}", &percent(&document.id.to_string())))
     }
 
     /// The console's approvals page, if a console URL is set.
@@ -121,5 +129,11 @@ mod tests {
             Some("http://erp/po/PO%22%3Cx%3E")
         );
         assert_eq!(McpApps::new().run_link("r"), None);
+        let by_id = McpApps::new().erp_document_url("http://erp/app/purchase-order/{id}");
+        let doc = crate::DocumentRef::new("purchase_order", "PUR-ORD 2026/1", "PUR-ORD 2026/1");
+        assert_eq!(
+            by_id.document_link_of(&doc).as_deref(),
+            Some("http://erp/app/purchase-order/PUR-ORD%202026%2F1")
+        );
     }
 }

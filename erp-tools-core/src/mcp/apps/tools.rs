@@ -9,7 +9,8 @@ use crate::DocumentRef;
 use crate::registry::RegisteredTool;
 use crate::tool::context::Principal;
 
-/// `_meta` key of a card result's links (`run`, `console_document`, `document`), for the
+/// `_meta` key of a card result's links (`run`, `console_document`, `document`) and the
+/// drafted document as recorded (`document_ref`: type, id as the system gave it, number), for the
 /// card to show.
 pub const LINKS_META_KEY: &str = "erp-tools/links";
 
@@ -54,7 +55,12 @@ pub(crate) fn decorate_result(
     let links = json!({
         "run": apps.run_link(run_id),
         "console_document": document.and_then(|d| apps.console_document_link(&d.doc_type, &d.number)),
-        "document": number.and_then(|n| apps.document_link(n)),
+        "document": match document {
+            Some(d) => apps.document_link_of(d),
+            None => number.and_then(|n| apps.document_link(n)),
+        },
+        // The document as the system holding it names it (its id a number or a string).
+        "document_ref": document,
     });
     let meta = result.meta.get_or_insert_with(MetaObject::default);
     meta.0.insert(LINKS_META_KEY.into(), links);

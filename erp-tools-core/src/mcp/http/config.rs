@@ -29,6 +29,8 @@ pub struct HttpConfig {
     pub(super) drain: CancellationToken,
     /// The sealer of questions' `requestState`s; `None`: a random key of the process.
     pub(super) request_states: Option<std::sync::Arc<crate::mcp::input::StateKeeper>>,
+    /// A start-up reconcile of remote drafts running beside the server, for `/readyz`.
+    pub(super) reconciliation: Option<crate::remote::Reconciliation>,
 }
 impl HttpConfig {
     /// Accepts HS256 tokens checked by `tokens` (see [`from_authenticator`](Self::from_authenticator)
@@ -61,7 +63,18 @@ impl HttpConfig {
             shutdown_grace: Duration::from_secs(30),
             drain: CancellationToken::new(),
             request_states: None,
+            reconciliation: None,
         }
+    }
+
+    /// Reports `reconciliation` (the start-up reconcile of remote drafts running beside
+    /// the server, [`remote::reconcile_in_background`](crate::remote::reconcile_in_background))
+    /// on `/readyz`: `"remote_drafts": "reconciling remote drafts: 12 pending key(s) left,
+    /// ..."` until it ends, then what it did. The server is ready meanwhile (`200`): calls
+    /// are exactly-once while it runs.
+    pub fn with_reconciliation(mut self, reconciliation: crate::remote::Reconciliation) -> Self {
+        self.reconciliation = Some(reconciliation);
+        self
     }
 
     /// Replaces the accepted `Host` values (hostnames, or `host:port`), which protect a

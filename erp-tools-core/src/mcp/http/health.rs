@@ -6,7 +6,9 @@
 //!   framework migration is applied, the identity provider's keys are loaded (fetched
 //!   again within 2 s when missing or stale; always, for a shared secret) and the server
 //!   is not draining; otherwise `503` with
-//!   `{"status":"not ready","reason":".."}`.
+//!   `{"status":"not ready","reason":".."}`. With a start-up reconcile of remote drafts
+//!   running beside the server ([`HttpConfig::with_reconciliation`](super::HttpConfig::with_reconciliation)),
+//!   both answers carry `"remote_drafts"`: what it is doing, then what it did.
 
 use std::time::Duration;
 
@@ -37,6 +39,8 @@ pub(super) struct ReadyState {
     /// Draining or stopped: not ready.
     pub drain: CancellationToken,
     pub stop: CancellationToken,
+    /// The start-up reconcile of remote drafts, if one runs beside the server.
+    pub reconciliation: Option<crate::remote::Reconciliation>,
 }
 
 pub(super) async fn healthz() -> Response {
@@ -44,14 +48,17 @@ pub(super) async fn healthz() -> Response {
 }
 
 pub(super) async fn readyz(State(state): State<ReadyState>) -> Response {
-    match not_ready(&state).await {
-        None => Json(json!({"status": "ready"})).into_response(),
+    let (status, mut body) = match not_ready(&state).await {
+        None => (StatusCode::OK, json!({"status": "ready"})),
         Some(reason) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({"status": "not ready", "reason": reason})),
-        )
-            .into_response(),
+            json!({"status": "not ready", "reason": reason}),
+        ),
+    };
+    if let Some(r) = &state.reconciliation {
+        body["remote_drafts"] = json!(r.progress().to_string());
     }
+    (status, Json(body)).into_response()
 }
 
 /// Why the server is not ready, if it is not.

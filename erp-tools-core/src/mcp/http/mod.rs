@@ -93,6 +93,7 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
         authenticator: config.authenticator.clone(),
         drain: config.drain.clone(),
         stop: config.cancellation.clone(),
+        reconciliation: config.reconciliation.clone(),
     };
     let mut server = ErpMcpServer::new(runtime)
         .with_list_ttl(config.list_ttl)
