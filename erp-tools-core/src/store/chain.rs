@@ -488,7 +488,7 @@ pub struct ChainHead {
     pub at: String,
 }
 
-/// The first thing [`verify`] found wrong in one chain (or outside every chain).
+/// The first thing [`Database::verify_audit_chain`](crate::Database::verify_audit_chain) found wrong in one chain (or outside every chain).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChainProblem {
     /// The row's columns do not match its hash: it was changed after it was written (or
@@ -606,7 +606,7 @@ impl std::fmt::Display for ChainProblem {
     }
 }
 
-/// What [`verify`] found.
+/// What [`Database::verify_audit_chain`](crate::Database::verify_audit_chain) found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChainReport {
     /// Chains walked.
