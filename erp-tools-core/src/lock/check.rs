@@ -80,7 +80,9 @@ pub fn check_lock(registry: &ToolRegistry, path: impl AsRef<Path>) -> Result<(),
 /// [`LOCK_UPDATE_VAR`]`=1` it writes the lock instead (creating it the first time).
 ///
 /// ```no_run
-/// # fn registry() -> erp_tools_core::ToolRegistry { unimplemented!() }
+/// # fn registry() -> erp_tools_core::ToolRegistry {
+/// #     erp_tools_core::ToolRegistry::builder().build().expect("the application's tools")
+/// # }
 /// #[test]
 /// fn the_tool_surface_is_the_reviewed_one() {
 ///     erp_tools_core::lock::assert_matches_lock(
