@@ -57,7 +57,7 @@ pub use logging::log_to_stderr;
 pub use runtime::run_id::principal_run_id;
 #[cfg(feature = "runtime")]
 pub use runtime::{
-    CallError, CallOutcome, Preview, PreviewHook, PreviewKind, ToolCall, ToolRuntime,
+    CallError, CallKey, CallOutcome, Preview, PreviewHook, PreviewKind, ToolCall, ToolRuntime,
 };
 /// The `serde_json` this crate is built with (`serde_json::json!` for arguments in tests
 /// and scripted models), without a dependency of your own.

@@ -3,6 +3,7 @@
 pub(crate) mod admit;
 mod answer;
 pub(crate) mod call;
+pub(crate) mod call_key;
 mod draft;
 pub(crate) mod limits;
 pub(crate) mod prepare;
@@ -28,6 +29,7 @@ use crate::tool::input::InputAnswers;
 use admit::{Admitted, Check};
 use answer::Finished;
 pub use call::{CallError, CallOutcome, ToolCall};
+pub use call_key::CallKey;
 use prepare::{Prepared, prepare};
 pub use preview::{Preview, PreviewHook, PreviewKind};
 use run_id::BadRunId;

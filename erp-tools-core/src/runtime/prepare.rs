@@ -94,7 +94,8 @@ pub(crate) fn prepare<'r>(
             limits::bounded(&call.name, limits::MAX_TOOL_NAME_BYTES),
             limits::bounded(&call.tool_call_id, limits::MAX_TOOL_CALL_ID_BYTES),
         )
-        .arguments(&call.arguments);
+        .arguments(&call.arguments)
+        .call_key(super::CallKey::fresh().into_string());
     let admission = span.in_scope(|| {
         let _admission = tracing::info_span!("erp_tools.admission").entered();
         admit::admit(

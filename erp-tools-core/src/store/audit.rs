@@ -617,5 +617,7 @@ fn record_from_row(row: &sqlx::any::AnyRow) -> Result<AuditRecord, sqlx::Error> 
         step: row.try_get("step")?,
         action_signature: row.try_get("action_signature")?,
         surface: row.try_get("surface")?,
+        call_key: None,
+        result_text: None,
     })
 }

@@ -373,3 +373,33 @@ pub(crate) async fn run_documents(
         .await?;
     rows.iter().map(drafted).collect()
 }
+
+/// What a run was asked and how it ended, as kept on the run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct RunStory {
+    pub task: Option<String>,
+    pub ended_status: Option<String>,
+    pub answer: Option<String>,
+    pub ended_at: Option<String>,
+}
+
+/// The task and ending kept on `run_id`, if the run is known.
+pub(crate) async fn story(pool: &sqlx::AnyPool, run_id: &str) -> Result<RunStory, sqlx::Error> {
+    let row = sqlx::query(
+        "SELECT task, ended_status, answer, ended_at FROM erp_agent_runs WHERE agent_run_id = $1",
+    )
+    .bind(run_id.to_string())
+    .fetch_optional(pool)
+    .await?;
+    row.map(|row| {
+        Ok(RunStory {
+            task: row.try_get("task")?,
+            ended_status: row.try_get("ended_status")?,
+            answer: row.try_get("answer")?,
+            ended_at: row.try_get("ended_at")?,
+        })
+    })
+    .transpose()
+    .map(Option::unwrap_or_default)
+}
+
