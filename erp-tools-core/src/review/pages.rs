@@ -155,6 +155,32 @@ impl Console {
         json!({ "id": user, "name": self.config.name_of(user).unwrap_or_else(|| format!("user {user}")) })
     }
 
+    /// A tool as the templates show it: its title (when the application named the
+    /// titles) and its name.
+    pub(super) fn tool(&self, name: &str) -> Value {
+        json!({ "name": name, "title": self.config.title_of(name).unwrap_or(name) })
+    }
+
+    /// A message the framework wrote naming a person by id (`approved by 21`, `rejected
+    /// by 21: why`), with the person named instead.
+    pub(super) fn named_message(&self, message: &str) -> String {
+        for lead in ["approved by ", "rejected by "] {
+            if let Some(rest) = message.strip_prefix(lead) {
+                let end = rest.find([':', ' ', ';']).unwrap_or(rest.len());
+                let (id, tail) = rest.split_at(end);
+                if let Some(name) = self.config.name_of(id) {
+                    return format!("{lead}{name}{tail}");
+                }
+            }
+        }
+        message.to_string()
+    }
+
+    /// The name of a run whose first tool is `first_tool`, the same on every page.
+    pub(super) fn run_name(&self, first_tool: &str) -> String {
+        self.config.title_of(first_tool).unwrap_or(first_tool).to_string()
+    }
+
     pub(super) fn run_href(&self, run_id: &str) -> String {
         format!("{}/runs/{}", self.base(), path_segment(run_id))
     }
@@ -302,7 +328,8 @@ pub(super) async fn runs(
         .map(|l| {
             json!({
                 "href": c.run_href(&l.run_id), "run_id": l.run_id,
-                "title": l.first_tool.clone().unwrap_or_else(|| "run".into()),
+                "title": l.first_tool.as_deref().map_or_else(|| "run".into(), |t| c.run_name(t)),
+                "tool": l.first_tool,
                 "person": c.person(&l.user_id), "branch": l.branch_code,
                 "first": when(&l.first_at), "last": when(&l.last_at),
                 "last_event": l.last_event.replace('_', " "),
