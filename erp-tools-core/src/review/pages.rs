@@ -18,6 +18,9 @@ use super::session::{Session, Sessions};
 use crate::audit::time_text;
 use crate::store::review::{self as sql, RunFilter, RunSearch};
 
+/// The mark a stored notice starts with when it reports that nothing was done.
+pub(super) const NEUTRAL_NOTICE: &str = "\u{1}neutral\u{1}";
+
 /// The session of a request's reviewer; a request without a live session is sent to the
 /// sign-in page, which returns to the page asked for.
 pub(super) struct Reviewer(pub Session);
@@ -136,7 +139,17 @@ impl Console {
         if let Value::Object(map) = &mut context {
             map.insert("base".into(), json!(self.base()));
             map.insert("csrf".into(), json!(session.csrf));
-            map.insert("notice".into(), json!(session.notice));
+            // A notice that reports nothing done (the run paused again) is kept with a
+            // leading mark and shown in a neutral colour, not the green of success.
+            let (notice, neutral) = match session.notice.as_deref() {
+                Some(n) => match n.strip_prefix(NEUTRAL_NOTICE) {
+                    Some(rest) => (Some(rest), true),
+                    None => (Some(n), false),
+                },
+                None => (None, false),
+            };
+            map.insert("notice".into(), json!(notice));
+            map.insert("notice_neutral".into(), json!(neutral));
             map.insert(
                 "me".into(),
                 json!({
@@ -295,6 +308,17 @@ pub(super) async fn runs(
             }
             Err(e) => return c.store_failed(&session, e),
         }
+    }
+    if !query.is_empty() {
+        let needle = query.to_lowercase();
+        search.tools = c
+            .config
+            .titles
+            .iter()
+            .filter(|(_, title)| title.to_lowercase().contains(&needle))
+            .map(|(name, _)| name.clone())
+            .take(20)
+            .collect();
     }
     let lines = sql::runs(
         &pool,

@@ -11,7 +11,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::approvals::approval_view;
+use super::approvals::approval_in;
 use super::pages::{Console, Reviewer};
 use super::render::{pretty_json, short_surface, when};
 use crate::audit::AuditRecord;
@@ -101,7 +101,10 @@ pub(super) async fn run(
         .iter()
         .map(|s| json!({"short": short_surface(s), "full": s}))
         .collect();
-    let approvals: Vec<Value> = approvals.iter().map(|a| approval_view(&c, a)).collect();
+    let approvals: Vec<Value> = approvals
+        .iter()
+        .map(|a| approval_in(&c, a, &approvals))
+        .collect();
     c.render(
         &session,
         "run.html",

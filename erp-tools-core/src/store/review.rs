@@ -34,12 +34,15 @@ pub(crate) struct RunLine {
     pub first_surface: Option<String>,
 }
 
-/// What the Runs page searches for: a run id, person id, tool or document number (or a
-/// part of one), a date (`2026-12-02`), and the ids of people whose name matched.
+/// What the Runs page searches for: a run id, person id, tool name or document number (or
+/// a part of one), a date (`2026-12-02`), the ids of people whose name matched and the
+/// tools whose title matched.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RunSearch {
     pub text: String,
     pub users: Vec<String>,
+    /// The tools whose title matched.
+    pub tools: Vec<String>,
 }
 
 impl RunSearch {
@@ -47,6 +50,7 @@ impl RunSearch {
         RunSearch {
             text: text.trim().to_string(),
             users: Vec::new(),
+            tools: Vec::new(),
         }
     }
 
@@ -55,12 +59,14 @@ impl RunSearch {
         if self.text.is_empty() {
             return (String::new(), Vec::new());
         }
-        let like: String = self
-            .text
-            .to_lowercase()
-            .chars()
-            .filter(|c| !matches!(c, '%' | '_' | '\\'))
-            .collect();
+        // `%`, `_` and `\` match themselves (tool names have `_`): escaped for LIKE.
+        let mut like = String::new();
+        for c in self.text.to_lowercase().chars() {
+            if matches!(c, '%' | '_' | '\\') {
+                like.push('\\');
+            }
+            like.push(c);
+        }
         let is_date = !self.text.is_empty()
             && self.text.len() <= 10
             && self.text.chars().all(|c| c.is_ascii_digit() || c == '-');
@@ -78,10 +84,15 @@ impl RunSearch {
             values.push(u.clone());
             users.push_str(&format!(" OR x.user_id = ${}", 4 + values.len()));
         }
+        for t in &self.tools {
+            values.push(t.clone());
+            users.push_str(&format!(" OR x.tool_name = ${}", 4 + values.len()));
+        }
         let sql = format!(
             " AND a.agent_run_id IN (SELECT x.agent_run_id FROM erp_audit_log x \
              WHERE x.branch_id = $1 AND (x.agent_run_id = $5 OR x.user_id = $5 \
-             OR LOWER(x.tool_name) LIKE $6 OR LOWER(x.document_number) LIKE $6 \
+             OR LOWER(x.tool_name) LIKE $6 ESCAPE '\\' \
+             OR LOWER(x.document_number) LIKE $6 ESCAPE '\\' \
              OR x.at LIKE $7{users}))"
         );
         (sql, values)
@@ -403,3 +414,27 @@ pub(crate) async fn story(pool: &sqlx::AnyPool, run_id: &str) -> Result<RunStory
     .map(Option::unwrap_or_default)
 }
 
+
+/// Documents of `doc_type` drafted in `branch_id` since `since` (RFC 3339 text), the
+/// newest first, at most `limit`: what a new proposal may repeat.
+pub(crate) async fn recent_documents(
+    pool: &sqlx::AnyPool,
+    branch_id: i64,
+    doc_type: &str,
+    since: &str,
+    limit: i64,
+) -> Result<Vec<DraftedDocument>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {DOCUMENT_COLUMNS} FROM erp_idempotency_keys WHERE branch_id = $1 \
+         AND document_type = $2 AND document_number IS NOT NULL AND created_at >= $3 \
+         ORDER BY created_at DESC LIMIT $4"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(branch_id)
+        .bind(doc_type.to_string())
+        .bind(since.to_string())
+        .bind(limit)
+        .fetch_all(pool)
+        .await?;
+    rows.iter().map(drafted).collect()
+}
