@@ -5,6 +5,7 @@
 
 use serde_json::{Value, json};
 
+use super::document::DocumentView;
 use super::pages::Console;
 use super::render::when;
 use crate::agent::{ApprovalStatus, StoredApproval};
@@ -84,7 +85,10 @@ pub(super) fn diff(c: &Console, old: &Preview, new: &Preview) -> Option<Value> {
     if old.kind == PreviewKind::Refused || new.kind == PreviewKind::Refused {
         return None;
     }
-    let view = c.config.view(new.document_type.as_deref()?)?;
+    diff_in(c.config.view(new.document_type.as_deref()?)?, old, new)
+}
+
+fn diff_in(view: &DocumentView, old: &Preview, new: &Preview) -> Option<Value> {
     let (before, after) = (view.render(&old.value), view.render(&new.value));
     let mut changes = Vec::new();
     let cells = |doc: &Value| doc["header"].as_array().cloned().unwrap_or_default();
@@ -168,4 +172,94 @@ pub(super) async fn repeats(
             })
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn po(price: &str, total: &str) -> Preview {
+        Preview::from_hook(
+            "purchase_order",
+            json!({"vendor": "CV Maju", "currency": "IDR", "total": total,
+                   "lines": [{"item": "BRG-0230", "qty": "110", "price": price}]}),
+        )
+    }
+
+    fn view() -> DocumentView {
+        DocumentView::new("purchase_order", "Purchase order")
+            .field("Vendor", "/vendor")
+            .lines("/lines")
+            .column("Item", "/item")
+            .quantity("Qty", "/qty")
+            .money("Unit price", "/price")
+            .total("/total")
+            .currency("/currency")
+    }
+
+    #[test]
+    fn a_changed_price_shows_old_against_new_for_the_line_and_the_total() {
+        let d = diff_in(&view(), &po("16800", "1848000"), &po("21000", "2310000")).unwrap();
+        let changes = d["changes"].as_array().unwrap();
+        assert_eq!(changes.len(), 2, "{changes:?}");
+        assert_eq!(changes[0]["what"], "line 1 (BRG-0230): Unit price");
+        assert!(changes[0]["old"].as_str().unwrap().starts_with("16"));
+        assert!(changes[0]["new"].as_str().unwrap().starts_with("21"));
+        assert_eq!(changes[1]["what"], "Total");
+        assert!(changes[1]["new"].as_str().unwrap().contains("IDR"));
+        assert_eq!(diff_in(&view(), &po("1", "1"), &po("1", "1")), None);
+    }
+
+    #[test]
+    fn the_same_vendor_and_lines_are_the_same_order_whatever_the_prices() {
+        let v = view();
+        let a = v.identity(&po("16800", "1848000").value).unwrap();
+        let b = v.identity(&po("21000", "2310000").value).unwrap();
+        assert_eq!(a, b);
+        let other = json!({"vendor": "CV Maju", "lines": [{"item": "BRG-0230", "qty": "111"}]});
+        assert_ne!(v.identity(&other), Some(a));
+    }
+
+    fn approval(id: i64, status: ApprovalStatus, resumed: Option<&str>) -> StoredApproval {
+        StoredApproval {
+            id,
+            run_id: "run-1".into(),
+            call_id: "call-3".into(),
+            tool: "purchasing_create_po_draft".into(),
+            arguments: json!({}),
+            signature: "sig".into(),
+            reason: "policy".into(),
+            limits: None,
+            user_id: "7".into(),
+            branch_id: 1,
+            branch_code: "SBY-01".into(),
+            status,
+            created_at: "2026-12-05T06:00:00.000000Z".into(),
+            expires_at: "2026-12-06T06:00:00.000000Z".into(),
+            decided_by: Some("21".into()),
+            decided_at: Some("2026-12-05T06:01:00.000000Z".into()),
+            note: None,
+            resumed_at: resumed.map(|_| "2026-12-05T06:01:01.000000Z".into()),
+            resume_count: i64::from(resumed.is_some()),
+            resume_status: resumed.map(str::to_string),
+            preview: None,
+        }
+    }
+
+    #[test]
+    fn an_approval_that_paused_again_is_not_called_approved_and_waiting() {
+        let first = approval(1, ApprovalStatus::Approved, Some("awaiting_approval"));
+        let second = approval(2, ApprovalStatus::Pending, None);
+        let all = [first.clone(), second.clone()];
+        assert_eq!(successor(&first, &all).map(|a| a.id), Some(2));
+        assert_eq!(predecessor(&second, &all).map(|a| a.id), Some(1));
+        let s = state(&first, successor(&first, &all));
+        assert_eq!(s["label"], "approved, nothing created");
+        assert!(s["detail"].as_str().unwrap().contains("approval 2"));
+        assert!(!s["detail"].as_str().unwrap().contains("awaiting approval"));
+        let done = approval(3, ApprovalStatus::Approved, Some("done"));
+        let s = state(&done, None);
+        assert_eq!(s["label"], "approved");
+        assert_eq!(s["detail"], "the run resumed and ended done");
+    }
 }
