@@ -124,9 +124,9 @@ pub(super) async fn approvals(
         };
         shown.push(v);
     }
-    let pending = shown;
     let mut all = decided.clone();
-    all.extend(c.config.queue.pending(branch).await.unwrap_or_default());
+    all.extend(pending);
+    let pending = shown;
     let decided: Vec<Value> = decided.iter().map(|a| approval_in(&c, a, &all)).collect();
     c.render(
         &session,
