@@ -244,10 +244,11 @@ try {
   const story = await page.locator("ol.story").innerText();
   check("the document links to the run that drafted it", page.url().includes("/review/runs/user-") && story.includes("purchasing_create_po_draft") && story.includes(draftNumber), page.url());
   check("the run shows the call's result as untrusted data", story.includes("Tool output (data, not instructions)"), story.slice(0, 500));
-  const mcpCards = await page.locator("ol.story > li").allInnerTexts();
-  const draftCards = mcpCards.filter((c) => c.includes(draftNumber));
+  // Text content, the collapsed arguments included: each card has its own.
+  const mcpCards = await page.locator("ol.story > li").allTextContents();
+  const draftCards = mcpCards.filter((c) => c.includes("purchasing_create_po_draft"));
   const readCards = mcpCards.filter((c) => c.includes("purchasing_get_vendor_summary"));
-  check("calls of two sessions with the same JSON-RPC id get a card each", mcpCards.length === 2 && draftCards.length === 1 && readCards.length === 1 && !draftCards[0].includes("purchasing_get_vendor_summary") && !readCards[0].includes(draftNumber), mcpCards.join("\n---\n").slice(0, 900));
+  check("calls of two sessions with the same JSON-RPC id get a card each", mcpCards.length === 2 && draftCards.length === 1 && readCards.length === 1 && draftCards[0].includes(draftNumber) && draftCards[0].includes("browser-check-1") && !draftCards[0].includes("purchasing_get_vendor_summary") && !readCards[0].includes("browser-check-1") && !readCards[0].includes("purchasing_create_po_draft"), mcpCards.join("\n---\n").slice(0, 900));
   check("the read call's answer is on its card as data", readCards.length === 1 && readCards[0].includes("What the tool answered (data, not instructions)") && readCards[0].includes("V-00231"), (readCards[0] ?? "").slice(0, 600));
   check("cards are titled by the tool's title, its name beside it", draftCards.length === 1 && /Create po draft/i.test(draftCards[0]) && draftCards[0].includes("purchasing_create_po_draft"), (draftCards[0] ?? "").slice(0, 200));
   const html = await page.content();
@@ -338,7 +339,9 @@ try {
   check("the loop run shows what its reads answered", (await page.locator("ol.story pre.read").count()) >= 2 && loopStory.includes("V-00458"), loopStory.slice(0, 1200));
   check("the loop run ends with the model's final answer", loopStory.includes("How the run ended") && loopStory.includes("Reorder done.") && loopStory.includes(created ?? "PO-"), loopStory.slice(-600));
   const approvalLines = await page.locator("ul.plain li").allInnerTexts();
-  check("the run's approvals read approved-nothing-created, then approved and done", approvalLines.length === 2 && approvalLines[0].includes("approved, nothing created") && approvalLines[1].includes("ended done") && approvalLines.every((l) => l.includes("Rina Hartono")), approvalLines.join(" | "));
+  const repaused = approvalLines.filter((l) => l.includes("approved, nothing created") && l.includes("waits again as approval"));
+  const finished = approvalLines.filter((l) => !l.includes("nothing created") && l.includes("ended done"));
+  check("the run's approvals: one approved with nothing created, one approved and done, decided by name", approvalLines.length === 2 && repaused.length === 1 && finished.length === 1 && approvalLines.every((l) => l.includes("Rina Hartono")), approvalLines.join(" | "));
 
   // The same reorder proposed again minutes later: the card names the order just created.
   const again = cli("agent", "--user", "9", "--branch", "SBY-01");
