@@ -84,7 +84,15 @@ async fn calls_numbered_alike_in_other_sessions_get_a_card_each(t: &TestDb) {
     )
     .await;
     assert!(!read.is_error(), "{}", read.text);
-    let draft = call(s.runtime(), &buyer, run, "1", CREATE_PO_DRAFT, po_draft("two-sessions")).await;
+    let draft = call(
+        s.runtime(),
+        &buyer,
+        run,
+        "1",
+        CREATE_PO_DRAFT,
+        po_draft("two-sessions"),
+    )
+    .await;
     let number = draft.document.clone().expect("a draft").number;
     // Another replica on the same database: a call the buyer may not make (denied).
     let replica = ToolRuntime::new(s.runtime().registry().clone(), t.open_again().await);
@@ -110,20 +118,22 @@ async fn calls_numbered_alike_in_other_sessions_get_a_card_each(t: &TestDb) {
     )
     .await;
 
-    let rows: Vec<AuditRecord> = t
-        .db
-        .audit_log(Some(run))
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|r| r.source == "runtime")
-        .collect();
+    let rows: Vec<AuditRecord> =
+        t.db.audit_log(Some(run))
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.source == "runtime")
+            .collect();
     assert_eq!(rows.len(), 4, "{rows:#?}");
     assert!(rows.iter().all(|r| r.tool_call_id.as_deref() == Some("1")));
     let keys: HashSet<&str> = rows.iter().filter_map(|r| r.call_key.as_deref()).collect();
     assert_eq!(keys.len(), 4, "every call has its own key: {rows:#?}");
     let vendor = rows[0].result_text.as_deref().unwrap_or_default();
-    assert!(vendor.contains("PT Sinar Jaya Abadi"), "the read's result is kept: {vendor}");
+    assert!(
+        vendor.contains("PT Sinar Jaya Abadi"),
+        "the read's result is kept: {vendor}"
+    );
     assert_eq!(rows[2].result_text, None, "a denial has no result");
 
     let mut b = Browser::new(&s);
@@ -131,17 +141,42 @@ async fn calls_numbered_alike_in_other_sessions_get_a_card_each(t: &TestDb) {
     let page = b.get(&format!("/runs/{run}")).await;
     assert_eq!(page.status, 200);
     let cards = cards(&page.html);
-    assert_eq!(cards.len(), 4, "one card per call, not per JSON-RPC id:\n{}", page.html);
+    assert_eq!(
+        cards.len(),
+        4,
+        "one card per call, not per JSON-RPC id:\n{}",
+        page.html
+    );
     for card in &cards {
-        assert_eq!(card.matches("<summary>Arguments</summary>").count(), 1, "{card}");
-        assert_eq!(card.matches("runtime · ").count(), 1, "one outcome per card: {card}");
+        assert_eq!(
+            card.matches("<summary>Arguments</summary>").count(),
+            1,
+            "{card}"
+        );
+        assert_eq!(
+            card.matches("runtime · ").count(),
+            1,
+            "one outcome per card: {card}"
+        );
     }
-    assert!(cards[0].contains("What the tool answered") && cards[0].contains("PT Sinar Jaya Abadi"));
+    assert!(
+        cards[0].contains("What the tool answered") && cards[0].contains("PT Sinar Jaya Abadi")
+    );
     assert!(cards[1].contains(&number) && cards[1].contains("Create purchase order draft"));
     assert!(!cards[0].contains(&number) && !cards[2].contains(&number));
-    assert!(cards[2].contains("step-denied") && cards[2].contains("finance_create_payment_request_draft"));
-    assert!(cards[2].contains("two-sessions-pay"), "the denied call's own arguments");
-    assert!(page.html.contains("each call has its own card"), "{}", page.html);
+    assert!(
+        cards[2].contains("step-denied")
+            && cards[2].contains("finance_create_payment_request_draft")
+    );
+    assert!(
+        cards[2].contains("two-sessions-pay"),
+        "the denied call's own arguments"
+    );
+    assert!(
+        page.html.contains("each call has its own card"),
+        "{}",
+        page.html
+    );
 }
 on_both_backends!(calls_numbered_alike_in_other_sessions_get_a_card_each);
 
@@ -160,7 +195,8 @@ async fn the_loop_run_shows_its_task_decision_and_answer(t: &TestDb) {
         .approve(id, &REVIEWER.principal(), None)
         .await
         .unwrap();
-    let mut after = ScriptedModel::new([ModelAction::answer("Paid: the request waits in finance.")]);
+    let mut after =
+        ScriptedModel::new([ModelAction::answer("Paid: the request waits in finance.")]);
     let done = s
         .queue
         .resume(&s.agent, &manager, &mut after, id)
@@ -170,9 +206,20 @@ async fn the_loop_run_shows_its_task_decision_and_answer(t: &TestDb) {
 
     let rows = t.db.audit_log(Some(&run)).await.unwrap();
     let about_call: Vec<&AuditRecord> = rows.iter().filter(|r| r.tool_call_id.is_some()).collect();
-    let keys: HashSet<&str> = about_call.iter().filter_map(|r| r.call_key.as_deref()).collect();
-    assert_eq!(keys.len(), 1, "one call, one key on all its rows: {rows:#?}");
-    assert_eq!(about_call.len(), rows.len() - 1, "only the answer is outside the call");
+    let keys: HashSet<&str> = about_call
+        .iter()
+        .filter_map(|r| r.call_key.as_deref())
+        .collect();
+    assert_eq!(
+        keys.len(),
+        1,
+        "one call, one key on all its rows: {rows:#?}"
+    );
+    assert_eq!(
+        about_call.len(),
+        rows.len() - 1,
+        "only the answer is outside the call"
+    );
     let outcomes: Vec<&str> = about_call.iter().map(|r| r.outcome.as_str()).collect();
     for expected in ["awaiting_approval", "approval_granted", "started", "ok"] {
         assert!(outcomes.contains(&expected), "{outcomes:?}");
@@ -181,12 +228,26 @@ async fn the_loop_run_shows_its_task_decision_and_answer(t: &TestDb) {
     let mut b = Browser::new(&s);
     b.sign_in(&s.token(&REVIEWER.principal())).await;
     let page = b.get(&format!("/runs/{run}")).await;
-    assert!(page.html.contains("Pay V-00001 for invoice INV-7781 &lt;b&gt;today&lt;&#x2f;b&gt;"), "{}", page.html);
+    assert!(
+        page.html
+            .contains("Pay V-00001 for invoice INV-7781 &lt;b&gt;today&lt;&#x2f;b&gt;"),
+        "{}",
+        page.html
+    );
     assert!(page.html.contains("Paid: the request waits in finance."));
     assert!(page.html.contains("How the run ended"));
-    assert!(page.html.contains("approved by Rina Hartono"), "{}", page.html);
+    assert!(
+        page.html.contains("approved by Rina Hartono"),
+        "{}",
+        page.html
+    );
     assert!(!page.html.contains("approved by u-reviewer"));
-    assert_eq!(cards(&page.html).len(), 2, "the call and the answer:\n{}", page.html);
+    assert_eq!(
+        cards(&page.html).len(),
+        2,
+        "the call and the answer:\n{}",
+        page.html
+    );
 }
 on_both_backends!(the_loop_run_shows_its_task_decision_and_answer);
 
@@ -207,12 +268,22 @@ async fn every_search_kind_finds_its_runs(t: &TestDb) {
     let buyer = BUYER.shared();
     let read = s
         .app
-        .call(&buyer, "run-search-read", GET_VENDOR_SUMMARY, json!({"vendor_code": VENDOR}))
+        .call(
+            &buyer,
+            "run-search-read",
+            GET_VENDOR_SUMMARY,
+            json!({"vendor_code": VENDOR}),
+        )
         .await;
     assert!(!read.is_error());
     let draft = s
         .app
-        .call(&buyer, "run-search-draft", CREATE_PO_DRAFT, po_draft("search-1"))
+        .call(
+            &buyer,
+            "run-search-draft",
+            CREATE_PO_DRAFT,
+            po_draft("search-1"),
+        )
         .await;
     let number = draft.document.expect("a draft").number;
     let mut b = Browser::new(&s);
@@ -232,13 +303,20 @@ async fn every_search_kind_finds_its_runs(t: &TestDb) {
         ("%", &[]),
     ];
     for (q, expected) in cases {
-        let page = b.get(&format!("/runs?q={}", q.replace(' ', "+").replace('%', "%25"))).await;
+        let page = b
+            .get(&format!(
+                "/runs?q={}",
+                q.replace(' ', "+").replace('%', "%25")
+            ))
+            .await;
         assert_eq!(page.status, 200);
         let mut found = listed(&page.html);
         found.sort();
         assert_eq!(found, expected.to_vec(), "search {q:?}");
     }
-    let none = b.get("/runs?q=purchasing%5Fget%5Fvendor%5Fsummary%5Fx").await;
+    let none = b
+        .get("/runs?q=purchasing%5Fget%5Fvendor%5Fsummary%5Fx")
+        .await;
     assert!(listed(&none.html).is_empty());
 }
 on_both_backends!(every_search_kind_finds_its_runs);

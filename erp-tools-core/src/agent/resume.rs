@@ -206,11 +206,9 @@ impl Agent {
             RunStatus::Aborted { reason } => Some(reason.clone()),
             RunStatus::AwaitingApproval { action, .. } => Some(action.reason.clone()),
             RunStatus::AwaitingInput { input, .. } => Some(input.question.clone()),
-            RunStatus::NoProgress { .. } | RunStatus::BudgetExhausted { .. } => outcome
-                .audit
-                .iter()
-                .rev()
-                .find_map(|e| e.detail.clone()),
+            RunStatus::NoProgress { .. } | RunStatus::BudgetExhausted { .. } => {
+                outcome.audit.iter().rev().find_map(|e| e.detail.clone())
+            }
             RunStatus::StepLimit | RunStatus::Timeout => None,
         };
         let note = RunNote::Ended {

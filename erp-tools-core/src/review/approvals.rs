@@ -13,9 +13,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::changes;
 use super::config::REVIEW_APPROVE;
 use super::document::group;
-use super::changes;
 use super::pages::{Console, NEUTRAL_NOTICE, Reviewer};
 use super::render::when;
 use super::session::same_secret;

@@ -104,7 +104,11 @@ fn diff_in(view: &DocumentView, old: &Preview, new: &Preview) -> Option<Value> {
     let (old_lines, new_lines) = (lines(&before), lines(&after));
     for i in 0..old_lines.len().max(new_lines.len()) {
         let (o, n) = (old_lines.get(i), new_lines.get(i));
-        let name = n.or(o).and_then(|l| l[0].as_str()).unwrap_or("").to_string();
+        let name = n
+            .or(o)
+            .and_then(|l| l[0].as_str())
+            .unwrap_or("")
+            .to_string();
         match (o, n) {
             (Some(o), Some(n)) => {
                 for (j, col) in columns.iter().enumerate() {
@@ -140,7 +144,11 @@ pub(super) async fn repeats(
     branch_id: i64,
     a: &StoredApproval,
 ) -> Result<Vec<Value>, sqlx::Error> {
-    let Some(preview) = a.preview.as_ref().filter(|p| p.kind != PreviewKind::Refused) else {
+    let Some(preview) = a
+        .preview
+        .as_ref()
+        .filter(|p| p.kind != PreviewKind::Refused)
+    else {
         return Ok(Vec::new());
     };
     let Some(doc_type) = preview.document_type.as_deref() else {

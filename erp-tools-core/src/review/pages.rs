@@ -191,7 +191,10 @@ impl Console {
 
     /// The name of a run whose first tool is `first_tool`, the same on every page.
     pub(super) fn run_name(&self, first_tool: &str) -> String {
-        self.config.title_of(first_tool).unwrap_or(first_tool).to_string()
+        self.config
+            .title_of(first_tool)
+            .unwrap_or(first_tool)
+            .to_string()
     }
 
     pub(super) fn run_href(&self, run_id: &str) -> String {

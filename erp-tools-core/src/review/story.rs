@@ -143,7 +143,10 @@ fn group_key(r: &AuditRecord) -> Option<String> {
 /// cards are per call, not per id.
 fn sessions(records: &[AuditRecord]) -> usize {
     let mut by_id: HashMap<&str, HashSet<&str>> = HashMap::new();
-    for r in records.iter().filter(|r| r.source == crate::audit::SOURCE_RUNTIME) {
+    for r in records
+        .iter()
+        .filter(|r| r.source == crate::audit::SOURCE_RUNTIME)
+    {
         if let (Some(id), Some(key)) = (r.tool_call_id.as_deref(), r.call_key.as_deref()) {
             by_id.entry(id).or_default().insert(key);
         }

@@ -414,7 +414,6 @@ pub(crate) async fn story(pool: &sqlx::AnyPool, run_id: &str) -> Result<RunStory
     .map(Option::unwrap_or_default)
 }
 
-
 /// Documents of `doc_type` drafted in `branch_id` since `since` (RFC 3339 text), the
 /// newest first, at most `limit`: what a new proposal may repeat.
 pub(crate) async fn recent_documents(
