@@ -43,6 +43,7 @@ mod retention;
 pub(crate) mod review;
 #[cfg(feature = "review")]
 pub(crate) mod review_sessions;
+mod run_story;
 mod runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;
