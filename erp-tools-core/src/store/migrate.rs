@@ -131,6 +131,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0017_run_story",
         include_str!("../../migrations/postgres/0017_run_story.sql"),
     ),
+    (
+        "erp_tools/0021_run_summaries",
+        include_str!("../../migrations/postgres/0021_run_summaries.sql"),
+    ),
 ];
 
 /// The SQLite migration that drops the main file's audit table after its rows were copied
@@ -169,6 +173,10 @@ pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/audit/0008_call_key",
         include_str!("../../migrations/sqlite/audit/0008_call_key.sql"),
+    ),
+    (
+        "erp_tools/audit/0012_run_summaries",
+        include_str!("../../migrations/sqlite/audit/0012_run_summaries.sql"),
     ),
 ];
 
