@@ -29,6 +29,9 @@ pub(super) struct State {
     pub max_turn: u64,
     /// The person's answers for the call being proposed (a resumed call only).
     pub answers: InputAnswers,
+    /// The lease token this process drives the run under, when it is logged
+    /// ([`RunLog`](super::RunLog)).
+    pub lease: Option<String>,
 }
 
 impl State {
@@ -51,6 +54,7 @@ impl State {
             usage: TokenUsage::default(),
             max_turn: 0,
             answers: InputAnswers::default(),
+            lease: None,
         }
     }
 
@@ -68,6 +72,7 @@ impl State {
             usage: paused.usage,
             max_turn: paused.max_turn_tokens,
             answers: paused.answers,
+            lease: None,
         };
         (state, paused.pending)
     }

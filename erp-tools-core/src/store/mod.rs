@@ -44,6 +44,8 @@ pub(crate) mod review;
 #[cfg(feature = "review")]
 pub(crate) mod review_sessions;
 mod runs;
+#[cfg(feature = "agent")]
+pub(crate) mod run_log;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod writer;
