@@ -30,6 +30,7 @@ pub mod agent;
 pub mod app;
 pub mod db;
 pub mod drafts;
+pub mod durable;
 pub mod example;
 pub mod exports;
 pub mod fault_proxy;

@@ -211,16 +211,7 @@ impl Agent {
             }
         };
         let now = now_text();
-        match sql::finish(
-            log.db.pool(),
-            run_id,
-            token,
-            status.as_str(),
-            result,
-            &now,
-        )
-        .await
-        {
+        match sql::finish(log.db.pool(), run_id, token, status.as_str(), result, &now).await {
             Ok(true) => {}
             Ok(false) => tracing::warn!(run = %run_id, "{}", lost(run_id)),
             Err(e) => tracing::warn!(error = %e, run = %run_id, "the run log failed"),
@@ -237,8 +228,7 @@ pub(super) fn rebuild(
 ) -> Result<(State, Next), String> {
     let history: Vec<Message> =
         serde_json::from_str(&row.opening).map_err(|e| format!("opening messages: {e}"))?;
-    let grants: Grants =
-        serde_json::from_str(&row.grants).map_err(|e| format!("grants: {e}"))?;
+    let grants: Grants = serde_json::from_str(&row.grants).map_err(|e| format!("grants: {e}"))?;
     let mut st = State::new(row.run_id.clone(), history, grants.approvals, started);
     for (i, turn) in turns.iter().enumerate() {
         let step = u32::try_from(turn.step).map_err(|_| format!("step {}", turn.step))?;
@@ -249,12 +239,14 @@ pub(super) fn rebuild(
         };
         st.usage += usage;
         st.max_turn = st.max_turn.max(usage.total());
-        let action: ModelAction = serde_json::from_str(&turn.action)
-            .map_err(|e| format!("turn {step}'s action: {e}"))?;
+        let action: ModelAction =
+            serde_json::from_str(&turn.action).map_err(|e| format!("turn {step}'s action: {e}"))?;
         let last = i + 1 == turns.len();
         let (name, arguments, id) = match action {
             ModelAction::Answer(answer) if last => return Ok((st, Next::Answer(answer))),
-            ModelAction::Answer(_) => return Err(format!("turn {step} answered, yet more followed")),
+            ModelAction::Answer(_) => {
+                return Err(format!("turn {step} answered, yet more followed"));
+            }
             ModelAction::ToolCall {
                 name,
                 arguments,

@@ -119,5 +119,5 @@ pub use outcome::{PausedRun, ResumeError, RunOutcome, RunRequest, RunStatus};
 pub use policy::{Decision, Denial, DenialReason, Policy, PolicyError};
 pub use run_log::{CANNOT_CONTINUE, LoggedRun, RUN_CANNOT_CONTINUE, RUN_TAKEN_OVER, RunLog};
 pub use signature::{action_digest, action_signature};
-pub use takeover::{Recovered, TakeOverError};
 pub use stored::{ApprovalStatus, StoredApproval};
+pub use takeover::{Recovered, TakeOverError};

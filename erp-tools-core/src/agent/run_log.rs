@@ -139,8 +139,10 @@ impl RunLog {
 
 impl LoggedRun {
     pub(super) fn from_row(row: sql::RunRow, live: bool) -> Self {
-        let parsed: Option<serde_json::Value> =
-            row.result.as_deref().and_then(|r| serde_json::from_str(r).ok());
+        let parsed: Option<serde_json::Value> = row
+            .result
+            .as_deref()
+            .and_then(|r| serde_json::from_str(r).ok());
         let reason = parsed
             .as_ref()
             .filter(|_| row.status == CANNOT_CONTINUE)

@@ -9,9 +9,7 @@ use super::builder::Agent;
 use super::journal::{Next, rebuild};
 use super::model::{Message, Model};
 use super::outcome::{RunOutcome, RunStatus};
-use super::run_log::{
-    CANNOT_CONTINUE, LoggedRun, RUN_CANNOT_CONTINUE, RUN_TAKEN_OVER, RunLog,
-};
+use super::run_log::{CANNOT_CONTINUE, LoggedRun, RUN_CANNOT_CONTINUE, RUN_TAKEN_OVER, RunLog};
 use super::state::{Event, State};
 use crate::audit::{AuditEntry, now_text};
 use crate::runtime::run_id;
@@ -29,7 +27,9 @@ pub enum TakeOverError {
     #[error("run {0} is not in the run log")]
     NotFound(String),
     /// The run is not running (it ended, or waits for a person).
-    #[error("run {run_id} is {status}, not running; only a run cut off while running is taken over")]
+    #[error(
+        "run {run_id} is {status}, not running; only a run cut off while running is taken over"
+    )]
     NotRunning {
         /// The run.
         run_id: String,
@@ -45,7 +45,9 @@ pub enum TakeOverError {
         replica: String,
     },
     /// The principal is not the person and branch the run acts for.
-    #[error("run {run_id} acts for user {user_id} of branch id {branch_id}; take it over as that user")]
+    #[error(
+        "run {run_id} acts for user {user_id} of branch id {branch_id}; take it over as that user"
+    )]
     WrongPrincipal {
         /// The run.
         run_id: String,
@@ -192,7 +194,10 @@ impl Agent {
         for run in log.orphaned(limit).await? {
             let done = match continue_with(&run) {
                 Ok((principal, mut model)) => {
-                    match self.take_over(&principal, model.as_mut(), &run.run_id).await {
+                    match self
+                        .take_over(&principal, model.as_mut(), &run.run_id)
+                        .await
+                    {
                         Ok(outcome) => Recovered::Continued(Box::new(outcome)),
                         Err(e) => Recovered::Skipped(e),
                     }
@@ -258,9 +263,7 @@ async fn claim(
     };
     let old_replica = row.replica_id.clone().unwrap_or_default();
     let me = db.replica_id();
-    if !old_replica.is_empty()
-        && sql::is_live(pool, me, &old_replica, chrono::Utc::now()).await?
-    {
+    if !old_replica.is_empty() && sql::is_live(pool, me, &old_replica, chrono::Utc::now()).await? {
         return Err(driven(old_replica));
     }
     let old_token = row.lease_token.clone().unwrap_or_default();
@@ -290,10 +293,18 @@ async fn end_cannot_continue(
     why: &str,
 ) -> Result<(), TakeOverError> {
     let result = serde_json::json!({ "status": CANNOT_CONTINUE, "reason": why }).to_string();
-    sql::finish(db.pool(), &row.run_id, token, CANNOT_CONTINUE, result, &now_text()).await?;
+    sql::finish(
+        db.pool(),
+        &row.run_id,
+        token,
+        CANNOT_CONTINUE,
+        result,
+        &now_text(),
+    )
+    .await?;
     let message = format!("the run cannot be continued: {why}");
-    let entry = AuditEntry::new(&owner_of(row), row.run_id.clone(), RUN_CANNOT_CONTINUE)
-        .message(message);
+    let entry =
+        AuditEntry::new(&owner_of(row), row.run_id.clone(), RUN_CANNOT_CONTINUE).message(message);
     db.record_event(entry).await?;
     Ok(())
 }

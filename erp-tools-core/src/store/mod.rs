@@ -43,9 +43,9 @@ mod retention;
 pub(crate) mod review;
 #[cfg(feature = "review")]
 pub(crate) mod review_sessions;
-mod runs;
 #[cfg(feature = "agent")]
 pub(crate) mod run_log;
+mod runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod writer;
