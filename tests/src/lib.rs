@@ -44,6 +44,7 @@ pub mod proxy;
 pub mod rest_erp;
 pub mod review;
 pub mod tryton;
+pub mod webhook;
 
 /// Runs `$scenario(&TestDb)` on SQLite and on PostgreSQL as two tests, `$name::sqlite` and
 /// `$name::postgres`. Without `ERP_TOOLS_PG_URL` the PostgreSQL test prints

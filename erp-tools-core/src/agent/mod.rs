@@ -77,6 +77,8 @@ mod config;
 mod executor;
 mod journal;
 mod model;
+mod notice;
+mod outbox;
 mod outcome;
 mod policy;
 #[cfg(feature = "providers")]
@@ -91,6 +93,8 @@ mod step;
 pub(crate) mod stored;
 mod takeover;
 mod text;
+#[cfg(feature = "webhook")]
+mod webhook;
 
 #[cfg(test)]
 mod tests;
@@ -115,9 +119,13 @@ pub use model::{
     Message, Model, ModelAction, ModelError, ResultSource, ResultStatus, ScriptedModel,
     ToolResultMessage, ToolSpec, last_tool_result, wrap_tool_result,
 };
+pub use notice::{APPROVAL_EXPIRED, APPROVAL_WAITING, ApprovalNotice, Notification};
+pub use outbox::{Delivery, DeliveryPass, Outbox, OutboxEntry, RetryPolicy};
 pub use outcome::{PausedRun, ResumeError, RunOutcome, RunRequest, RunStatus};
 pub use policy::{Decision, Denial, DenialReason, Policy, PolicyError};
 pub use run_log::{CANNOT_CONTINUE, LoggedRun, RUN_CANNOT_CONTINUE, RUN_TAKEN_OVER, RunLog};
 pub use signature::{action_digest, action_signature};
 pub use stored::{ApprovalStatus, StoredApproval};
 pub use takeover::{Recovered, TakeOverError};
+#[cfg(feature = "webhook")]
+pub use webhook::{WebhookSender, signature as webhook_signature};

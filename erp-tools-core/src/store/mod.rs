@@ -29,6 +29,8 @@ mod error;
 pub(crate) mod keys;
 mod migrate;
 mod options;
+#[cfg(feature = "agent")]
+pub(crate) mod outbox;
 mod partitions;
 mod pools;
 #[cfg(feature = "postgres")]
