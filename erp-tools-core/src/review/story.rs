@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::approvals::approval_view;
 use super::pages::{Console, Reviewer};
 use super::render::{pretty_json, short_surface, when};
+use crate::agent::{RUN_CANNOT_CONTINUE, RUN_TAKEN_OVER, RunLog};
 use crate::audit::AuditRecord;
 use crate::store::review as sql;
 
@@ -20,8 +21,10 @@ use crate::store::review as sql;
 fn flag(outcome: &str) -> Option<&'static str> {
     match outcome {
         "denied" | crate::agent::APPROVAL_REJECTED => Some("denied"),
-        "tool_error" | "failed" | "attempt" | "interrupted" => Some("failed"),
-        "awaiting_approval" | crate::agent::APPROVAL_GRANTED | "approved" => Some("decision"),
+        "tool_error" | "failed" | "attempt" | "interrupted" | RUN_CANNOT_CONTINUE => Some("failed"),
+        "awaiting_approval" | crate::agent::APPROVAL_GRANTED | "approved" | RUN_TAKEN_OVER => {
+            Some("decision")
+        }
         _ => None,
     }
 }
@@ -152,6 +155,19 @@ pub(super) async fn run(
         .map(|s| json!({"short": short_surface(s), "full": s}))
         .collect();
     let approvals: Vec<Value> = approvals.iter().map(|a| approval_view(&c, a)).collect();
+    // The run's durable log, if it is kept: cut off, taken over (by whom, when).
+    let log = match RunLog::new(c.config.database().clone()).get(&run_id).await {
+        Ok(log) => log.filter(|l| l.branch_id == branch).map(|l| {
+            json!({
+                "status": l.status.replace('_', " "), "interrupted": l.interrupted,
+                "steps": l.steps, "resume_count": l.resume_count,
+                "resumed_by": l.resumed_by, "reason": l.reason,
+                "resumed_at": l.resumed_at.as_deref().map(when),
+                "interrupted_at": l.interrupted_at.as_deref().map(when),
+            })
+        }),
+        Err(e) => return c.store_failed(&session, e),
+    };
     c.render(
         &session,
         "run.html",
@@ -161,7 +177,7 @@ pub(super) async fn run(
             "branch": first.branch_code, "started": when(&first.at),
             "models": models.into_iter().collect::<Vec<_>>(),
             "prompts": prompts.into_iter().collect::<Vec<_>>(),
-            "rows": records.len(), "surfaces": surfaces,
+            "rows": records.len(), "surfaces": surfaces, "log": log,
         }),
     )
 }
