@@ -162,9 +162,10 @@ async fn a_run_cut_off_between_a_stored_turn_and_its_action_is_taken_over(t: &Te
 }
 on_both_backends!(a_run_cut_off_between_a_stored_turn_and_its_action_is_taken_over);
 
-/// The payment ran but the process died before its outcome was stored (the outcome is
-/// removed from the log, as such a kill leaves it): taken over, the payment runs again
-/// with the same idempotency key and is replayed, not created twice.
+/// The payment ran, and the process died while the model was asked for turn 3, before
+/// the payment's outcome was stored (it is stored with the next turn's answer): taken
+/// over, the payment runs again with the same idempotency key and is replayed, not
+/// created twice.
 async fn an_action_whose_outcome_was_not_stored_is_replayed_not_doubled(t: &TestDb) {
     let d = Deployment::new(&t.db).await;
     let run_id = "run-durable-2";
@@ -174,14 +175,22 @@ async fn an_action_whose_outcome_was_not_stored_is_replayed_not_doubled(t: &Test
     cut_off(db_a.clone(), durable_agent(&db_a), model_a, reached, run_id).await;
     assert_eq!(answered_a.load(Ordering::SeqCst), 2);
     assert_eq!(d.app.payment_requests().await.len(), 1, "the payment ran");
-    erp_tools_core::sqlx::query(
-        "UPDATE erp_run_turns SET outcome = NULL, done_at = NULL WHERE agent_run_id = $1 \
-         AND step = 2",
+    let outcomes: Vec<Option<String>> = erp_tools_core::sqlx::query_scalar(
+        "SELECT outcome FROM erp_run_turns WHERE agent_run_id = $1 ORDER BY step",
     )
     .bind(run_id)
-    .execute(t.db.pool())
+    .fetch_all(t.db.pool())
     .await
     .unwrap();
+    assert_eq!(outcomes.len(), 2);
+    assert!(
+        outcomes[0].is_some(),
+        "the order's outcome came with turn 2"
+    );
+    assert!(
+        outcomes[1].is_none(),
+        "the payment's outcome was not stored"
+    );
 
     let agent_b = durable_agent(&t.db);
     let mut model_b = ScriptedModel::new([script()[2].clone()]).usage_per_call(TURN);

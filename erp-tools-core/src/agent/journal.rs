@@ -1,9 +1,13 @@
 //! The loop's writes to the [`RunLog`](super::RunLog), and a run's state rebuilt from them.
 //!
-//! A turn's answer is written before its action runs; the action's outcome (the messages
-//! it fed back, the repeat counts, the running time) when it ended; the run's status when
-//! it stops or pauses. Every write names the driver's lease token: a driver that lost its
-//! run (another process took it over) stops instead of writing.
+//! A turn's answer is written before its action runs, in one transaction with the outcome
+//! of the previous turn's action (the messages it fed back, the repeat counts, the
+//! running time): one commit a step. The run's status is written when it stops or
+//! pauses. A process that dies after an action ended and before the next answer was
+//! stored leaves that action without an outcome: it runs again when the run is taken
+//! over, with the same idempotency key (a draft is replayed, a read is read again).
+//! Every write names the driver's lease token: a driver that lost its run (another
+//! process took it over) stops instead of writing.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -152,7 +156,7 @@ impl Agent {
     /// Stores the model's answer of the current turn, before its action runs.
     pub(super) async fn log_turn(
         &self,
-        st: &State,
+        st: &mut State,
         action: &ModelAction,
         usage: TokenUsage,
     ) -> Result<(), AuditError> {
@@ -166,34 +170,26 @@ impl Agent {
             output_tokens: clamp(usage.output_tokens),
             outcome: None,
         };
-        let held = sql::turn(log.db.pool(), &st.run_id, token, &turn, &now_text())
+        let prior = st.unsaved.take();
+        let held = sql::turn(log.db.pool(), &st.run_id, token, &turn, prior, &now_text())
             .await
             .map_err(failed)?;
         if held { Ok(()) } else { Err(lost(&st.run_id)) }
     }
 
-    /// Stores how the current turn's action ended: the messages from `mark` on.
-    pub(super) async fn log_outcome(&self, st: &State, mark: usize) -> Result<(), AuditError> {
-        let (Some(log), Some(token)) = (&self.runs, &st.lease) else {
+    /// Keeps how the current turn's action ended (the messages from `mark` on), to be
+    /// stored with the next turn's answer.
+    pub(super) fn log_outcome(&self, st: &mut State, mark: usize) -> Result<(), AuditError> {
+        if self.runs.is_none() || st.lease.is_none() {
             return Ok(());
-        };
+        }
         let outcome = TurnOutcome {
             messages: st.history.get(mark..).unwrap_or_default().to_vec(),
             counts: st.counts.clone(),
             elapsed_ms: millis(st.elapsed(self.clock.as_ref())),
         };
-        let step = i64::from(st.steps);
-        let held = sql::outcome(
-            log.db.pool(),
-            &st.run_id,
-            token,
-            step,
-            json(&outcome)?,
-            &now_text(),
-        )
-        .await
-        .map_err(failed)?;
-        if held { Ok(()) } else { Err(lost(&st.run_id)) }
+        st.unsaved = Some((i64::from(st.steps), json(&outcome)?));
+        Ok(())
     }
 
     /// Stores the status the run stopped or paused with. A failure is logged: the run

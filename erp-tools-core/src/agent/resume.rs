@@ -178,7 +178,7 @@ impl Agent {
             {
                 return Ok(end);
             }
-            self.log_outcome(&st, mark).await?;
+            self.log_outcome(&mut st, mark)?;
             Ok::<_, AuditError>(self.drive(principal, model, &mut st).await)
         }
         .await

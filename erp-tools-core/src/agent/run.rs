@@ -172,7 +172,7 @@ impl Agent {
             {
                 return Ok(end);
             }
-            self.log_outcome(st, mark).await?;
+            self.log_outcome(st, mark)?;
         }
     }
 

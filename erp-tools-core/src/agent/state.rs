@@ -32,6 +32,9 @@ pub(super) struct State {
     /// The lease token this process drives the run under, when it is logged
     /// ([`RunLog`](super::RunLog)).
     pub lease: Option<String>,
+    /// The outcome of the last action (its step and the stored JSON), written with the
+    /// next turn's answer.
+    pub unsaved: Option<(i64, String)>,
 }
 
 impl State {
@@ -55,6 +58,7 @@ impl State {
             max_turn: 0,
             answers: InputAnswers::default(),
             lease: None,
+            unsaved: None,
         }
     }
 
@@ -73,6 +77,7 @@ impl State {
             max_turn: paused.max_turn_tokens,
             answers: paused.answers,
             lease: None,
+            unsaved: None,
         };
         (state, paused.pending)
     }

@@ -140,12 +140,15 @@ pub(crate) async fn reopen(
     Ok(taken == 1)
 }
 
-/// Stores turn `step`'s answer, before its action runs; `false` if the lease is lost.
+/// Stores turn `step`'s answer, before its action runs, with the outcome of the previous
+/// turn's action (`prior`: its step and outcome) in the same transaction; `false` if the
+/// lease is lost.
 pub(crate) async fn turn(
     pool: &AnyPool,
     run_id: &str,
     token: &str,
     turn: &TurnRow,
+    prior: Option<(i64, String)>,
     now: &str,
 ) -> Result<bool, sqlx::Error> {
     let mut tx = pool.begin().await?;
@@ -167,6 +170,18 @@ pub(crate) async fn turn(
         tx.rollback().await?;
         return Ok(false);
     }
+    if let Some((step, outcome)) = prior {
+        sqlx::query(
+            "UPDATE erp_run_turns SET outcome = $1, done_at = $2 \
+             WHERE agent_run_id = $3 AND step = $4",
+        )
+        .bind(outcome)
+        .bind(now.to_string())
+        .bind(run_id.to_string())
+        .bind(step)
+        .execute(&mut *tx)
+        .await?;
+    }
     sqlx::query(
         "INSERT INTO erp_run_turns (agent_run_id, step, action, input_tokens, output_tokens, \
          asked_at) VALUES ($1, $2, $3, $4, $5, $6)",
@@ -181,31 +196,6 @@ pub(crate) async fn turn(
     .await?;
     tx.commit().await?;
     Ok(true)
-}
-
-/// Stores how turn `step`'s action ended; `false` if the lease is lost.
-pub(crate) async fn outcome(
-    pool: &AnyPool,
-    run_id: &str,
-    token: &str,
-    step: i64,
-    outcome: String,
-    now: &str,
-) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
-        "UPDATE erp_run_turns SET outcome = $1, done_at = $2 \
-         WHERE agent_run_id = $3 AND step = $4 AND EXISTS (SELECT 1 FROM erp_run_log r \
-         WHERE r.agent_run_id = $3 AND r.lease_token = $5 AND r.status = 'running')",
-    )
-    .bind(outcome)
-    .bind(now.to_string())
-    .bind(run_id.to_string())
-    .bind(step)
-    .bind(token.to_string())
-    .execute(pool)
-    .await?
-    .rows_affected();
-    Ok(done == 1)
 }
 
 /// Stores the status the run ended (or paused) with; `false` if the lease is lost.
