@@ -44,6 +44,8 @@ mod retention;
 #[cfg(feature = "review")]
 pub(crate) mod review;
 #[cfg(feature = "review")]
+mod review_runs;
+#[cfg(feature = "review")]
 pub(crate) mod review_sessions;
 #[cfg(feature = "agent")]
 pub(crate) mod run_log;
