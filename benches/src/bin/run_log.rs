@@ -41,7 +41,11 @@ struct Args {
 /// One round: `runs` runs, one after the other; the median time of a step, in seconds.
 async fn round(db: &Database, logged: bool, args: &Args, round: usize) -> f64 {
     let runtime = ToolRuntime::new(bench_registry(), db.clone());
-    let mut agent = Agent::new(runtime, Policy::new()).expect("policy");
+    // The same read in every other step is the point here, not a stuck model.
+    let mut agent = Agent::new(runtime, Policy::new())
+        .expect("policy")
+        .max_repeats(args.steps as u32)
+        .max_steps(args.steps as u32 + 1);
     if logged {
         agent = agent.run_log(RunLog::new(db.clone()));
     }
