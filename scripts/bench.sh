@@ -64,6 +64,7 @@ if [[ $mode == smoke ]]; then
   "$bin/audit_chain" --callers 4 --calls 10 --rounds 1 --drafts --json "$out/audit_chain.json"
   # The growth benchmark at a small size (the full size is the default of a full run).
   "$bin/growth" --audit-rows 5000 --keys 500 --runs 100 --samples 3 --json "$out/growth.json"
+  "$bin/run_log" --runs 2 --steps 3 --rounds 1 --json "$out/run_log.json"
   "$bin/report" "$out" > /dev/null
   if [[ ${ERP_TOOLS_TRYTON:-} == 1 ]]; then
     "$bin/tryton_draft" --rounds 2 --warmup 0 | tail -1 > "$out/tryton_draft.json"
@@ -82,6 +83,7 @@ else
   "$bin/audit_chain" --json "$out/audit_chain.json"
   "$bin/audit_chain" --drafts --json "$out/audit_chain_drafts.json"
   "$bin/growth" --json "$out/growth.json"
+  "$bin/run_log" --json "$out/run_log.json"
   "$bin/report" "$out"
   # Benchmark 7 needs a real Tryton (scripts/tryton/start.sh: Python, PyPI packages).
   if [[ ${ERP_TOOLS_TRYTON:-} == 1 ]]; then

@@ -30,6 +30,7 @@ pub mod agent;
 pub mod app;
 pub mod db;
 pub mod drafts;
+pub mod durable;
 pub mod example;
 pub mod exports;
 pub mod fault_proxy;
@@ -43,6 +44,7 @@ pub mod proxy;
 pub mod rest_erp;
 pub mod review;
 pub mod tryton;
+pub mod webhook;
 
 /// Runs `$scenario(&TestDb)` on SQLite and on PostgreSQL as two tests, `$name::sqlite` and
 /// `$name::postgres`. Without `ERP_TOOLS_PG_URL` the PostgreSQL test prints

@@ -14,6 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::clock::{Clock, SystemClock};
+use super::notice::{APPROVAL_WAITING, ApprovalNotice};
+use super::outbox::Outbox;
 use super::outcome::{PausedRun, ResumeError};
 use super::signature::action_digest;
 use super::stored::{ApprovalStatus, StoredApproval};
@@ -136,6 +138,7 @@ pub struct ApprovalQueue {
     ttl: Duration,
     clock: Arc<dyn Clock>,
     pub(super) hooks: Arc<std::collections::HashMap<String, SharedHook>>,
+    outbox: Option<Outbox>,
 }
 
 impl std::fmt::Debug for ApprovalQueue {
@@ -155,7 +158,16 @@ impl ApprovalQueue {
             ttl: DEFAULT_APPROVAL_TTL,
             clock: Arc::new(SystemClock::new()),
             hooks: Arc::default(),
+            outbox: None,
         }
+    }
+
+    /// Tells approvers through `outbox`: every approval stored from now on records an
+    /// [`APPROVAL_WAITING`](super::APPROVAL_WAITING) notification in the same transaction
+    /// (and the outbox's worker records an expiry when it expires undecided).
+    pub fn notify(mut self, outbox: Outbox) -> Self {
+        self.outbox = Some(outbox);
+        self
     }
 
     /// Previews calls of `tool` (a draft that does not write through the framework's
@@ -218,6 +230,22 @@ impl ApprovalQueue {
             }
             None => None,
         };
+        let notice = |id: i64| ApprovalNotice {
+            id,
+            run_id: p.run_id.clone(),
+            tool: p.tool.clone(),
+            reason: p.reason.clone(),
+            requested_for: paused.on_behalf_of.clone(),
+            branch_code: branch_code.to_string(),
+            expires_at: time_text(expires),
+        };
+        let notify = self.outbox.as_ref().map(|outbox| {
+            move |id: i64| {
+                let mut n = outbox.notification(APPROVAL_WAITING, notice(id));
+                n.branch_id = paused.branch_id;
+                n
+            }
+        });
         let new = NewApproval {
             run_id: &p.run_id,
             call_id: &p.call_id,
@@ -235,7 +263,10 @@ impl ApprovalQueue {
             created_at: time_text(now),
             expires_at: time_text(expires),
         };
-        Ok(sql::insert(self.db.pool(), new).await?)
+        let notify = notify
+            .as_ref()
+            .map(|f| f as &(dyn Fn(i64) -> crate::store::outbox::NewNotification + Send + Sync));
+        Ok(sql::insert(self.db.pool(), new, notify).await?)
     }
 
     /// Approval `id`, whatever its branch (for the application's own resume step).

@@ -11,6 +11,7 @@ use super::config::AgentConfig;
 use super::executor::Executor;
 use super::model::{Model, ToolSpec};
 use super::policy::{Policy, PolicyError};
+use super::run_log::RunLog;
 use crate::runtime::ToolRuntime;
 use crate::schema::Target;
 use crate::tool::context::Principal;
@@ -48,6 +49,7 @@ pub struct Agent {
     pub(super) sinks: Vec<Arc<dyn AuditSink>>,
     pub(super) queue: Option<ApprovalQueue>,
     pub(super) budget: Budget,
+    pub(super) runs: Option<RunLog>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -88,6 +90,7 @@ impl Agent {
             sinks: Vec::new(),
             queue: None,
             budget: Budget::default(),
+            runs: None,
         })
     }
 
@@ -151,6 +154,21 @@ impl Agent {
     pub fn approval_queue(mut self, queue: ApprovalQueue) -> Self {
         self.queue = Some(queue);
         self
+    }
+
+    /// Keeps every run in `log` (see [`RunLog`]): each model turn's answer is stored
+    /// before its action runs, each action's outcome when it ended, and the run's status,
+    /// so a run cut off by a dead process is continued by another with
+    /// [`take_over`](Self::take_over). A failing log write stops the run
+    /// ([`RunStatus::Aborted`](super::RunStatus::Aborted)) before anything further runs.
+    pub fn run_log(mut self, log: RunLog) -> Self {
+        self.runs = Some(log);
+        self
+    }
+
+    /// The log runs are kept in, if any.
+    pub fn runs(&self) -> Option<&RunLog> {
+        self.runs.as_ref()
     }
 
     /// The queue paused runs are stored in, if any.

@@ -29,6 +29,8 @@
 //! - [`ApprovalQueue`] / [`StoredApproval`]: durable approvals in the database: stored
 //!   when a run pauses, decided by another person (four eyes), expiring, resumed once.
 //! - [`Agent`] / [`RunOutcome`] / [`RunStatus`]: the loop and how it ended.
+//! - [`RunLog`] / [`LoggedRun`]: runs kept as a log in the database, continued after a
+//!   crash by any process ([`Agent::take_over`], [`Agent::recover_runs`]).
 //! - [`Clock`] / [`SystemClock`] / [`ManualClock`]: time, injectable for tests.
 //! - [`AuditSink`] / [`AgentEvent`]: the loop's audit events.
 //!
@@ -73,19 +75,26 @@ mod builder;
 mod clock;
 mod config;
 mod executor;
+mod journal;
 mod model;
+mod notice;
+mod outbox;
 mod outcome;
 mod policy;
 #[cfg(feature = "providers")]
 pub mod providers;
 mod resume;
 mod run;
+mod run_log;
 mod signature;
 mod start;
 mod state;
 mod step;
 pub(crate) mod stored;
+mod takeover;
 mod text;
+#[cfg(feature = "webhook")]
+mod webhook;
 
 #[cfg(test)]
 mod tests;
@@ -110,7 +119,13 @@ pub use model::{
     Message, Model, ModelAction, ModelError, ResultSource, ResultStatus, ScriptedModel,
     ToolResultMessage, ToolSpec, last_tool_result, wrap_tool_result,
 };
+pub use notice::{APPROVAL_EXPIRED, APPROVAL_WAITING, ApprovalNotice, Notification};
+pub use outbox::{Delivery, DeliveryPass, Outbox, OutboxEntry, RetryPolicy};
 pub use outcome::{PausedRun, ResumeError, RunOutcome, RunRequest, RunStatus};
 pub use policy::{Decision, Denial, DenialReason, Policy, PolicyError};
+pub use run_log::{CANNOT_CONTINUE, LoggedRun, RUN_CANNOT_CONTINUE, RUN_TAKEN_OVER, RunLog};
 pub use signature::{action_digest, action_signature};
 pub use stored::{ApprovalStatus, StoredApproval};
+pub use takeover::{Recovered, TakeOverError};
+#[cfg(feature = "webhook")]
+pub use webhook::{WebhookSender, signature as webhook_signature};

@@ -152,6 +152,7 @@ impl Agent {
             st.approvals.push(approval);
         }
         let status = async {
+            self.log_reopen(&mut st).await?;
             let call = CallRef {
                 call_id: &pending.call_id,
                 tool: &pending.tool,
@@ -164,6 +165,7 @@ impl Agent {
                 Event::new(resumed.kind).call(&call).detail(resumed.detail),
             )
             .await?;
+            let mark = st.history.len();
             if let Some(end) = self
                 .propose(
                     principal,
@@ -176,14 +178,19 @@ impl Agent {
             {
                 return Ok(end);
             }
+            self.log_outcome(&mut st, mark)?;
             Ok::<_, AuditError>(self.drive(principal, model, &mut st).await)
         }
         .await
         .unwrap_or_else(|e| RunStatus::Aborted {
             reason: e.to_string(),
         });
+        let lease = st.lease.clone();
         let outcome = st.finish(principal, status, self.clock.as_ref());
-        self.keep_pending(principal, outcome).await
+        let outcome = self.keep_pending(principal, outcome).await;
+        self.log_finish(&outcome.run_id, lease.as_deref(), &outcome.status)
+            .await;
+        outcome
     }
 
     /// Stores `outcome`'s pending action if the run paused and a queue is set, and notes

@@ -103,6 +103,11 @@ impl Agent {
                 .instrument(turn.clone())
                 .await;
             let usage = model.take_usage();
+            // The answer is stored before anything else: a process that dies from here on
+            // does not ask (nor pay for) this turn again.
+            if let Some(Ok(action)) = &asked {
+                self.log_turn(st, action, usage).await?;
+            }
             // Integers, as the GenAI conventions define them (a `u64` would be exported
             // as a string).
             turn.record("gen_ai.usage.input_tokens", tokens(usage.input_tokens));
@@ -153,21 +158,21 @@ impl Agent {
                     id,
                 } => (name, arguments, id),
             };
-            let call_id = id
-                .filter(|id| !id.is_empty() && id.len() <= 256)
-                .unwrap_or_else(|| format!("call-{}", st.steps));
+            let call_id = super::journal::call_id_of(id, st.steps);
             st.answers = InputAnswers::default();
             st.history.push(Message::ToolCall {
                 call_id: call_id.clone(),
                 name: name.clone(),
                 arguments: arguments.clone(),
             });
+            let mark = st.history.len();
             if let Some(end) = self
                 .propose(principal, st, &call_id, &name, &arguments)
                 .await?
             {
                 return Ok(end);
             }
+            self.log_outcome(st, mark)?;
         }
     }
 

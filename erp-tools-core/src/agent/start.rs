@@ -58,14 +58,23 @@ impl Agent {
         let mut st = State::new(run_id, history, approvals, self.clock.now());
         let status = match self.refused_run(principal, &mut st, chosen).await {
             Some(status) => status,
-            None => {
-                let task = RunNote::Task(&request.task);
-                self.note_run(principal, &st.run_id, task).await;
-                self.drive(principal, model, &mut st).await
-            }
+            None => match self.log_start(principal, &mut st).await {
+                Ok(()) => {
+                    let task = RunNote::Task(&request.task);
+                    self.note_run(principal, &st.run_id, task).await;
+                    self.drive(principal, model, &mut st).await
+                }
+                Err(e) => RunStatus::Aborted {
+                    reason: e.to_string(),
+                },
+            },
         };
+        let lease = st.lease.clone();
         let outcome = st.finish(principal, status, self.clock.as_ref());
-        self.keep_pending(principal, outcome).await
+        let outcome = self.keep_pending(principal, outcome).await;
+        self.log_finish(&outcome.run_id, lease.as_deref(), &outcome.status)
+            .await;
+        outcome
     }
 
     /// Ends a run that may not start: its run id is invalid, or the run is not the

@@ -29,6 +29,12 @@ pub(super) struct State {
     pub max_turn: u64,
     /// The person's answers for the call being proposed (a resumed call only).
     pub answers: InputAnswers,
+    /// The lease token this process drives the run under, when it is logged
+    /// ([`RunLog`](super::RunLog)).
+    pub lease: Option<String>,
+    /// The outcome of the last action (its step and the stored JSON), written with the
+    /// next turn's answer.
+    pub unsaved: Option<(i64, String)>,
 }
 
 impl State {
@@ -51,6 +57,8 @@ impl State {
             usage: TokenUsage::default(),
             max_turn: 0,
             answers: InputAnswers::default(),
+            lease: None,
+            unsaved: None,
         }
     }
 
@@ -68,6 +76,8 @@ impl State {
             usage: paused.usage,
             max_turn: paused.max_turn_tokens,
             answers: paused.answers,
+            lease: None,
+            unsaved: None,
         };
         (state, paused.pending)
     }

@@ -19,7 +19,7 @@ use super::document::group;
 use super::pages::{Console, NEUTRAL_NOTICE, Reviewer};
 use super::render::when;
 use super::session::same_secret;
-use crate::agent::{ApprovalStatus, DecisionError, StoredApproval, value_at};
+use crate::agent::{ApprovalStatus, DecisionError, Outbox, StoredApproval, value_at};
 use crate::runtime::{Preview, PreviewKind};
 
 /// Each hard limit of `a` with this action's value against it: the limits are stored as
@@ -128,11 +128,53 @@ pub(super) async fn approvals(
     all.extend(pending);
     let pending = shown;
     let decided: Vec<Value> = decided.iter().map(|a| approval_in(&c, a, &all)).collect();
+    let outbox = Outbox::new(c.config.database().clone());
+    let dead = match outbox.dead_letters(branch, 50).await {
+        Ok(d) => d,
+        Err(e) => return c.store_failed(&session, e),
+    };
+    let dead: Vec<Value> = dead
+        .iter()
+        .map(|d| {
+            json!({
+                "id": d.id, "delivery": d.notification.id, "event": d.notification.event,
+                "approval": d.notification.approval.id, "attempts": d.attempts,
+                "error": d.last_error, "created": when(&d.created_at),
+                "resend_href": format!("{}/notifications/{}/resend", c.base(), d.id),
+            })
+        })
+        .collect();
     c.render(
         &session,
         "approvals.html",
-        json!({ "nav": "approvals", "pending": pending, "decided": decided }),
+        json!({ "nav": "approvals", "pending": pending, "decided": decided, "dead": dead }),
     )
+}
+
+/// `POST /notifications/{id}/resend`: a dead letter of the reviewer's branch is sent
+/// again by the outbox's worker (same delivery id).
+pub(super) async fn resend(
+    State(c): State<Arc<Console>>,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+    Form(form): Form<DecisionForm>,
+) -> Response {
+    let Some(session) = c.sessions.current(&headers).await else {
+        return c.to_sign_in(Some(&format!("{}/approvals", c.base())));
+    };
+    if !same_secret(&session.csrf, form.csrf.trim()) {
+        return c.csrf_refused(Some(&session));
+    }
+    let outbox = Outbox::new(c.config.database().clone());
+    let notice = match outbox.resend(id, session.principal.branch_id()).await {
+        Ok(true) => format!("Notification {id} will be sent again."),
+        Ok(false) => {
+            format!("Notification {id} is not a dead letter of your branch; nothing changed.")
+        }
+        Err(e) => return c.store_failed(&session, e),
+    };
+    c.sessions.notify(&headers, notice).await;
+    Redirect::to(&format!("{}/approvals", c.base())).into_response()
 }
 
 /// The approve and reject forms' fields.

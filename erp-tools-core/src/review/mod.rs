@@ -86,6 +86,7 @@ use axum::routing::{get, post};
 /// | `GET /documents/{doc_type}/{number}` | a drafted document |
 /// | `GET /approvals` | Approvals, each with its priced preview |
 /// | `POST /approvals/{id}/approve`, `POST /approvals/{id}/reject` | decisions |
+/// | `POST /notifications/{id}/resend` | a dead letter sent again |
 /// | `GET /style.css` | the stylesheet |
 ///
 /// Any other path answers a 404 page. Every POST must come from the console's own
@@ -103,6 +104,7 @@ pub fn router(config: ReviewConfig) -> Router {
         .route("/approvals", get(approvals::approvals))
         .route("/approvals/{id}/approve", post(approvals::approve))
         .route("/approvals/{id}/reject", post(approvals::reject))
+        .route("/notifications/{id}/resend", post(approvals::resend))
         .route("/style.css", get(render::stylesheet))
         .fallback(pages::not_found)
         .layer(axum::middleware::from_fn_with_state(

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use super::approvals::approval_in;
 use super::pages::{Console, Reviewer};
 use super::render::{pretty_json, short_surface, when};
+use crate::agent::{RUN_CANNOT_CONTINUE, RUN_TAKEN_OVER, RunLog};
 use crate::audit::AuditRecord;
 use crate::store::review as sql;
 
@@ -21,8 +22,10 @@ use crate::store::review as sql;
 fn flag(outcome: &str) -> Option<&'static str> {
     match outcome {
         "denied" | crate::agent::APPROVAL_REJECTED => Some("denied"),
-        "tool_error" | "failed" | "attempt" | "interrupted" => Some("failed"),
-        "awaiting_approval" | crate::agent::APPROVAL_GRANTED | "approved" => Some("decision"),
+        "tool_error" | "failed" | "attempt" | "interrupted" | RUN_CANNOT_CONTINUE => Some("failed"),
+        "awaiting_approval" | crate::agent::APPROVAL_GRANTED | "approved" | RUN_TAKEN_OVER => {
+            Some("decision")
+        }
         _ => None,
     }
 }
@@ -105,6 +108,19 @@ pub(super) async fn run(
         .iter()
         .map(|a| approval_in(&c, a, &approvals))
         .collect();
+    // The run's durable log, if it is kept: cut off, taken over (by whom, when).
+    let log = match RunLog::new(c.config.database().clone()).get(&run_id).await {
+        Ok(log) => log.filter(|l| l.branch_id == branch).map(|l| {
+            json!({
+                "status": l.status.replace('_', " "), "interrupted": l.interrupted,
+                "steps": l.steps, "resume_count": l.resume_count,
+                "resumed_by": l.resumed_by, "reason": l.reason,
+                "resumed_at": l.resumed_at.as_deref().map(when),
+                "interrupted_at": l.interrupted_at.as_deref().map(when),
+            })
+        }),
+        Err(e) => return c.store_failed(&session, e),
+    };
     c.render(
         &session,
         "run.html",
@@ -121,6 +137,7 @@ pub(super) async fn run(
                 "status": status.replace('_', " "), "done": status == "done",
                 "text": story.answer, "at": story.ended_at.as_deref().map(when),
             })),
+            "log": log,
         }),
     )
 }

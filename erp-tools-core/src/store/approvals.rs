@@ -3,6 +3,7 @@
 
 use sqlx::Row;
 
+use super::outbox::{self, NewNotification};
 use crate::agent::stored::{ApprovalStatus, StoredApproval};
 
 const COLUMNS: &str = "id, agent_run_id, tool_call_id, tool_name, arguments, action_signature, \
@@ -31,7 +32,14 @@ pub(crate) struct NewApproval<'a> {
 
 /// Stores `new` as pending, unless the same action of the same call in the same run is
 /// stored already (a run resumed twice pauses at the same place twice). Returns the id.
-pub(crate) async fn insert(pool: &sqlx::AnyPool, new: NewApproval<'_>) -> Result<i64, sqlx::Error> {
+/// `notify` makes, from the id, the notification written in the same transaction (once
+/// per delivery id).
+pub(crate) async fn insert(
+    pool: &sqlx::AnyPool,
+    new: NewApproval<'_>,
+    notify: Option<&(dyn Fn(i64) -> NewNotification + Send + Sync)>,
+) -> Result<i64, sqlx::Error> {
+    let mut tx = pool.begin().await?;
     sqlx::query(
         "INSERT INTO erp_approvals (agent_run_id, tool_call_id, tool_name, arguments, \
          action_signature, action_digest, reason, limits, user_id, branch_id, branch_code, \
@@ -56,16 +64,39 @@ pub(crate) async fn insert(pool: &sqlx::AnyPool, new: NewApproval<'_>) -> Result
     .bind(new.expires_at)
     .bind(new.preview.as_ref().map(|p| p.0.clone()))
     .bind(new.preview.map(|p| p.1))
-    .execute(pool)
+    .execute(&mut *tx)
     .await?;
-    sqlx::query_scalar(
+    let id: i64 = sqlx::query_scalar(
         "SELECT id FROM erp_approvals WHERE agent_run_id = $1 AND tool_call_id = $2 \
          AND action_digest = $3",
     )
     .bind(new.run_id.to_string())
     .bind(new.call_id.to_string())
     .bind(new.digest)
-    .fetch_one(pool)
+    .fetch_one(&mut *tx)
+    .await?;
+    if let Some(notify) = notify {
+        outbox::insert(&mut *tx, notify(id)).await?;
+    }
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// Pending approvals that expired at `now` and whose expiry was not announced yet (no
+/// `approval-<id>-expired` notification), oldest first.
+pub(crate) async fn expired_unannounced(
+    pool: &sqlx::AnyPool,
+    now: &str,
+    limit: i64,
+) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT a.id FROM erp_approvals a WHERE a.status = 'pending' AND a.expires_at <= $1 \
+         AND NOT EXISTS (SELECT 1 FROM erp_outbox o \
+         WHERE o.delivery_id = 'approval-' || a.id || '-expired') ORDER BY a.id LIMIT $2",
+    )
+    .bind(now.to_string())
+    .bind(limit)
+    .fetch_all(pool)
     .await
 }
 

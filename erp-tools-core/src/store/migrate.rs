@@ -69,6 +69,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0017_run_story",
         include_str!("../../migrations/sqlite/0017_run_story.sql"),
     ),
+    (
+        "erp_tools/0020_run_log",
+        include_str!("../../migrations/sqlite/0020_run_log.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -130,6 +134,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/0017_run_story",
         include_str!("../../migrations/postgres/0017_run_story.sql"),
+    ),
+    (
+        "erp_tools/0020_run_log",
+        include_str!("../../migrations/postgres/0020_run_log.sql"),
     ),
     (
         "erp_tools/0021_run_summaries",

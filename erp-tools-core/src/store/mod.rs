@@ -29,6 +29,8 @@ mod error;
 pub(crate) mod keys;
 mod migrate;
 mod options;
+#[cfg(feature = "agent")]
+pub(crate) mod outbox;
 mod partitions;
 mod pools;
 #[cfg(feature = "postgres")]
@@ -46,6 +48,8 @@ mod review_runs;
 #[cfg(feature = "review")]
 pub(crate) mod review_sessions;
 mod run_story;
+#[cfg(feature = "agent")]
+pub(crate) mod run_log;
 mod runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;

@@ -1,0 +1,287 @@
+//! The loop's writes to the [`RunLog`](super::RunLog), and a run's state rebuilt from them.
+//!
+//! A turn's answer is written before its action runs, in one transaction with the outcome
+//! of the previous turn's action (the messages it fed back, the repeat counts, the
+//! running time): one commit a step. The run's status is written when it stops or
+//! pauses. A process that dies after an action ended and before the next answer was
+//! stored leaves that action without an outcome: it runs again when the run is taken
+//! over, with the same idempotency key (a draft is replayed, a read is read again).
+//! Every write names the driver's lease token: a driver that lost its run (another
+//! process took it over) stops instead of writing.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::approval::Approval;
+use super::audit::AuditError;
+use super::budget::TokenUsage;
+use super::builder::Agent;
+use super::model::{Message, ModelAction};
+use super::outcome::RunStatus;
+use super::state::State;
+use crate::audit::now_text;
+use crate::store::run_log::{self as sql, NewRun, RunRow, TurnRow};
+use crate::tool::context::Principal;
+use crate::tool::input::InputAnswers;
+
+/// What people gave the run since it started: approvals, and the answers for the call
+/// proposed at `step`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(super) struct Grants {
+    #[serde(default)]
+    pub approvals: Vec<Approval>,
+    #[serde(default)]
+    pub answers: InputAnswers,
+    #[serde(default)]
+    pub step: u32,
+}
+
+/// How a turn's action ended, as stored with the turn.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct TurnOutcome {
+    /// The messages the action fed back to the model.
+    pub messages: Vec<Message>,
+    /// The repeat counts after it.
+    pub counts: BTreeMap<String, u32>,
+    /// The run's running time after it, in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+/// Where a rebuilt run goes on.
+#[derive(Debug)]
+pub(super) enum Next {
+    /// Ask the model for the next turn.
+    Ask,
+    /// Run this call, whose outcome is unknown (its turn was stored, its end was not).
+    Call {
+        call_id: String,
+        name: String,
+        arguments: serde_json::Value,
+    },
+    /// The model had answered: the run is done.
+    Answer(String),
+}
+
+/// The id of the call a model turn proposes: the provider's, else `call-<step>`.
+pub(super) fn call_id_of(id: Option<String>, step: u32) -> String {
+    id.filter(|id| !id.is_empty() && id.len() <= 256)
+        .unwrap_or_else(|| format!("call-{step}"))
+}
+
+fn lost(run_id: &str) -> AuditError {
+    AuditError(format!(
+        "this process no longer drives run {run_id}: another process took it over after \
+         its lease expired, and continues it"
+    ))
+}
+
+fn failed(e: impl std::fmt::Display) -> AuditError {
+    AuditError(format!("the run log failed: {e}"))
+}
+
+fn json<T: Serialize>(v: &T) -> Result<String, AuditError> {
+    serde_json::to_string(v).map_err(failed)
+}
+
+impl Agent {
+    /// Logs a new run as `running`, driven by this process.
+    pub(super) async fn log_start(
+        &self,
+        principal: &Principal,
+        st: &mut State,
+    ) -> Result<(), AuditError> {
+        let Some(log) = &self.runs else {
+            return Ok(());
+        };
+        let token = crate::runtime::run_id::fresh("lease");
+        let grants = Grants {
+            approvals: st.approvals.clone(),
+            ..Grants::default()
+        };
+        let new = NewRun {
+            run_id: &st.run_id,
+            user_id: principal.user_id(),
+            branch_id: principal.branch_id(),
+            branch_code: principal.branch_code(),
+            opening: json(&st.history)?,
+            grants: json(&grants)?,
+            replica: log.db.replica_id(),
+            token: &token,
+            now: &now_text(),
+        };
+        if !sql::start(log.db.pool(), new).await.map_err(failed)? {
+            return Err(AuditError(format!(
+                "run {} is being driven by another process; continue it there, or with \
+                 Agent::take_over once that process is gone",
+                st.run_id
+            )));
+        }
+        st.lease = Some(token);
+        Ok(())
+    }
+
+    /// Takes a logged run that paused back to `running` for this process, with what the
+    /// person gave it; a run started without the log stays unlogged.
+    pub(super) async fn log_reopen(&self, st: &mut State) -> Result<(), AuditError> {
+        let Some(log) = &self.runs else {
+            return Ok(());
+        };
+        let pool = log.db.pool();
+        let token = crate::runtime::run_id::fresh("lease");
+        let grants = Grants {
+            approvals: st.approvals.clone(),
+            answers: st.answers.clone(),
+            step: st.steps,
+        };
+        let (replica, now) = (log.db.replica_id(), now_text());
+        if sql::reopen(pool, &st.run_id, json(&grants)?, replica, &token, &now)
+            .await
+            .map_err(failed)?
+        {
+            st.lease = Some(token);
+            return Ok(());
+        }
+        match sql::get(pool, &st.run_id).await.map_err(failed)? {
+            Some(_) => Err(AuditError(format!(
+                "run {} is being driven by another process; it cannot be resumed twice at \
+                 once",
+                st.run_id
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Stores the model's answer of the current turn, before its action runs.
+    pub(super) async fn log_turn(
+        &self,
+        st: &mut State,
+        action: &ModelAction,
+        usage: TokenUsage,
+    ) -> Result<(), AuditError> {
+        let (Some(log), Some(token)) = (&self.runs, &st.lease) else {
+            return Ok(());
+        };
+        let turn = TurnRow {
+            step: i64::from(st.steps),
+            action: json(action)?,
+            input_tokens: clamp(usage.input_tokens),
+            output_tokens: clamp(usage.output_tokens),
+            outcome: None,
+        };
+        let prior = st.unsaved.take();
+        let held = sql::turn(log.db.pool(), &st.run_id, token, &turn, prior, &now_text())
+            .await
+            .map_err(failed)?;
+        if held { Ok(()) } else { Err(lost(&st.run_id)) }
+    }
+
+    /// Keeps how the current turn's action ended (the messages from `mark` on), to be
+    /// stored with the next turn's answer.
+    pub(super) fn log_outcome(&self, st: &mut State, mark: usize) -> Result<(), AuditError> {
+        if self.runs.is_none() || st.lease.is_none() {
+            return Ok(());
+        }
+        let outcome = TurnOutcome {
+            messages: st.history.get(mark..).unwrap_or_default().to_vec(),
+            counts: st.counts.clone(),
+            elapsed_ms: millis(st.elapsed(self.clock.as_ref())),
+        };
+        st.unsaved = Some((i64::from(st.steps), json(&outcome)?));
+        Ok(())
+    }
+
+    /// Stores the status the run stopped or paused with. A failure is logged: the run
+    /// stays `running` and is taken over (and ends the same way) once this process is
+    /// gone.
+    pub(super) async fn log_finish(&self, run_id: &str, lease: Option<&str>, status: &RunStatus) {
+        let (Some(log), Some(token)) = (&self.runs, lease) else {
+            return;
+        };
+        let result = match serde_json::to_string(status) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e, run = %run_id, "the run's status is not JSON");
+                return;
+            }
+        };
+        let now = now_text();
+        match sql::finish(log.db.pool(), run_id, token, status.as_str(), result, &now).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(run = %run_id, "{}", lost(run_id)),
+            Err(e) => tracing::warn!(error = %e, run = %run_id, "the run log failed"),
+        }
+    }
+}
+
+/// A run's state rebuilt from its log: the opening messages, then every stored turn with
+/// its stored outcome; and where it goes on.
+pub(super) fn rebuild(
+    row: &RunRow,
+    turns: &[TurnRow],
+    started: Duration,
+) -> Result<(State, Next), String> {
+    let history: Vec<Message> =
+        serde_json::from_str(&row.opening).map_err(|e| format!("opening messages: {e}"))?;
+    let grants: Grants = serde_json::from_str(&row.grants).map_err(|e| format!("grants: {e}"))?;
+    let mut st = State::new(row.run_id.clone(), history, grants.approvals, started);
+    for (i, turn) in turns.iter().enumerate() {
+        let step = u32::try_from(turn.step).map_err(|_| format!("step {}", turn.step))?;
+        st.steps = step;
+        let usage = TokenUsage {
+            input_tokens: u64::try_from(turn.input_tokens).unwrap_or_default(),
+            output_tokens: u64::try_from(turn.output_tokens).unwrap_or_default(),
+        };
+        st.usage += usage;
+        st.max_turn = st.max_turn.max(usage.total());
+        let action: ModelAction =
+            serde_json::from_str(&turn.action).map_err(|e| format!("turn {step}'s action: {e}"))?;
+        let last = i + 1 == turns.len();
+        let (name, arguments, id) = match action {
+            ModelAction::Answer(answer) if last => return Ok((st, Next::Answer(answer))),
+            ModelAction::Answer(_) => {
+                return Err(format!("turn {step} answered, yet more followed"));
+            }
+            ModelAction::ToolCall {
+                name,
+                arguments,
+                id,
+            } => (name, arguments, id),
+        };
+        let call_id = call_id_of(id, step);
+        st.history.push(Message::ToolCall {
+            call_id: call_id.clone(),
+            name: name.clone(),
+            arguments: arguments.clone(),
+        });
+        let Some(outcome) = &turn.outcome else {
+            if !last {
+                return Err(format!("turn {step} has no outcome, yet more followed"));
+            }
+            if grants.step == step {
+                st.answers = grants.answers.clone();
+            }
+            let next = Next::Call {
+                call_id,
+                name,
+                arguments,
+            };
+            return Ok((st, next));
+        };
+        let outcome: TurnOutcome =
+            serde_json::from_str(outcome).map_err(|e| format!("turn {step}'s outcome: {e}"))?;
+        st.history.extend(outcome.messages);
+        st.counts = outcome.counts;
+        st.elapsed_before = Duration::from_millis(outcome.elapsed_ms);
+    }
+    Ok((st, Next::Ask))
+}
+
+fn clamp(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,368 @@
+//! The SQL of durable agent runs (`erp_run_log`, `erp_run_turns`): a run's row, one row
+//! per model turn, and the lease that lets one replica at a time drive a run.
+//!
+//! Every write of a driver names its `lease_token`; a driver whose run was taken over
+//! (its replica was taken for dead) changes nothing and learns it lost the run.
+
+use sqlx::{AnyPool, Row};
+
+const RUN_COLUMNS: &str = "agent_run_id, user_id, branch_id, branch_code, opening, grants, \
+     status, result, replica_id, lease_token, steps, input_tokens, output_tokens, created_at, \
+     updated_at, interrupted_at, resumed_by, resumed_at, resume_count";
+
+/// A run's row as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RunRow {
+    pub run_id: String,
+    pub user_id: String,
+    pub branch_id: i64,
+    pub branch_code: String,
+    /// The opening messages (system, user), JSON.
+    pub opening: String,
+    /// The approvals and answers given to the run, JSON.
+    pub grants: String,
+    pub status: String,
+    pub result: Option<String>,
+    pub replica_id: Option<String>,
+    pub lease_token: Option<String>,
+    pub steps: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub created_at: String,
+    pub updated_at: String,
+    pub interrupted_at: Option<String>,
+    pub resumed_by: Option<String>,
+    pub resumed_at: Option<String>,
+    pub resume_count: i64,
+}
+
+/// One model turn as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TurnRow {
+    pub step: i64,
+    /// The model's answer (a `ModelAction`), JSON.
+    pub action: String,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    /// What the action's end fed back (JSON), `None` while it has not ended.
+    pub outcome: Option<String>,
+}
+
+/// A new run, driven by `replica` under `token`.
+pub(crate) struct NewRun<'a> {
+    pub run_id: &'a str,
+    pub user_id: &'a str,
+    pub branch_id: i64,
+    pub branch_code: &'a str,
+    pub opening: String,
+    pub grants: String,
+    pub replica: &'a str,
+    pub token: &'a str,
+    pub now: &'a str,
+}
+
+/// Writes a new run's row as `running`, driven by `replica` under `token`. A run id
+/// logged before starts a new log unless a driver still holds it (`false`: nothing
+/// written).
+pub(crate) async fn start(pool: &AnyPool, new: NewRun<'_>) -> Result<bool, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    let inserted = sqlx::query(
+        "INSERT INTO erp_run_log (agent_run_id, user_id, branch_id, branch_code, opening, \
+         grants, status, replica_id, lease_token, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $9) \
+         ON CONFLICT (agent_run_id) DO NOTHING",
+    )
+    .bind(new.run_id.to_string())
+    .bind(new.user_id.to_string())
+    .bind(new.branch_id)
+    .bind(new.branch_code.to_string())
+    .bind(new.opening.clone())
+    .bind(new.grants.clone())
+    .bind(new.replica.to_string())
+    .bind(new.token.to_string())
+    .bind(new.now.to_string())
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    if inserted == 0 {
+        let restarted = sqlx::query(
+            "UPDATE erp_run_log SET opening = $1, grants = $2, status = 'running', \
+             result = NULL, replica_id = $3, lease_token = $4, steps = 0, input_tokens = 0, \
+             output_tokens = 0, created_at = $5, updated_at = $5, interrupted_at = NULL, \
+             resumed_by = NULL, resumed_at = NULL, resume_count = 0 \
+             WHERE agent_run_id = $6 AND status <> 'running'",
+        )
+        .bind(new.opening)
+        .bind(new.grants)
+        .bind(new.replica.to_string())
+        .bind(new.token.to_string())
+        .bind(new.now.to_string())
+        .bind(new.run_id.to_string())
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if restarted == 0 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        sqlx::query("DELETE FROM erp_run_turns WHERE agent_run_id = $1")
+            .bind(new.run_id.to_string())
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Takes a logged run that paused (or ended) back to `running` for a driver going on with
+/// it, with the `grants` given since; `false` if it is not logged or a driver holds it.
+pub(crate) async fn reopen(
+    pool: &AnyPool,
+    run_id: &str,
+    grants: String,
+    replica: &str,
+    token: &str,
+    now: &str,
+) -> Result<bool, sqlx::Error> {
+    let taken = sqlx::query(
+        "UPDATE erp_run_log SET status = 'running', replica_id = $1, lease_token = $2, \
+         grants = $3, updated_at = $4, result = NULL \
+         WHERE agent_run_id = $5 AND status <> 'running'",
+    )
+    .bind(replica.to_string())
+    .bind(token.to_string())
+    .bind(grants)
+    .bind(now.to_string())
+    .bind(run_id.to_string())
+    .execute(pool)
+    .await?
+    .rows_affected();
+    Ok(taken == 1)
+}
+
+/// Stores turn `step`'s answer, before its action runs, with the outcome of the previous
+/// turn's action (`prior`: its step and outcome) in the same transaction; `false` if the
+/// lease is lost.
+pub(crate) async fn turn(
+    pool: &AnyPool,
+    run_id: &str,
+    token: &str,
+    turn: &TurnRow,
+    prior: Option<(i64, String)>,
+    now: &str,
+) -> Result<bool, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    let held = sqlx::query(
+        "UPDATE erp_run_log SET steps = $1, input_tokens = input_tokens + $2, \
+         output_tokens = output_tokens + $3, updated_at = $4 \
+         WHERE agent_run_id = $5 AND lease_token = $6 AND status = 'running'",
+    )
+    .bind(turn.step)
+    .bind(turn.input_tokens)
+    .bind(turn.output_tokens)
+    .bind(now.to_string())
+    .bind(run_id.to_string())
+    .bind(token.to_string())
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    if held != 1 {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    if let Some((step, outcome)) = prior {
+        sqlx::query(
+            "UPDATE erp_run_turns SET outcome = $1, done_at = $2 \
+             WHERE agent_run_id = $3 AND step = $4",
+        )
+        .bind(outcome)
+        .bind(now.to_string())
+        .bind(run_id.to_string())
+        .bind(step)
+        .execute(&mut *tx)
+        .await?;
+    }
+    sqlx::query(
+        "INSERT INTO erp_run_turns (agent_run_id, step, action, input_tokens, output_tokens, \
+         asked_at) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(run_id.to_string())
+    .bind(turn.step)
+    .bind(turn.action.clone())
+    .bind(turn.input_tokens)
+    .bind(turn.output_tokens)
+    .bind(now.to_string())
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Stores the status the run ended (or paused) with; `false` if the lease is lost.
+pub(crate) async fn finish(
+    pool: &AnyPool,
+    run_id: &str,
+    token: &str,
+    status: &str,
+    result: String,
+    now: &str,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE erp_run_log SET status = $1, result = $2, updated_at = $3, lease_token = NULL \
+         WHERE agent_run_id = $4 AND lease_token = $5 AND status = 'running'",
+    )
+    .bind(status.to_string())
+    .bind(result)
+    .bind(now.to_string())
+    .bind(run_id.to_string())
+    .bind(token.to_string())
+    .execute(pool)
+    .await?
+    .rows_affected();
+    Ok(done == 1)
+}
+
+/// Takes run `run_id` from a dead driver holding it under `old_token`: one of several
+/// concurrent takers wins (`true`).
+pub(crate) async fn take_over(
+    pool: &AnyPool,
+    run_id: &str,
+    old_token: &str,
+    replica: &str,
+    token: &str,
+    by: &str,
+    now: &str,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE erp_run_log SET replica_id = $1, lease_token = $2, resumed_by = $3, \
+         resumed_at = $4, resume_count = resume_count + 1, interrupted_at = updated_at, \
+         updated_at = $4 \
+         WHERE agent_run_id = $5 AND lease_token = $6 AND status = 'running'",
+    )
+    .bind(replica.to_string())
+    .bind(token.to_string())
+    .bind(by.to_string())
+    .bind(now.to_string())
+    .bind(run_id.to_string())
+    .bind(old_token.to_string())
+    .execute(pool)
+    .await?
+    .rows_affected();
+    Ok(done == 1)
+}
+
+/// Run `run_id`'s row.
+pub(crate) async fn get(pool: &AnyPool, run_id: &str) -> Result<Option<RunRow>, sqlx::Error> {
+    let sql = format!("SELECT {RUN_COLUMNS} FROM erp_run_log WHERE agent_run_id = $1");
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(run_id.to_string())
+        .fetch_optional(pool)
+        .await?;
+    row.as_ref().map(run_row).transpose()
+}
+
+/// The running runs (whoever drives them), oldest first, at most `limit`.
+pub(crate) async fn running(pool: &AnyPool, limit: i64) -> Result<Vec<RunRow>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {RUN_COLUMNS} FROM erp_run_log WHERE status = 'running' \
+         ORDER BY created_at LIMIT $1"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(limit)
+        .fetch_all(pool)
+        .await?;
+    rows.iter().map(run_row).collect()
+}
+
+/// The latest `limit` runs of `branch_id`, newest first.
+pub(crate) async fn recent(
+    pool: &AnyPool,
+    branch_id: i64,
+    limit: i64,
+) -> Result<Vec<RunRow>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {RUN_COLUMNS} FROM erp_run_log WHERE branch_id = $1 \
+         ORDER BY updated_at DESC LIMIT $2"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(branch_id)
+        .bind(limit)
+        .fetch_all(pool)
+        .await?;
+    rows.iter().map(run_row).collect()
+}
+
+/// Run `run_id`'s turns, in order.
+pub(crate) async fn turns(pool: &AnyPool, run_id: &str) -> Result<Vec<TurnRow>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT step, action, input_tokens, output_tokens, outcome FROM erp_run_turns \
+         WHERE agent_run_id = $1 ORDER BY step",
+    )
+    .bind(run_id.to_string())
+    .fetch_all(pool)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(TurnRow {
+                step: row.try_get("step")?,
+                action: row.try_get("action")?,
+                input_tokens: row.try_get("input_tokens")?,
+                output_tokens: row.try_get("output_tokens")?,
+                outcome: row.try_get("outcome")?,
+            })
+        })
+        .collect()
+}
+
+fn run_row(row: &sqlx::any::AnyRow) -> Result<RunRow, sqlx::Error> {
+    Ok(RunRow {
+        run_id: row.try_get("agent_run_id")?,
+        user_id: row.try_get("user_id")?,
+        branch_id: row.try_get("branch_id")?,
+        branch_code: row.try_get("branch_code")?,
+        opening: row.try_get("opening")?,
+        grants: row.try_get("grants")?,
+        status: row.try_get("status")?,
+        result: row.try_get("result")?,
+        replica_id: row.try_get("replica_id")?,
+        lease_token: row.try_get("lease_token")?,
+        steps: row.try_get("steps")?,
+        input_tokens: row.try_get("input_tokens")?,
+        output_tokens: row.try_get("output_tokens")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        interrupted_at: row.try_get("interrupted_at")?,
+        resumed_by: row.try_get("resumed_by")?,
+        resumed_at: row.try_get("resumed_at")?,
+        resume_count: row.try_get("resume_count")?,
+    })
+}
+
+/// The running runs whose driver's replica is not live at `now` (`me` is), oldest first:
+/// runs cut off by a dead process.
+pub(crate) async fn orphaned(
+    pool: &AnyPool,
+    me: &str,
+    now: chrono::DateTime<chrono::Utc>,
+    limit: i64,
+) -> Result<Vec<RunRow>, sqlx::Error> {
+    let live = super::replicas::live(pool, me, now).await?;
+    let running = running(pool, limit).await?;
+    Ok(running
+        .into_iter()
+        .filter(|r| r.replica_id.as_ref().is_none_or(|id| !live.contains(id)))
+        .collect())
+}
+
+/// Whether `replica` holds a live lease at `now` (`me` always does).
+pub(crate) async fn is_live(
+    pool: &AnyPool,
+    me: &str,
+    replica: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<bool, sqlx::Error> {
+    Ok(super::replicas::live(pool, me, now)
+        .await?
+        .iter()
+        .any(|id| id == replica))
+}
