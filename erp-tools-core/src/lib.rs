@@ -39,7 +39,7 @@ pub mod mcp;
 pub mod review;
 
 pub use erp_tools_macros::{ToolArgs, erp_tool, tool_args, tool_output};
-pub use registry::{RegistryError, ToolRegistry, ToolRegistryBuilder};
+pub use registry::{RegistryError, TaskSupport, ToolRegistry, ToolRegistryBuilder};
 pub use schema::Target;
 pub use tool::args::{NoArgs, ToolArgs};
 pub use tool::context::{Principal, PrincipalBuilder, ToolContext};

@@ -227,6 +227,7 @@ impl ToolRuntime {
             admission,
             refusal,
             progress,
+            cancel,
             answering,
             ..
         } = prepared;
@@ -236,8 +237,9 @@ impl ToolRuntime {
             }
             match admission {
                 Ok(admitted) => {
-                    let ctx =
-                        call_context(principal, &entry, &admitted, answers).with_progress(progress);
+                    let ctx = call_context(principal, &entry, &admitted, answers)
+                        .with_progress(progress)
+                        .with_cancel(cancel);
                     self.execute(ctx, entry, admitted, bound).await
                 }
                 Err(refused) => {

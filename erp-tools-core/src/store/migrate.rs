@@ -65,6 +65,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0016_document_text_id",
         include_str!("../../migrations/sqlite/0016_document_text_id.sql"),
     ),
+    (
+        "erp_tools/0019_tasks",
+        include_str!("../../migrations/sqlite/0019_tasks.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -122,6 +126,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/0016_document_text_id",
         include_str!("../../migrations/postgres/0016_document_text_id.sql"),
+    ),
+    (
+        "erp_tools/0019_tasks",
+        include_str!("../../migrations/postgres/0019_tasks.sql"),
     ),
 ];
 

@@ -39,6 +39,8 @@ pub(crate) mod review_sessions;
 mod runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "mcp")]
+pub(crate) mod tasks;
 mod writer;
 
 pub(crate) use audit::{ErpAnswer, Final};

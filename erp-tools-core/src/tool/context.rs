@@ -10,6 +10,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use super::cancel::CancelFlag;
 use super::input::InputAnswers;
 use super::progress::{ProgressNote, ProgressSink};
 
@@ -165,6 +166,7 @@ pub struct ToolContext {
     tool_name: String,
     input: InputAnswers,
     progress: Option<ProgressSink>,
+    cancel: Option<CancelFlag>,
 }
 
 impl ToolContext {
@@ -183,6 +185,7 @@ impl ToolContext {
             tool_name: tool_name.into(),
             input: InputAnswers::default(),
             progress: None,
+            cancel: None,
         }
     }
 
@@ -219,6 +222,34 @@ impl ToolContext {
                 message: (!message.is_empty()).then(|| message.to_string()),
             });
         }
+    }
+
+    /// Lets the protocol layer cancel this call (a call run as a task).
+    #[cfg_attr(not(feature = "runtime"), allow(dead_code))]
+    pub(crate) fn with_cancel(mut self, flag: Option<CancelFlag>) -> Self {
+        self.cancel = flag;
+        self
+    }
+
+    /// Whether the caller cancelled this call: a call run as an MCP task whose client
+    /// sent `tasks/cancel` (on any replica). A long handler checks it between steps and
+    /// stops early, returning an error; whatever it returns after a cancel is discarded
+    /// (the task stays `cancelled`), but a draft's transaction still commits if the
+    /// handler returns `Ok`, so a draft handler should check before its writes.
+    ///
+    /// ```
+    /// # use erp_tools_core::{ToolContext, ToolError};
+    /// # fn f(ctx: &ToolContext) -> Result<(), ToolError> {
+    /// for branch in ["SBY-01", "JKT-01"] {
+    ///     if ctx.is_cancelled() {
+    ///         return Err(ToolError::rejected("the report was cancelled"));
+    ///     }
+    ///     // ... value the stock of `branch`
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(CancelFlag::is_set)
     }
 
     /// Delivers a person's answers (see [`ToolError::needs_input`](crate::ToolError::needs_input)).
