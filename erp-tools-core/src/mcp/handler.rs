@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use super::apps::{self, McpApps};
 use super::asking::{Asking, MAX_ELICITATION_ROUNDS};
+pub use super::caller::{AGENT_RUN_HEADER, Authenticated};
 use super::input::{self, StateKeeper};
 pub use super::listing::instructions;
 use super::listing::{mcp_tool, server_config, surface_meta};
@@ -30,35 +31,6 @@ use crate::telemetry::{self, EdgeSpan};
 use crate::text;
 use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
-
-/// The HTTP header an agent host may use to name the agent run when the token has no
-/// `run` claim.
-pub const AGENT_RUN_HEADER: &str = "x-agent-run-id";
-
-/// A verified caller, as the HTTP layer hands it to the handler: inserted into the
-/// request extensions by the bearer-token middleware of [`router`](super::router), read
-/// back from `http::request::Parts` by [`ErpMcpServer`].
-///
-/// A custom authentication layer can insert this type itself instead.
-#[derive(Clone, Debug)]
-pub struct Authenticated {
-    /// Who is calling.
-    pub principal: Arc<Principal>,
-    /// The agent run, from the token's `run` claim or the agent host's
-    /// [`AGENT_RUN_HEADER`]; `None` if neither named one.
-    pub agent_run_id: Option<String>,
-}
-
-impl Authenticated {
-    /// A caller whose run id is the one in the principal (if any).
-    pub fn new(principal: Principal) -> Self {
-        let agent_run_id = principal.agent_run_id().map(str::to_string);
-        Authenticated {
-            principal: Arc::new(principal),
-            agent_run_id,
-        }
-    }
-}
 
 #[derive(Clone, Debug)]
 enum Identity {

@@ -18,6 +18,7 @@
 
 pub mod apps;
 mod asking;
+mod caller;
 #[cfg(feature = "mcp-http")]
 mod edge;
 mod handler;
