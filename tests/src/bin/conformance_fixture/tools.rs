@@ -26,6 +26,13 @@ pub(crate) struct Said {
     text: String,
 }
 
+impl Said {
+    /// The sentence `text`.
+    pub(crate) fn new(text: impl Into<String>) -> Self {
+        Said { text: text.into() }
+    }
+}
+
 impl ModelText for Said {
     fn model_text(&self) -> String {
         self.text.clone()
