@@ -21,6 +21,7 @@ use super::input::{self, StateKeeper};
 pub use super::listing::instructions;
 use super::listing::{mcp_tool, server_config, surface_meta};
 use super::progress::Forwarder;
+use super::result::with_attachments;
 pub use super::result::{ERROR_META_KEY, call_tool_result};
 use super::tasks;
 use super::trace::{call_trace, request_id_string};
@@ -29,6 +30,7 @@ use crate::registry::{TaskSupport, ToolRegistry};
 use crate::runtime::{CallError, ToolCall, ToolRuntime};
 use crate::telemetry::{self, EdgeSpan};
 use crate::text;
+use crate::tool::attachment::AttachmentSink;
 use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
 
@@ -410,11 +412,14 @@ impl ErpMcpServer {
         let mut progress = Forwarder::of(&context, &request);
         let sink = progress.as_ref().map(Forwarder::sink);
         let asking = Asking::of(&context);
+        // The documents the handler attaches; emptied before each run of the call.
+        let attached = AttachmentSink::new();
         // `rounds`: the questions already put to the client by `elicitation/create`.
         let prepare = |rounds: usize| {
             let mut prepared =
                 edge.in_scope(|| runtime.prepare_traced(&caller.principal, call.clone(), &trace));
             prepared.progress = sink.clone();
+            prepared.attachments = Some(attached.clone());
             prepared.answering.question = asking.question_form(rounds);
             prepared
         };
@@ -454,6 +459,7 @@ impl ErpMcpServer {
         }
         let mut rounds = 0;
         loop {
+            attached.take();
             let outcome = runtime
                 .run_prepared(&caller.principal, prepared, answers.clone())
                 .await;
@@ -477,7 +483,7 @@ impl ErpMcpServer {
             let Some(question) = outcome.input_request() else {
                 let mut outcome = outcome;
                 let document = outcome.document.take();
-                let result = call_tool_result(outcome);
+                let result = with_attachments(call_tool_result(outcome), attached.take());
                 let result = apps::finish(
                     &self.apps,
                     self.registry(),

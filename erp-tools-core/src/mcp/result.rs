@@ -1,9 +1,11 @@
 //! The MCP result of a finished call ([`call_tool_result`]): structured content plus the
 //! text for the model, or a tool error with its structured form in `_meta`.
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use base64::Engine;
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 use crate::runtime::CallOutcome;
+use crate::tool::attachment::{Attachment, Body};
 
 /// `_meta` key carrying the structured form of a tool error (kind, allowed values,
 /// missing scopes) on `isError` results.
@@ -27,4 +29,34 @@ pub fn call_tool_result(outcome: CallOutcome) -> CallToolResult {
         result.structured_content = Some(outcome.structured);
         result
     }
+}
+
+/// `result` with the documents a successful call attached after its text: an image as
+/// `image` content, anything else as an embedded `resource` (text as it is, bytes in
+/// base64). A failed call sends none.
+pub(super) fn with_attachments(
+    mut result: CallToolResult,
+    attachments: Vec<Attachment>,
+) -> CallToolResult {
+    if result.is_error == Some(true) {
+        return result;
+    }
+    let base64 = base64::engine::general_purpose::STANDARD;
+    for attachment in attachments {
+        let uri = attachment.uri().to_string();
+        let mime = attachment.mime_type().to_string();
+        let block = match attachment.body() {
+            Body::Bytes(bytes) if mime.starts_with("image/") => {
+                ContentBlock::image(base64.encode(bytes), mime)
+            }
+            Body::Bytes(bytes) => ContentBlock::resource(
+                ResourceContents::blob(base64.encode(bytes), uri).with_mime_type(mime),
+            ),
+            Body::Text(text) => ContentBlock::resource(
+                ResourceContents::text(text.clone(), uri).with_mime_type(mime),
+            ),
+        };
+        result.content.push(block);
+    }
+    result
 }

@@ -228,6 +228,7 @@ impl ToolRuntime {
             refusal,
             progress,
             cancel,
+            attachments,
             answering,
             ..
         } = prepared;
@@ -239,7 +240,8 @@ impl ToolRuntime {
                 Ok(admitted) => {
                     let ctx = call_context(principal, &entry, &admitted, answers)
                         .with_progress(progress)
-                        .with_cancel(cancel);
+                        .with_cancel(cancel)
+                        .with_attachments(attachments);
                     self.execute(ctx, entry, admitted, bound).await
                 }
                 Err(refused) => {

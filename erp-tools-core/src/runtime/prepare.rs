@@ -40,6 +40,8 @@ pub(crate) struct Prepared<'r> {
     pub progress: Option<crate::tool::progress::ProgressSink>,
     /// Set when the caller cancels the call (a call run as a task).
     pub cancel: Option<crate::tool::cancel::CancelFlag>,
+    /// Where the handler's attachments go, if the protocol sends them.
+    pub attachments: Option<crate::tool::attachment::AttachmentSink>,
     /// How the caller is answered (a question asked or returned as an error, a protocol
     /// error): decides whether the call's span ends in an error.
     pub answering: Answering,
@@ -119,6 +121,7 @@ pub(crate) fn prepare<'r>(
         refusal: None,
         progress: None,
         cancel: None,
+        attachments: None,
         answering: Answering::default(),
     }
 }

@@ -10,6 +10,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use super::attachment::{Attachment, AttachmentSink};
 use super::cancel::CancelFlag;
 use super::input::InputAnswers;
 use super::progress::{ProgressNote, ProgressSink};
@@ -167,6 +168,7 @@ pub struct ToolContext {
     input: InputAnswers,
     progress: Option<ProgressSink>,
     cancel: Option<CancelFlag>,
+    attachments: Option<AttachmentSink>,
 }
 
 impl ToolContext {
@@ -186,6 +188,7 @@ impl ToolContext {
             input: InputAnswers::default(),
             progress: None,
             cancel: None,
+            attachments: None,
         }
     }
 
@@ -250,6 +253,37 @@ impl ToolContext {
     /// ```
     pub fn is_cancelled(&self) -> bool {
         self.cancel.as_ref().is_some_and(CancelFlag::is_set)
+    }
+
+    /// Sends this call's attachments to `sink` (the MCP server does).
+    #[cfg_attr(not(feature = "runtime"), allow(dead_code))]
+    pub(crate) fn with_attachments(mut self, sink: Option<AttachmentSink>) -> Self {
+        self.attachments = sink;
+        self
+    }
+
+    /// Attaches a document to this call's result: a CSV report, a printable PDF, a
+    /// picture. An MCP client receives it beside the result's text (which stays the
+    /// model's short summary): an image as `image` content, anything else as an embedded
+    /// `resource`. Other callers (the agent loop) get the text and structured result only.
+    /// Only a call that succeeds sends its attachments; a replayed draft sends none.
+    ///
+    /// Refused (a [`ToolError`](crate::ToolError) the handler may return with `?`) when the
+    /// URI has no scheme, the media type is missing, or the call's attachments would hold
+    /// more than [`MAX_ATTACHMENT_BYTES`](crate::MAX_ATTACHMENT_BYTES).
+    ///
+    /// ```
+    /// # use erp_tools_core::{Attachment, ToolContext, ToolError};
+    /// # fn f(ctx: &ToolContext) -> Result<(), ToolError> {
+    /// let csv = "warehouse,item,qty,value\nWH-SBY,BRG-0042,12,540000.00\n";
+    /// ctx.attach(Attachment::text("erp://reports/stock-valuation.csv", "text/csv", csv))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn attach(&self, attachment: Attachment) -> Result<(), crate::ToolError> {
+        match &self.attachments {
+            Some(sink) => sink.add(attachment),
+            None => super::attachment::check(&attachment, 0),
+        }
     }
 
     /// Delivers a person's answers (see [`ToolError::needs_input`](crate::ToolError::needs_input)).

@@ -11,11 +11,12 @@ use tokio::sync::oneshot;
 use super::wire;
 use crate::audit::{AuditEntry, Outcome};
 use crate::mcp::input;
-use crate::mcp::result::call_tool_result;
+use crate::mcp::result::{call_tool_result, with_attachments};
 use crate::runtime::{CallError, ToolCall, ToolRuntime};
 use crate::store::Database;
 use crate::store::tasks as store;
 use crate::text;
+use crate::tool::attachment::AttachmentSink;
 use crate::tool::cancel::CancelFlag;
 use crate::tool::context::Principal;
 use crate::tool::error::{ToolError, ToolErrorKind};
@@ -95,6 +96,8 @@ async fn run(job: Job) {
     let mut prepared = job.runtime.prepare(&job.principal, call);
     prepared.progress = Some(sink);
     prepared.cancel = Some(flag);
+    let attached = AttachmentSink::new();
+    prepared.attachments = Some(attached.clone());
     if let Some(refusal) = job.refusal {
         prepared.refuse(Outcome::ToolError, refusal);
     }
@@ -146,7 +149,8 @@ async fn run(job: Job) {
                 (store::FAILED, None, Some(error), message)
             } else {
                 let message = outcome.text.clone();
-                let result = serde_json::to_string(&call_tool_result(outcome)).ok();
+                let result = with_attachments(call_tool_result(outcome), attached.take());
+                let result = serde_json::to_string(&result).ok();
                 (store::COMPLETED, result, None, message)
             }
         }

@@ -76,6 +76,8 @@ async fn run() -> Result<(), String> {
         .module("protocol", tools::DESCRIPTION)
         .module("confirm", tools::DESCRIPTION)
         .module("multi", tools::DESCRIPTION)
+        .module("test_tool", tools::DESCRIPTION)
+        .module("test_image", tools::DESCRIPTION)
         .tools(erp_tools_core::tools![
             tools::simple_text,
             tools::error_handling,
@@ -90,6 +92,9 @@ async fn run() -> Result<(), String> {
             tools::result_tampered_state,
             tools::result_capabilities,
             tools::capability,
+            tools::embedded_resource,
+            tools::multiple_content_types,
+            tools::image_content,
             tasks::greet,
             tasks::slow_compute,
             tasks::failing_job,

@@ -120,7 +120,12 @@ pub(crate) async fn multi_input(ctx: &ToolContext, _db: &ReadDb) -> Result<Said,
 }
 
 /// Asks for a name, then greets it, as a task.
-#[erp_tool(module = "test", tier = "read", scopes = ["diagnostics:read"])]
+#[erp_tool(
+    module = "test_tool",
+    name = "test_tool_with_task",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
 pub(crate) async fn tool_with_task(ctx: &ToolContext, _db: &ReadDb) -> Result<Said, ToolError> {
     match ctx.input("user_name") {
         Some(name) => said(format!("Hello, {name}!")),
