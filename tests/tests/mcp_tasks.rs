@@ -14,11 +14,12 @@ use erp_tools_core::prelude::*;
 use erp_tools_core::sqlx;
 use erp_tools_core::{Database, Principal, TaskSupport, ToolRuntime};
 use erp_tools_tests::db::TestDb;
+use erp_tools_tests::mcp::Declaring;
 use erp_tools_tests::on_both_backends;
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ErrorCode,
-    GetTaskParams, InputResponses, ProtocolVersion, TaskPayload, TaskStatus, UpdateTaskParams,
+    GetTaskParams, InputResponses, TaskPayload, TaskStatus, UpdateTaskParams,
 };
 use rmcp::service::{RunningService, ServiceError};
 use serde_json::{Value, json};
@@ -134,21 +135,7 @@ fn clerk(user: &str) -> Principal {
         .build()
 }
 
-/// A client declaring `capabilities` (at initialize and on every request's `_meta`).
-#[derive(Clone)]
-struct Host {
-    capabilities: ClientCapabilities,
-}
-
-impl rmcp::ClientHandler for Host {
-    fn get_info(&self) -> rmcp::model::ClientConfig {
-        let mut info = rmcp::model::ClientConfig::default();
-        info.capabilities = self.capabilities.clone();
-        info
-    }
-}
-
-type Client = RunningService<RoleClient, Host>;
+type Client = RunningService<RoleClient, Declaring>;
 
 /// A 2026-07-28 client of a server on `db` acting for `user`, declaring the tasks
 /// extension when `tasks`.
@@ -169,11 +156,7 @@ async fn client_of(server: ErpMcpServer, tasks: bool) -> Client {
     } else {
         ClientCapabilities::default()
     };
-    let host = Host {
-        capabilities: capabilities.clone(),
-    };
-    erp_tools_tests::mcp::pair_directly(server, host, ProtocolVersion::V_2026_07_28, capabilities)
-        .await
+    erp_tools_tests::mcp::client_2026(server, capabilities).await
 }
 
 fn call(tool: &str, arguments: Value) -> CallToolRequestParams {
