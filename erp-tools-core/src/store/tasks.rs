@@ -315,7 +315,7 @@ impl Database {
     /// Writes one finished audit row about a task (`task_created`, `task_completed`,
     /// `task_failed`, `task_cancelled`), written by the call pipeline's side of the log.
     pub(crate) async fn record_task_event(&self, entry: AuditEntry) -> Result<(), StoreError> {
-        let row = super::audit::NewRow::finished(entry, crate::audit::SOURCE_RUNTIME);
+        let row = super::audit_row::NewRow::finished(entry, crate::audit::SOURCE_RUNTIME);
         self.inner.audit.insert_finished(row).await?;
         Ok(())
     }
