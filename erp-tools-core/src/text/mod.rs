@@ -15,6 +15,7 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::tool::error::ToolError;
+#[cfg(feature = "runtime")]
 use crate::tool::error::ToolErrorKind;
 #[cfg(feature = "runtime")]
 use crate::tool::handles::DocumentRef;
@@ -49,16 +50,6 @@ pub(crate) fn tool_bug(tool: &str, detail: impl fmt::Display) -> ToolError {
          `{tool}` is broken and needs fixing by the people who maintain it."
     ))
     .with_details(Value::String(detail.to_string()))
-}
-
-/// A document a handler attached that cannot be sent ([`crate::Attachment`]): malformed,
-/// or too large.
-pub(crate) fn attachment_refused(why: &str) -> ToolError {
-    ToolError::new(
-        ToolErrorKind::Rejected,
-        format!("The document could not be attached: {why}."),
-    )
-    .next_step("Ask for a smaller document (fewer warehouses, a shorter period).")
 }
 
 // ---- building a registry or an agent (told to the developer, not to a model) -----------

@@ -5,7 +5,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::error::ToolError;
+use super::error::{ToolError, ToolErrorKind};
+use crate::text::handler::{ATTACHMENT_NEXT_STEP, attachment_refused};
 
 /// Most bytes of attachments one call may carry (all its attachments together): 4 MiB.
 /// Hosts pass results to the model's context and store them; a larger document belongs
@@ -139,10 +140,10 @@ impl AttachmentSink {
 /// bytes so far) over [`MAX_ATTACHMENT_BYTES`].
 pub(crate) fn check(attachment: &Attachment, total: usize) -> Result<(), ToolError> {
     if let Some(problem) = attachment.problem() {
-        return Err(crate::text::attachment_refused(&problem));
+        return Err(refused(&problem));
     }
     if total.saturating_add(attachment.len()) > MAX_ATTACHMENT_BYTES {
-        return Err(crate::text::attachment_refused(&format!(
+        return Err(refused(&format!(
             "the attachments of one call may hold {MAX_ATTACHMENT_BYTES} bytes; `{}` ({} bytes) \
              would take them to {}",
             attachment.uri,
@@ -151,4 +152,8 @@ pub(crate) fn check(attachment: &Attachment, total: usize) -> Result<(), ToolErr
         )));
     }
     Ok(())
+}
+
+fn refused(why: &str) -> ToolError {
+    ToolError::new(ToolErrorKind::Rejected, attachment_refused(why)).next_step(ATTACHMENT_NEXT_STEP)
 }

@@ -57,7 +57,7 @@ impl HttpConfig {
             authorization_servers: Vec::new(),
             legacy_sessions: true,
             list_ttl: Duration::ZERO,
-            task_ttl: crate::mcp::DEFAULT_TASK_TTL,
+            task_ttl: crate::mcp::tasks::DEFAULT_TASK_TTL,
             apps: Default::default(),
             cancellation: CancellationToken::new(),
             limits: EdgeLimits::default(),
