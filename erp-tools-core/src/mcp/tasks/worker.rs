@@ -199,11 +199,10 @@ async fn watch(
             _ = tokio::time::sleep(WATCH) => {}
         }
         let note = latest.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(note) = note {
-            if let Err(e) = store::progress(db.pool(), &id, &replica, &status_message(&note)).await
-            {
-                tracing::warn!(task = %id, error = %e, "the task's progress was not stored");
-            }
+        if let Some(note) = note
+            && let Err(e) = store::progress(db.pool(), &id, &replica, &status_message(&note)).await
+        {
+            tracing::warn!(task = %id, error = %e, "the task's progress was not stored");
         }
         match store::status(db.pool(), &id).await {
             Ok(Some(status)) if status == store::WORKING => {}
