@@ -84,7 +84,7 @@ async fn run() -> Result<(), String> {
     report::prepare(&db, flags.items)
         .await
         .map_err(|e| format!("cannot prepare the report's data: {e}"))?;
-    let tokens = TokenConfig::development();
+    let tokens = TokenConfig::development().for_resource(format!("http://{}/mcp", flags.addr));
     let clerk = Principal::builder("u-1", 1, "SBY-01")
         .scopes(["reports:read"])
         .build();

@@ -2,7 +2,7 @@
 //! MCP task, with its progress, its cancellation and its CSV attached to the result.
 
 use erp_tools_core::prelude::*;
-use erp_tools_core::{Backend, Database, TaskSupport};
+use erp_tools_core::{Backend, Database, MAX_ATTACHMENT_BYTES, TaskSupport};
 use sqlx::Row;
 
 /// The namespace description: what the module does, and what it cannot do.
@@ -49,8 +49,11 @@ pub struct Valuation {
     warehouses: Vec<WarehouseValue>,
     /// The value of all of them.
     total_value: Decimal,
-    /// The attached CSV document (one line per warehouse and item).
+    /// The attached CSV document.
     csv_uri: String,
+    /// What the CSV lists: `items` (one line per warehouse and item) or `warehouses`
+    /// (one line per warehouse, when the item list is too large to attach).
+    csv_detail: String,
 }
 
 impl ModelText for Valuation {
@@ -58,11 +61,17 @@ impl ModelText for Valuation {
         let lines: i64 = self.warehouses.iter().map(|w| w.lines).sum();
         format!(
             "Stock valuation of branch {}: {} warehouse(s), {lines} item lines, total value \
-             {}. The full list is attached as CSV ({}).",
+             {}. Attached as CSV ({}): {}.",
             self.branch_code,
             self.warehouses.len(),
             self.total_value,
-            self.csv_uri
+            self.csv_uri,
+            if self.csv_detail == "items" {
+                "one line per warehouse and item"
+            } else {
+                "one line per warehouse; the item list is too large to attach, value one \
+                 warehouse for it"
+            }
         )
     }
 }
@@ -140,20 +149,32 @@ pub async fn stock_valuation(
         });
     }
     ctx.progress(done as f64, Some(total_rows as f64), "writing the CSV");
-    let csv_uri = format!(
-        "erp://reports/stock-valuation/{}.csv",
-        if only.is_empty() {
-            ctx.branch_code()
-        } else {
-            &only
+    let name = if only.is_empty() {
+        ctx.branch_code()
+    } else {
+        &only
+    };
+    let (csv_uri, csv_detail, csv) = if csv.len() <= MAX_ATTACHMENT_BYTES {
+        (
+            format!("erp://reports/stock-valuation/{name}.csv"),
+            "items",
+            csv,
+        )
+    } else {
+        let mut totals = String::from("warehouse,lines,value\n");
+        for w in &valued {
+            totals.push_str(&format!("{},{},{}\n", w.warehouse_code, w.lines, w.value));
         }
-    );
+        let uri = format!("erp://reports/stock-valuation/{name}-warehouses.csv");
+        (uri, "warehouses", totals)
+    };
     ctx.attach(Attachment::text(csv_uri.clone(), "text/csv", csv))?;
     Ok(Valuation {
         branch_code: ctx.branch_code().to_string(),
         warehouses: valued,
         total_value: total,
         csv_uri,
+        csv_detail: csv_detail.to_string(),
     })
 }
 

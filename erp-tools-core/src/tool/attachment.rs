@@ -8,10 +8,12 @@ use std::sync::{Arc, Mutex};
 use super::error::{ToolError, ToolErrorKind};
 use crate::text::handler::{ATTACHMENT_NEXT_STEP, attachment_refused};
 
-/// Most bytes of attachments one call may carry (all its attachments together): 4 MiB.
-/// Hosts pass results to the model's context and store them; a larger document belongs
-/// in the ERP, linked by its number.
-pub const MAX_ATTACHMENT_BYTES: usize = 4 * 1024 * 1024;
+/// Most bytes of attachments one call may carry (all its attachments together): 512 KiB.
+/// A result travels as one server-sent event, and the official Python MCP client refuses
+/// an event over 1 MiB (a binary attachment grows by a third in base64); hosts also pass
+/// results to the model's context and store them. A larger document belongs in the ERP,
+/// linked by its number, or in a narrower report.
+pub const MAX_ATTACHMENT_BYTES: usize = 512 * 1024;
 
 /// A document attached to a call's result.
 #[derive(Clone, Debug, PartialEq, Eq)]
