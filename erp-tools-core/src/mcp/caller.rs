@@ -11,7 +11,7 @@ pub const AGENT_RUN_HEADER: &str = "x-agent-run-id";
 
 /// A verified caller, as the HTTP layer hands it to the handler: inserted into the
 /// request extensions by the bearer-token middleware of [`router`](super::router), read
-/// back from `http::request::Parts` by [`ErpMcpServer`].
+/// back from `http::request::Parts` by [`ErpMcpServer`](super::ErpMcpServer).
 ///
 /// A custom authentication layer can insert this type itself instead.
 #[derive(Clone, Debug)]
