@@ -39,9 +39,10 @@ pub mod mcp;
 pub mod review;
 
 pub use erp_tools_macros::{ToolArgs, erp_tool, tool_args, tool_output};
-pub use registry::{RegistryError, ToolRegistry, ToolRegistryBuilder};
+pub use registry::{RegistryError, TaskSupport, ToolRegistry, ToolRegistryBuilder};
 pub use schema::Target;
 pub use tool::args::{NoArgs, ToolArgs};
+pub use tool::attachment::{Attachment, MAX_ATTACHMENT_BYTES};
 pub use tool::context::{Principal, PrincipalBuilder, ToolContext};
 pub use tool::error::{ToolError, ToolErrorKind};
 pub use tool::handles::{Backend, DocumentId, DocumentRef, DraftTx, Provenance, ReadDb};
@@ -76,8 +77,9 @@ pub use store::{
 /// `use erp_tools_core::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        DocumentRef, DraftTx, ErpTool, ModelText, NoArgs, ReadDb, RegistryError, Target, ToolArgs,
-        ToolContext, ToolError, ToolRegistry, erp_tool, tool_args, tool_output, tools,
+        Attachment, DocumentRef, DraftTx, ErpTool, ModelText, NoArgs, ReadDb, RegistryError,
+        Target, ToolArgs, ToolContext, ToolError, ToolRegistry, erp_tool, tool_args, tool_output,
+        tools,
     };
     pub use chrono::NaiveDate;
     pub use rust_decimal::Decimal;

@@ -91,6 +91,42 @@ where
     serve_directly::<RoleClient, _, _, _, _>(client, client_io, Some(server_info.into()))
 }
 
+/// A client declaring `capabilities` at initialize and on every request's `_meta` (as a
+/// 2026-07-28 client does), e.g. the tasks extension.
+#[derive(Clone)]
+pub struct Declaring {
+    /// What the client declares.
+    pub capabilities: rmcp::model::ClientCapabilities,
+}
+
+impl rmcp::ClientHandler for Declaring {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut info = rmcp::model::ClientConfig::default();
+        info.capabilities = self.capabilities.clone();
+        info
+    }
+}
+
+/// A 2026-07-28 client of `server` over an in-process pipe, declaring `capabilities`.
+pub async fn client_2026<S>(
+    server: S,
+    capabilities: rmcp::model::ClientCapabilities,
+) -> RunningService<RoleClient, Declaring>
+where
+    S: rmcp::ServerHandler,
+{
+    let client = Declaring {
+        capabilities: capabilities.clone(),
+    };
+    pair_directly(
+        server,
+        client,
+        rmcp::model::ProtocolVersion::V_2026_07_28,
+        capabilities,
+    )
+    .await
+}
+
 /// The names in a tool list, in the order served.
 pub fn names(tools: &[Tool]) -> Vec<String> {
     tools.iter().map(|t| t.name.to_string()).collect()

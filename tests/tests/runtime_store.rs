@@ -33,6 +33,7 @@ async fn migrations(t: &TestDb) {
         "erp_tools/0015_surface",
         "erp_tools/0016_document_text_id",
         "erp_tools/0017_run_story",
+        "erp_tools/0019_tasks",
         "erp_tools/0020_run_log",
     ];
     if t.db.backend() == erp_tools_core::Backend::Postgres {

@@ -4,10 +4,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
-    ContentBlock, ErrorCode, GetPromptRequestParams, GetPromptResponse, InputRequiredResult,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities,
+    ErrorCode, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
+    InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -15,47 +16,23 @@ use serde_json::{Value, json};
 
 use super::apps::{self, McpApps};
 use super::asking::{Asking, MAX_ELICITATION_ROUNDS};
+pub use super::caller::{AGENT_RUN_HEADER, Authenticated};
 use super::input::{self, StateKeeper};
 pub use super::listing::instructions;
 use super::listing::{mcp_tool, server_config, surface_meta};
 use super::progress::Forwarder;
+use super::result::with_attachments;
+pub use super::result::{ERROR_META_KEY, call_tool_result};
+use super::tasks;
 use super::trace::{call_trace, request_id_string};
 use crate::audit::Outcome;
-use crate::registry::ToolRegistry;
-use crate::runtime::{CallError, CallOutcome, ToolCall, ToolRuntime};
+use crate::registry::{TaskSupport, ToolRegistry};
+use crate::runtime::{CallError, ToolCall, ToolRuntime};
 use crate::telemetry::{self, EdgeSpan};
 use crate::text;
+use crate::tool::attachment::AttachmentSink;
 use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
-
-/// The HTTP header an agent host may use to name the agent run when the token has no
-/// `run` claim.
-pub const AGENT_RUN_HEADER: &str = "x-agent-run-id";
-
-/// A verified caller, as the HTTP layer hands it to the handler: inserted into the
-/// request extensions by the bearer-token middleware of [`router`](super::router), read
-/// back from `http::request::Parts` by [`ErpMcpServer`].
-///
-/// A custom authentication layer can insert this type itself instead.
-#[derive(Clone, Debug)]
-pub struct Authenticated {
-    /// Who is calling.
-    pub principal: Arc<Principal>,
-    /// The agent run, from the token's `run` claim or the agent host's
-    /// [`AGENT_RUN_HEADER`]; `None` if neither named one.
-    pub agent_run_id: Option<String>,
-}
-
-impl Authenticated {
-    /// A caller whose run id is the one in the principal (if any).
-    pub fn new(principal: Principal) -> Self {
-        let agent_run_id = principal.agent_run_id().map(str::to_string);
-        Authenticated {
-            principal: Arc::new(principal),
-            agent_run_id,
-        }
-    }
-}
 
 #[derive(Clone, Debug)]
 enum Identity {
@@ -100,6 +77,8 @@ pub struct ErpMcpServer {
     states: Arc<StateKeeper>,
     /// MCP Apps: the cards and the approval card's queue ([`ErpMcpServer::with_apps`]).
     apps: Arc<McpApps>,
+    /// How long a task is kept ([`ErpMcpServer::with_task_ttl`]).
+    task_ttl: Duration,
 }
 
 /// How long a question's `requestState` stays valid by default.
@@ -134,6 +113,7 @@ impl ErpMcpServer {
             list_ttl_ms: 0,
             states: StateKeeper::random(DEFAULT_INPUT_TTL),
             apps: Arc::default(),
+            task_ttl: tasks::DEFAULT_TASK_TTL,
         }
     }
 
@@ -186,6 +166,15 @@ impl ErpMcpServer {
         self
     }
 
+    /// How long a task (a call of a tool declared with
+    /// [`ToolRegistryBuilder::task`](crate::ToolRegistryBuilder::task)) is kept from its
+    /// creation, whatever its status: `tasks/get` answers it until then, and it is
+    /// deleted after. Default: [`DEFAULT_TASK_TTL`](super::DEFAULT_TASK_TTL), one hour.
+    pub fn with_task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_ttl = ttl;
+        self
+    }
+
     /// A handle for a new connection: shares the runtime and the tool definitions.
     pub fn new_connection(&self) -> Self {
         self.clone()
@@ -221,6 +210,17 @@ impl ErpMcpServer {
                 .and_then(|parts| parts.extensions.get::<Authenticated>())
                 .cloned(),
         }
+    }
+}
+
+impl ErpMcpServer {
+    /// The caller, or the refusal of a request without one.
+    fn caller_or_refuse(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Authenticated, ErrorData> {
+        self.caller(context)
+            .ok_or_else(|| ErrorData::invalid_request(text::NOT_AUTHENTICATED, None))
     }
 }
 
@@ -309,6 +309,40 @@ impl ServerHandler for ErpMcpServer {
         apps::list_resource_templates(&apps::served_cards(&self.apps, self.registry()))
     }
 
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let caller = self.caller_or_refuse(&context)?;
+        tasks::get(self.runtime(), &caller.principal, &request.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.caller_or_refuse(&context)?;
+        let responses = &request.input_responses;
+        tasks::update(
+            self.runtime(),
+            caller.principal,
+            &request.task_id,
+            responses,
+        )
+        .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.caller_or_refuse(&context)?;
+        tasks::cancel(self.runtime(), &caller.principal, &request.task_id).await
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
@@ -336,6 +370,27 @@ impl ErpMcpServer {
         {
             return Ok(r.into());
         }
+        let support = self.registry().get(&request.name).map(|t| t.task_support());
+        if support.is_some_and(TaskSupport::allows_task) {
+            if context
+                .client_capabilities()
+                .is_some_and(|caps| caps.supports_tasks())
+            {
+                let call = tasks::TaskCall {
+                    principal: caller.principal.clone(),
+                    agent_run_id: caller.agent_run_id.clone(),
+                    name: request.name.to_string(),
+                    arguments,
+                };
+                return tasks::start(self.runtime(), self.task_ttl, call)
+                    .await
+                    .map(CallToolResponse::Task);
+            }
+            if support == Some(TaskSupport::Required) {
+                let required = ClientCapabilities::builder().enable_tasks().build();
+                return Err(ErrorData::missing_required_client_capability(required));
+            }
+        }
         let trace = call_trace(&context, &request);
         let call = ToolCall {
             // The run the token or the agent host names; empty for none (the caller's own
@@ -360,12 +415,15 @@ impl ErpMcpServer {
         // One key for every row of this call, however many questions it asks: the
         // JSON-RPC id alone restarts at 1 in every session.
         let key = crate::CallKey::fresh().into_string();
+        // The documents the handler attaches; emptied before each run of the call.
+        let attached = AttachmentSink::new();
         // `rounds`: the questions already put to the client by `elicitation/create`.
         let prepare = |rounds: usize| {
             let mut prepared =
                 edge.in_scope(|| runtime.prepare_traced(&caller.principal, call.clone(), &trace));
             prepared.entry.call_key = Some(key.clone());
             prepared.progress = sink.clone();
+            prepared.attachments = Some(attached.clone());
             prepared.answering.question = asking.question_form(rounds);
             prepared
         };
@@ -405,6 +463,7 @@ impl ErpMcpServer {
         }
         let mut rounds = 0;
         loop {
+            attached.take();
             let outcome = runtime
                 .run_prepared(&caller.principal, prepared, answers.clone())
                 .await;
@@ -428,7 +487,7 @@ impl ErpMcpServer {
             let Some(question) = outcome.input_request() else {
                 let mut outcome = outcome;
                 let document = outcome.document.take();
-                let result = call_tool_result(outcome);
+                let result = with_attachments(call_tool_result(outcome), attached.take());
                 let result = apps::finish(
                     &self.apps,
                     self.registry(),
@@ -526,30 +585,6 @@ fn protocol_error(e: CallError) -> ErrorData {
             tracing::error!(%detail, "tool call failed inside the server");
             ErrorData::internal_error(text::SERVER_FAILED, None)
         }
-    }
-}
-
-/// `_meta` key carrying the structured form of a tool error (kind, allowed values,
-/// missing scopes) on `isError` results.
-pub const ERROR_META_KEY: &str = "erp-tools/error";
-
-/// The MCP result of a call: `structuredContent` plus the text for the model on success;
-/// on tool errors and denials, `isError: true` with the model-facing text.
-///
-/// An error result carries no `structuredContent`: clients (the MCP Inspector among them)
-/// validate any `structuredContent` against the tool's `outputSchema`, which describes
-/// the successful result. The structured error goes in `_meta` under [`ERROR_META_KEY`].
-pub fn call_tool_result(outcome: CallOutcome) -> CallToolResult {
-    if outcome.is_error() {
-        let mut result = CallToolResult::error(vec![ContentBlock::text(outcome.text)]);
-        let mut meta = rmcp::model::JsonObject::new();
-        meta.insert(ERROR_META_KEY.into(), outcome.structured);
-        result.meta = Some(rmcp::model::MetaObject(meta));
-        result
-    } else {
-        let mut result = CallToolResult::success(vec![ContentBlock::text(outcome.text)]);
-        result.structured_content = Some(outcome.structured);
-        result
     }
 }
 

@@ -1,6 +1,8 @@
 //! Unit tests of the handler: the served tool definitions and the result shapes.
 
 use super::*;
+use crate::Attachment;
+use crate::runtime::CallOutcome;
 use crate::schema::{Property, Schema, SchemaKind};
 use crate::tool::handler::{Handler, HandlerFuture};
 use crate::tool::{ToolDef, ToolDefParts};
@@ -89,5 +91,64 @@ fn errors_keep_text_and_move_structure_to_meta() {
     assert_eq!(
         ok.structured_content,
         Some(json!({"number": "PO-1", "replayed": true}))
+    );
+}
+
+#[test]
+fn attachments_follow_the_text_of_a_successful_result_only() {
+    let outcome = |outcome| CallOutcome {
+        outcome,
+        structured: json!({"total": "12.50"}),
+        text: "Total 12.50; the CSV is attached.".into(),
+        document: None,
+        error: None,
+    };
+    let attachments = || {
+        vec![
+            Attachment::text("erp://r/a.csv", "text/csv", "a,b\n1,2\n"),
+            Attachment::bytes("erp://r/a.pdf", "application/pdf", b"%PDF-1.7".to_vec()),
+            Attachment::bytes("erp://r/p.png", "image/png", vec![0x89, 0x50]),
+        ]
+    };
+    let ok = super::with_attachments(call_tool_result(outcome(Outcome::Ok)), attachments());
+    let content = serde_json::to_value(&ok.content).unwrap();
+    assert_eq!(content[0]["text"], "Total 12.50; the CSV is attached.");
+    assert_eq!(
+        content[1],
+        json!({"type": "resource", "resource": {"uri": "erp://r/a.csv", "mimeType": "text/csv", "text": "a,b\n1,2\n"}})
+    );
+    assert_eq!(content[2]["resource"]["blob"], "JVBERi0xLjc=");
+    assert_eq!(content[2]["resource"]["mimeType"], "application/pdf");
+    assert_eq!(
+        content[3],
+        json!({"type": "image", "data": "iVA=", "mimeType": "image/png"})
+    );
+    let failed =
+        super::with_attachments(call_tool_result(outcome(Outcome::ToolError)), attachments());
+    assert_eq!(failed.content.len(), 1, "a failed call sends no document");
+}
+
+#[test]
+fn an_attachment_without_scheme_or_type_or_over_the_bound_is_refused() {
+    let ctx = ToolContext::new(
+        std::sync::Arc::new(crate::Principal::builder("u", 1, "B").build()),
+        "run",
+        "call",
+        "reports_x",
+    );
+    let no_scheme = ctx.attach(Attachment::text("report.csv", "text/csv", "x"));
+    assert!(no_scheme.unwrap_err().message().contains("has no scheme"));
+    let no_type = ctx.attach(Attachment::text("erp://r.csv", "csv", "x"));
+    assert!(no_type.unwrap_err().message().contains("no media type"));
+    let big = vec![0u8; crate::MAX_ATTACHMENT_BYTES + 1];
+    let too_big = ctx.attach(Attachment::bytes(
+        "erp://r.bin",
+        "application/octet-stream",
+        big,
+    ));
+    assert!(too_big.unwrap_err().message().contains("may hold"));
+    assert!(
+        ctx.attach(Attachment::text("erp://r.csv", "text/csv", "x"))
+            .is_ok()
     );
 }

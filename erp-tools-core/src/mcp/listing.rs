@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    Implementation, MetaObject, PromptsCapability, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations, ToolsCapability,
+    Implementation, JsonObject, MetaObject, PromptsCapability, ServerCapabilities, ServerConfig,
+    TASKS_EXTENSION_ID, Tool, ToolAnnotations, ToolsCapability,
 };
 
 use crate::lock::fingerprint::FINGERPRINT_META_KEY;
@@ -72,6 +72,17 @@ pub(super) fn server_config(registry: &ToolRegistry) -> ServerConfig {
     let mut prompts = PromptsCapability::default();
     prompts.list_changed = Some(false);
     capabilities.prompts = Some(prompts);
+    // Tools that run as tasks: the tasks extension (SEP-2663), answered from the database.
+    if registry
+        .tools()
+        .iter()
+        .any(|t| t.task_support().allows_task())
+    {
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(TASKS_EXTENSION_ID.to_string(), JsonObject::new());
+    }
     let mut config = ServerConfig::new(capabilities)
         .with_server_info(
             Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")).with_title("ERP tools"),

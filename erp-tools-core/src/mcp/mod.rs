@@ -18,6 +18,7 @@
 
 pub mod apps;
 mod asking;
+mod caller;
 #[cfg(feature = "mcp-http")]
 mod edge;
 mod handler;
@@ -30,10 +31,12 @@ mod origin;
 mod progress;
 #[cfg(feature = "mcp-http")]
 mod rate;
+mod result;
 #[cfg(feature = "mcp-http")]
 mod sessions;
 #[cfg(feature = "mcp-stdio")]
 mod stdio;
+mod tasks;
 mod trace;
 
 #[cfg(feature = "mcp-http")]
@@ -53,3 +56,4 @@ pub use handler::{
 };
 #[cfg(feature = "mcp-stdio")]
 pub use stdio::{StdioError, serve_stdio};
+pub use tasks::DEFAULT_TASK_TTL;

@@ -18,8 +18,10 @@ use crate::tool::{ErpTool, Tier, ToolDef};
 
 pub(crate) mod rules;
 pub(crate) mod surface;
+mod task_support;
 mod tool;
 
+pub use task_support::TaskSupport;
 pub use tool::{Namespace, RegisteredTool};
 
 /// Most tools one namespace may hold (exclusive): `MAX_TOOLS_PER_MODULE - 1` is allowed.
@@ -92,6 +94,7 @@ pub struct ToolRegistryBuilder {
     modules: BTreeMap<&'static str, String>,
     tools: Vec<&'static ToolDef>,
     cards: Vec<(&'static str, &'static str)>,
+    tasks: Vec<(&'static str, TaskSupport)>,
 }
 
 impl ToolRegistryBuilder {
@@ -124,6 +127,13 @@ impl ToolRegistryBuilder {
         self
     }
 
+    /// Runs the calls of tool `T` as MCP tasks ([`TaskSupport`]): `Optional` for a
+    /// request that declares the tasks extension, `Required` always. Add the tool too.
+    pub fn task<T: ErpTool>(mut self, support: TaskSupport) -> Self {
+        self.tasks.push((T::definition().name(), support));
+        self
+    }
+
     /// Checks every rule and builds the registry, rendering each schema once.
     pub fn build(self) -> Result<ToolRegistry, RegistryError> {
         let mut problems = Vec::new();
@@ -147,6 +157,15 @@ impl ToolRegistryBuilder {
                 problems.push(format!(
                     "a card is linked to tool `{tool}`, which is not registered: add it with \
                      `.tool::<..>()` or `.tools(..)`"
+                ));
+            }
+        }
+
+        for (tool, _) in &self.tasks {
+            if !defs.iter().any(|d| d.name() == *tool) {
+                problems.push(format!(
+                    "tool `{tool}` is declared to run as a task, but is not registered: add \
+                     it with `.tool::<..>()` or `.tools(..)`"
                 ));
             }
         }
@@ -215,6 +234,12 @@ impl ToolRegistryBuilder {
                     .iter()
                     .find(|(tool, _)| *tool == def.name())
                     .map(|(_, uri)| *uri),
+                task: self
+                    .tasks
+                    .iter()
+                    .rev()
+                    .find(|(tool, _)| *tool == def.name())
+                    .map_or(TaskSupport::Forbidden, |(_, support)| *support),
             });
         }
 

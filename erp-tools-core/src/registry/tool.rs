@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::task_support::TaskSupport;
 use crate::schema::{Schema, Target};
 use crate::tool::ToolDef;
 use crate::tool::context::Principal;
@@ -37,6 +38,8 @@ pub struct RegisteredTool {
     pub(crate) description: String,
     /// The MCP App card its results open (`ui://..`), from [`ToolRegistryBuilder::card`](super::ToolRegistryBuilder::card).
     pub(super) card: Option<&'static str>,
+    /// Whether its calls run as MCP tasks, from [`ToolRegistryBuilder::task`](super::ToolRegistryBuilder::task).
+    pub(super) task: TaskSupport,
 }
 
 impl RegisteredTool {
@@ -75,6 +78,11 @@ impl RegisteredTool {
     /// was linked with [`ToolRegistryBuilder::card`](super::ToolRegistryBuilder::card).
     pub fn card(&self) -> Option<&'static str> {
         self.card
+    }
+
+    /// Whether its calls run as MCP tasks ([`ToolRegistryBuilder::task`](super::ToolRegistryBuilder::task)).
+    pub fn task_support(&self) -> TaskSupport {
+        self.task
     }
 
     /// Validates and normalises `arguments` against the tool's strict schema, as the

@@ -229,6 +229,8 @@ impl ToolRuntime {
             admission,
             refusal,
             progress,
+            cancel,
+            attachments,
             answering,
             ..
         } = prepared;
@@ -238,8 +240,10 @@ impl ToolRuntime {
             }
             match admission {
                 Ok(admitted) => {
-                    let ctx =
-                        call_context(principal, &entry, &admitted, answers).with_progress(progress);
+                    let ctx = call_context(principal, &entry, &admitted, answers)
+                        .with_progress(progress)
+                        .with_cancel(cancel)
+                        .with_attachments(attachments);
                     self.execute(ctx, entry, admitted, bound).await
                 }
                 Err(refused) => {

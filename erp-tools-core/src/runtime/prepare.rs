@@ -39,6 +39,10 @@ pub(crate) struct Prepared<'r> {
     pub refusal: Option<(Outcome, ToolError)>,
     /// Where the handler's progress reports go, if the caller asked for them.
     pub progress: Option<crate::tool::progress::ProgressSink>,
+    /// Set when the caller cancels the call (a call run as a task).
+    pub cancel: Option<crate::tool::cancel::CancelFlag>,
+    /// Where the handler's attachments go, if the protocol sends them.
+    pub attachments: Option<crate::tool::attachment::AttachmentSink>,
     /// How the caller is answered (a question asked or returned as an error, a protocol
     /// error): decides whether the call's span ends in an error.
     pub answering: Answering,
@@ -118,6 +122,8 @@ pub(crate) fn prepare<'r>(
         admission,
         refusal: None,
         progress: None,
+        cancel: None,
+        attachments: None,
         answering: Answering::default(),
     }
 }

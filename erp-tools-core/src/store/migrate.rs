@@ -70,6 +70,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/sqlite/0017_run_story.sql"),
     ),
     (
+        "erp_tools/0019_tasks",
+        include_str!("../../migrations/sqlite/0019_tasks.sql"),
+    ),
+    (
         "erp_tools/0020_run_log",
         include_str!("../../migrations/sqlite/0020_run_log.sql"),
     ),
@@ -134,6 +138,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/0017_run_story",
         include_str!("../../migrations/postgres/0017_run_story.sql"),
+    ),
+    (
+        "erp_tools/0019_tasks",
+        include_str!("../../migrations/postgres/0019_tasks.sql"),
     ),
     (
         "erp_tools/0020_run_log",

@@ -53,6 +53,8 @@ pub(crate) mod run_log;
 mod runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "mcp")]
+pub(crate) mod tasks;
 mod writer;
 
 pub(crate) use audit_row::{ErpAnswer, Final};

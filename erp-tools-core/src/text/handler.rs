@@ -30,3 +30,12 @@ pub(crate) const INTERNAL_NEXT_STEP: &str =
 /// [`ToolError::needs_input`](crate::ToolError::needs_input)).
 pub(crate) const NEEDS_INPUT_NEXT_STEP: &str = "A person must decide this: ask the user the \
      question with the allowed answers, do not choose for them.";
+
+/// A document a handler attached that cannot be sent (malformed, or too large).
+pub(crate) fn attachment_refused(why: &str) -> String {
+    format!("The document could not be attached: {why}.")
+}
+
+/// What to do after an attachment was refused.
+pub(crate) const ATTACHMENT_NEXT_STEP: &str =
+    "Ask for a smaller document (fewer warehouses, a shorter period).";

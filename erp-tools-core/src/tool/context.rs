@@ -10,6 +10,8 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use super::attachment::{Attachment, AttachmentSink};
+use super::cancel::CancelFlag;
 use super::input::InputAnswers;
 use super::progress::{ProgressNote, ProgressSink};
 
@@ -165,6 +167,8 @@ pub struct ToolContext {
     tool_name: String,
     input: InputAnswers,
     progress: Option<ProgressSink>,
+    cancel: Option<CancelFlag>,
+    attachments: Option<AttachmentSink>,
 }
 
 impl ToolContext {
@@ -183,6 +187,8 @@ impl ToolContext {
             tool_name: tool_name.into(),
             input: InputAnswers::default(),
             progress: None,
+            cancel: None,
+            attachments: None,
         }
     }
 
@@ -218,6 +224,65 @@ impl ToolContext {
                 total,
                 message: (!message.is_empty()).then(|| message.to_string()),
             });
+        }
+    }
+
+    /// Lets the protocol layer cancel this call (a call run as a task).
+    #[cfg_attr(not(feature = "runtime"), allow(dead_code))]
+    pub(crate) fn with_cancel(mut self, flag: Option<CancelFlag>) -> Self {
+        self.cancel = flag;
+        self
+    }
+
+    /// Whether the caller cancelled this call: a call run as an MCP task whose client
+    /// sent `tasks/cancel` (on any replica). A long handler checks it between steps and
+    /// stops early, returning an error; whatever it returns after a cancel is discarded
+    /// (the task stays `cancelled`), but a draft's transaction still commits if the
+    /// handler returns `Ok`, so a draft handler should check before its writes.
+    ///
+    /// ```
+    /// # use erp_tools_core::{ToolContext, ToolError};
+    /// # fn f(ctx: &ToolContext) -> Result<(), ToolError> {
+    /// for branch in ["SBY-01", "JKT-01"] {
+    ///     if ctx.is_cancelled() {
+    ///         return Err(ToolError::rejected("the report was cancelled"));
+    ///     }
+    ///     // ... value the stock of `branch`
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(CancelFlag::is_set)
+    }
+
+    /// Sends this call's attachments to `sink` (the MCP server does).
+    #[cfg_attr(not(feature = "runtime"), allow(dead_code))]
+    pub(crate) fn with_attachments(mut self, sink: Option<AttachmentSink>) -> Self {
+        self.attachments = sink;
+        self
+    }
+
+    /// Attaches a document to this call's result: a CSV report, a printable PDF, a
+    /// picture. An MCP client receives it beside the result's text (which stays the
+    /// model's short summary): an image as `image` content, anything else as an embedded
+    /// `resource`. Other callers (the agent loop) get the text and structured result only.
+    /// Only a call that succeeds sends its attachments; a replayed draft sends none.
+    ///
+    /// Refused (a [`ToolError`](crate::ToolError) the handler may return with `?`) when the
+    /// URI has no scheme, the media type is missing, or the call's attachments would hold
+    /// more than [`MAX_ATTACHMENT_BYTES`](crate::MAX_ATTACHMENT_BYTES).
+    ///
+    /// ```
+    /// # use erp_tools_core::{Attachment, ToolContext, ToolError};
+    /// # fn f(ctx: &ToolContext) -> Result<(), ToolError> {
+    /// let csv = "warehouse,item,qty,value\nWH-SBY,BRG-0042,12,540000.00\n";
+    /// ctx.attach(Attachment::text("erp://reports/stock-valuation.csv", "text/csv", csv))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn attach(&self, attachment: Attachment) -> Result<(), crate::ToolError> {
+        match &self.attachments {
+            Some(sink) => sink.add(attachment),
+            None => super::attachment::check(&attachment, 0),
         }
     }
 

@@ -2,6 +2,8 @@
 //! sees (its context, its database handle, its errors, its argument types).
 
 pub(crate) mod args;
+pub(crate) mod attachment;
+pub(crate) mod cancel;
 pub(crate) mod context;
 pub(crate) mod error;
 pub(crate) mod handler;

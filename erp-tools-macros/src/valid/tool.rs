@@ -225,7 +225,7 @@ pub(crate) fn check_tool<'a>(
                     lit,
                     format!("tool name `{n}` must match ^[a-zA-Z0-9_-]{{1,64}}$ (safe on every provider), e.g. `{prefix}{fn_name}`"),
                 );
-            } else if !n.starts_with(&prefix) || n.len() == prefix.len() {
+            } else if n != *m && (!n.starts_with(&prefix) || n.len() == prefix.len()) {
                 errors.spanned(
                     lit,
                     format!("tool name `{n}` must start with the module prefix `{prefix}`, e.g. `{prefix}{fn_name}`"),

@@ -21,6 +21,7 @@ pub struct HttpConfig {
     pub(super) authorization_servers: Vec<String>,
     pub(super) legacy_sessions: bool,
     pub(super) list_ttl: Duration,
+    pub(super) task_ttl: Duration,
     pub(super) apps: crate::mcp::apps::McpApps,
     pub(super) cancellation: CancellationToken,
     pub(super) limits: EdgeLimits,
@@ -56,6 +57,7 @@ impl HttpConfig {
             authorization_servers: Vec::new(),
             legacy_sessions: true,
             list_ttl: Duration::ZERO,
+            task_ttl: crate::mcp::tasks::DEFAULT_TASK_TTL,
             apps: Default::default(),
             cancellation: CancellationToken::new(),
             limits: EdgeLimits::default(),
@@ -122,6 +124,13 @@ impl HttpConfig {
     /// [`ErpMcpServer::with_list_ttl`](crate::mcp::ErpMcpServer::with_list_ttl)).
     pub fn with_list_ttl(mut self, ttl: Duration) -> Self {
         self.list_ttl = ttl;
+        self
+    }
+
+    /// How long a task is kept (see
+    /// [`ErpMcpServer::with_task_ttl`](crate::mcp::ErpMcpServer::with_task_ttl)).
+    pub fn with_task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_ttl = ttl;
         self
     }
 

@@ -97,6 +97,7 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
     };
     let mut server = ErpMcpServer::new(runtime)
         .with_list_ttl(config.list_ttl)
+        .with_task_ttl(config.task_ttl)
         .with_apps(config.apps.clone());
     if let Some(states) = &config.request_states {
         server = server.with_state_keeper(states.clone());

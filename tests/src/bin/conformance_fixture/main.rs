@@ -10,8 +10,10 @@
 //!
 //! `--token-out` receives a development token for the caller (scope `diagnostics:read`),
 //! which `scripts/conformance/proxy.mjs` adds to every request of the suite (the suite
-//! sends none). `scripts/conformance_fixture_check.sh` runs every tools scenario against it.
+//! sends none). `scripts/conformance_fixture_check.sh` runs every tools scenario against it,
+//! and the tasks scenarios (`tasks.rs`).
 
+mod tasks;
 mod tools;
 
 use std::sync::Arc;
@@ -19,7 +21,7 @@ use std::time::Duration;
 
 use erp_tools_core::auth::{self, TokenConfig};
 use erp_tools_core::mcp::{HttpConfig, router, serve_http};
-use erp_tools_core::{Database, Principal, ToolRegistry, ToolRuntime};
+use erp_tools_core::{Database, Principal, TaskSupport, ToolRegistry, ToolRuntime};
 
 struct Flags {
     db: String,
@@ -68,6 +70,14 @@ async fn run() -> Result<(), String> {
         .module("test", tools::DESCRIPTION)
         .module("test_input_required", tools::DESCRIPTION)
         .module("test_missing", tools::DESCRIPTION)
+        .module("greet", tools::DESCRIPTION)
+        .module("slow", tools::DESCRIPTION)
+        .module("failing", tools::DESCRIPTION)
+        .module("protocol", tools::DESCRIPTION)
+        .module("confirm", tools::DESCRIPTION)
+        .module("multi", tools::DESCRIPTION)
+        .module("test_tool", tools::DESCRIPTION)
+        .module("test_image", tools::DESCRIPTION)
         .tools(erp_tools_core::tools![
             tools::simple_text,
             tools::error_handling,
@@ -82,7 +92,24 @@ async fn run() -> Result<(), String> {
             tools::result_tampered_state,
             tools::result_capabilities,
             tools::capability,
+            tools::embedded_resource,
+            tools::multiple_content_types,
+            tools::image_content,
+            tasks::greet,
+            tasks::slow_compute,
+            tasks::failing_job,
+            tasks::protocol_error_job,
+            tasks::confirm_delete,
+            tasks::multi_input,
+            tasks::tool_with_task,
         ])
+        // The suite's tasks scenarios (SEP-2663): these calls run as tasks.
+        .task::<tasks::slow_compute>(TaskSupport::Optional)
+        .task::<tasks::failing_job>(TaskSupport::Required)
+        .task::<tasks::protocol_error_job>(TaskSupport::Optional)
+        .task::<tasks::confirm_delete>(TaskSupport::Optional)
+        .task::<tasks::multi_input>(TaskSupport::Optional)
+        .task::<tasks::tool_with_task>(TaskSupport::Required)
         // A card, so that the suite's caching scenario finds resources to read.
         .card::<tools::simple_text>(erp_tools_core::mcp::apps::DRAFT_CARD)
         .build()

@@ -4,11 +4,13 @@
 //! argument schema, answering with structured content and a sentence, or with a tool
 //! error, or with a question for a person (`ToolError::needs_input`), reporting its
 //! progress on the way (`ToolContext::progress`), with arguments mirrored into headers
-//! (`#[erp(header = "..")]`). A tool is named `{module}_{fn}`, so the suite's `test_*`
-//! names come from the modules `test`, `test_input_required` (`test_input_required_result_*`)
-//! and `test_missing` (`test_missing_capability`). The suite's other tools (images, audio,
-//! embedded resources, log notifications, sampling, roots, free-form JSON Schema) have no
-//! `#[erp_tool]` form by design; the check script lists them with the reason.
+//! (`#[erp(header = "..")]`), with documents attached (`ToolContext::attach`: a picture,
+//! embedded resources). A tool is named `{module}_{fn}`, so the suite's `test_*` names come
+//! from the modules `test`, `test_input_required` (`test_input_required_result_*`) and
+//! `test_missing` (`test_missing_capability`); the tasks scenarios' tools are in
+//! `tasks.rs`. The suite's other tools (audio, log notifications, sampling, roots,
+//! free-form JSON Schema) have no `#[erp_tool]` form by design; the check script lists
+//! them with the reason.
 
 use erp_tools_core::prelude::*;
 
@@ -24,6 +26,13 @@ pub(crate) const SCOPE: &str = "diagnostics:read";
 pub(crate) struct Said {
     /// The sentence the suite expects.
     text: String,
+}
+
+impl Said {
+    /// The sentence `text`.
+    pub(crate) fn new(text: impl Into<String>) -> Self {
+        Said { text: text.into() }
+    }
 }
 
 impl ModelText for Said {
@@ -260,4 +269,67 @@ pub(crate) async fn result_capabilities(
     _db: &ReadDb,
 ) -> Result<Said, ToolError> {
     confirmed(ctx, ["yes", "no"])
+}
+
+/// A 1x1 transparent PNG.
+const PIXEL_PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
+];
+
+/// Answers with a text document attached (an embedded resource).
+#[erp_tool(
+    module = "test",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn embedded_resource(ctx: &ToolContext, _db: &ReadDb) -> Result<Said, ToolError> {
+    ctx.attach(Attachment::text(
+        "test://embedded-resource",
+        "text/plain",
+        "This is an embedded resource content.",
+    ))?;
+    said("One document attached.")
+}
+
+/// Answers with a picture and a JSON document attached.
+#[erp_tool(
+    module = "test",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn multiple_content_types(
+    ctx: &ToolContext,
+    _db: &ReadDb,
+) -> Result<Said, ToolError> {
+    ctx.attach(Attachment::bytes(
+        "test://mixed-content-image",
+        "image/png",
+        PIXEL_PNG.to_vec(),
+    ))?;
+    ctx.attach(Attachment::text(
+        "test://mixed-content-resource",
+        "application/json",
+        r#"{"test":"data","value":123}"#,
+    ))?;
+    said("Multiple content types test:")
+}
+
+/// Answers with a picture attached (image content).
+#[erp_tool(
+    module = "test_image",
+    name = "test_image_content",
+    tier = "read",
+    scopes = ["diagnostics:read"]
+)]
+pub(crate) async fn image_content(ctx: &ToolContext, _db: &ReadDb) -> Result<Said, ToolError> {
+    ctx.attach(Attachment::bytes(
+        "test://image-content",
+        "image/png",
+        PIXEL_PNG.to_vec(),
+    ))?;
+    said("One picture attached.")
 }
