@@ -295,7 +295,8 @@ async fn run(mut args: Args) -> Result<(), String> {
     }
 
     let root = tempfile::tempdir().map_err(|e| e.to_string())?;
-    // One port per build of the example: its tokens name the resource, port included.
+    // One port for every variant: the example's tokens name the resource, port included,
+    // and every build of the example accepts the development key's tokens.
     let port = free_port();
     let resource = format!("http://127.0.0.1:{port}/mcp");
     let template = root.path().join("template-example");
