@@ -31,8 +31,9 @@ pub(crate) struct RunLine {
     /// its rows were written under (more than one: the surface changed during the run).
     pub surface: Option<String>,
     pub surfaces: i64,
-    /// The surface of the branch's last row before the run began, in another run: when it
-    /// differs from the run's first, the surface changed between the two runs.
+    /// The surface of the last row of the branch's run that ended last before this one
+    /// began: when it differs from the run's first, the surface changed between the two
+    /// runs.
     pub previous_surface: Option<String>,
     /// The surface of the run's first row.
     pub first_surface: Option<String>,
@@ -103,9 +104,9 @@ const LINES_SQL: &str = "SELECT s.agent_run_id, s.user_id, s.branch_code, s.firs
        (SELECT l.outcome FROM erp_audit_log l WHERE l.id = s.last_id) AS last_event, \
        (SELECT l.surface FROM erp_audit_log l WHERE l.id = s.last_id) AS surface, \
        (SELECT l.surface FROM erp_audit_log l WHERE l.id = s.first_id) AS first_surface, \
-       (SELECT p.surface FROM erp_audit_log p WHERE p.branch_id = $1 AND p.id < s.first_id \
-           AND p.agent_run_id <> s.agent_run_id AND p.surface IS NOT NULL \
-           ORDER BY p.id DESC LIMIT 1) AS previous_surface, \
+       (SELECT l.surface FROM erp_audit_log l WHERE l.id = (SELECT p.last_id \
+           FROM erp_audit_runs p WHERE p.branch_id = $1 AND p.last_id < s.first_id \
+           ORDER BY p.last_id DESC LIMIT 1)) AS previous_surface, \
        (SELECT l.tool_name FROM erp_audit_log l WHERE l.agent_run_id = s.agent_run_id \
            AND l.branch_id = $1 AND l.tool_name IS NOT NULL ORDER BY l.id LIMIT 1) \
            AS first_tool, \

@@ -22,6 +22,7 @@ CREATE TABLE IF NOT EXISTS erp_audit_runs (
     PRIMARY KEY (agent_run_id, branch_id)
 );
 CREATE INDEX IF NOT EXISTS erp_audit_runs_page ON erp_audit_runs (branch_id, attention, last_id);
+CREATE INDEX IF NOT EXISTS erp_audit_runs_latest ON erp_audit_runs (branch_id, last_id);
 CREATE INDEX IF NOT EXISTS erp_audit_runs_user ON erp_audit_runs (branch_id, user_id, last_id);
 -- Which runs called which tool, and every tool name seen (the search by tool).
 CREATE TABLE IF NOT EXISTS erp_audit_run_tools (
