@@ -4,7 +4,8 @@
 #
 #   scripts/bench.sh           the full run: release builds, criterion benchmarks 1-3,
 #                              the concurrency storm, compile time and memory binaries,
-#                              the audit chain's cost and the store at a year's size
+#                              the audit chain's cost, the store at a year's size and
+#                              one read over HTTP against bare rmcp (needs Debian's wrk)
 #   ERP_TOOLS_TRYTON=1 scripts/bench.sh   also benchmark 7 (a draft into a real Tryton)
 #   scripts/bench.sh --smoke   compile every benchmark and execute it once with tiny sizes,
 #                              on debug builds (for CI); results in target/bench-results/smoke/
@@ -65,6 +66,8 @@ if [[ $mode == smoke ]]; then
   # The growth benchmark at a small size (the full size is the default of a full run).
   "$bin/growth" --audit-rows 5000 --keys 500 --runs 100 --samples 3 --json "$out/growth.json"
   "$bin/run_log" --runs 2 --steps 3 --rounds 1 --json "$out/run_log.json"
+  # The HTTP benchmark: two connection counts, 1 s each; proves it runs (needs wrk).
+  "$bin/http_read" --smoke --json "$out/http_read.json" > /dev/null
   "$bin/report" "$out" > /dev/null
   if [[ ${ERP_TOOLS_TRYTON:-} == 1 ]]; then
     "$bin/tryton_draft" --rounds 2 --warmup 0 | tail -1 > "$out/tryton_draft.json"
@@ -84,6 +87,7 @@ else
   "$bin/audit_chain" --drafts --json "$out/audit_chain_drafts.json"
   "$bin/growth" --json "$out/growth.json"
   "$bin/run_log" --json "$out/run_log.json"
+  "$bin/http_read" --json "$out/http_read.json" > /dev/null
   "$bin/report" "$out"
   # Benchmark 7 needs a real Tryton (scripts/tryton/start.sh: Python, PyPI packages).
   if [[ ${ERP_TOOLS_TRYTON:-} == 1 ]]; then

@@ -9,7 +9,9 @@ pub mod fixtures;
 pub mod plain;
 pub mod stages;
 pub mod stats;
+pub mod stock;
 pub mod tools;
+pub mod wrk;
 
 /// The 500 generated tools (56 modules of at most 9), declared with `#[erp_tool]` and
 /// with `rmcp`'s `#[tool]`.

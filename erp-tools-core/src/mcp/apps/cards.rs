@@ -41,6 +41,12 @@ pub fn card_html(uri: &str) -> Option<String> {
     )
 }
 
+/// Whether `uri` names a card this crate serves, without rendering its page (asked for
+/// every request's server info).
+pub(super) fn is_card(uri: &str) -> bool {
+    matches!(uri, DRAFT_CARD | APPROVAL_CARD)
+}
+
 /// The name and description of card `uri` in `resources/list`.
 pub(super) fn card_title(uri: &str) -> (&'static str, &'static str) {
     match uri {

@@ -6,7 +6,7 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, model::JsonObject};
 use serde_json::json;
 
-use super::cards::{CARD_MIME, EXTENSION_ID, card_html};
+use super::cards::{CARD_MIME, EXTENSION_ID, is_card};
 use super::host::host_supports_apps;
 use super::links::McpApps;
 use super::tools::{app_tools, decorate_result, tool_with_card};
@@ -24,7 +24,7 @@ pub(crate) fn served_cards(apps: &McpApps, registry: &ToolRegistry) -> Vec<&'sta
     }
     #[cfg(not(feature = "agent"))]
     let _ = apps;
-    served.retain(|uri| card_html(uri).is_some());
+    served.retain(|uri| is_card(uri));
     served.sort_unstable();
     served.dedup();
     served
