@@ -7,6 +7,7 @@ extern crate self as erp_tools_core;
 
 pub mod export;
 pub mod lock;
+pub mod page;
 pub mod registry;
 pub mod remote;
 pub mod report;
@@ -57,7 +58,8 @@ pub use logging::log_to_stderr;
 pub use runtime::run_id::principal_run_id;
 #[cfg(feature = "runtime")]
 pub use runtime::{
-    CallError, CallOutcome, Preview, PreviewHook, PreviewKind, ToolCall, ToolRuntime,
+    CallError, CallOutcome, DEFAULT_CURSOR_TTL, Preview, PreviewHook, PreviewKind, ResultBudget,
+    ToolCall, ToolRuntime,
 };
 /// The `serde_json` this crate is built with (`serde_json::json!` for arguments in tests
 /// and scripted models), without a dependency of your own.
@@ -75,6 +77,7 @@ pub use store::{
 /// Everything a module declaring and registering tools needs:
 /// `use erp_tools_core::prelude::*;`.
 pub mod prelude {
+    pub use crate::page::{Keyset, Page, PageRequest};
     pub use crate::{
         DocumentRef, DraftTx, ErpTool, ModelText, NoArgs, ReadDb, RegistryError, Target, ToolArgs,
         ToolContext, ToolError, ToolRegistry, erp_tool, tool_args, tool_output, tools,
@@ -103,6 +106,7 @@ pub mod rules {
 /// misbehaving (the macro crate's tests check that the name follows the version).
 #[doc(hidden)]
 pub mod __private_0_1_0 {
+    pub use crate::page::{Page, PageRequest, PageSpec};
     pub use crate::remote::RemoteDraft;
     pub use crate::schema::output::output_schema_for;
     pub use crate::schema::{Bounds, Property, Schema, SchemaKind, StringFormat};
@@ -123,5 +127,20 @@ pub mod __private_0_1_0 {
     /// from the handler's kind.
     pub const fn tool_def(parts: ToolDefParts) -> ToolDef {
         ToolDef::from_parts(parts)
+    }
+
+    /// The page a page tool's call asked for (the runtime sets it on the context; a
+    /// first page of the declared default size otherwise).
+    pub fn page_request(ctx: &ToolContext, spec: PageSpec) -> PageRequest {
+        ctx.page()
+            .cloned()
+            .unwrap_or_else(|| PageRequest::first(spec.default_size))
+    }
+
+    /// A page tool's output, for the runtime to fit and seal.
+    pub fn page_output<T: serde::Serialize>(
+        page: Page<T>,
+    ) -> ::core::result::Result<HandlerOutput, ToolError> {
+        page.into_output()
     }
 }

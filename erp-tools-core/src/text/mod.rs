@@ -23,6 +23,8 @@ use crate::tool::handles::DocumentRef;
 use crate::validate::ArgumentErrors;
 
 pub(crate) mod handler;
+#[cfg(feature = "runtime")]
+pub(crate) mod pages;
 pub(crate) use handler::{NO_DRAFT_CREATED, NOTHING_CHANGED};
 
 /// The "what did not happen" sentence of a failed call of `tier`.
