@@ -140,7 +140,8 @@ pub mod __private_0_1_0 {
     /// A page tool's output, for the runtime to fit and seal.
     pub fn page_output<T: serde::Serialize>(
         page: Page<T>,
+        text: impl Fn(&T) -> Option<String>,
     ) -> ::core::result::Result<HandlerOutput, ToolError> {
-        page.into_output()
+        page.into_output(text)
     }
 }

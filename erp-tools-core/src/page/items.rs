@@ -74,21 +74,27 @@ impl<T> Page<T> {
 }
 
 impl<T: Serialize> Page<T> {
-    /// The page as the framework handles it: every item as JSON with its key.
+    /// The page as the framework handles it: every item as JSON with its key, and its
+    /// line of text (`text`, the item's [`ModelText`](crate::ModelText) when it has one).
     #[doc(hidden)]
-    pub fn into_output(self) -> Result<HandlerOutput, ToolError> {
+    pub fn into_output(
+        self,
+        text: impl Fn(&T) -> Option<String>,
+    ) -> Result<HandlerOutput, ToolError> {
         let items = self
             .items
             .iter()
             .map(serde_json::to_value)
             .collect::<Result<Vec<_>, _>>()
             .map_err(ToolError::internal)?;
+        let lines = self.items.iter().map(text).collect();
         Ok(HandlerOutput {
             value: Value::Null,
             text: None,
             page: Some(PageParts {
                 items,
                 keys: self.keys,
+                lines,
                 has_more: self.has_more,
             }),
         })

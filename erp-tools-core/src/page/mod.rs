@@ -43,7 +43,7 @@
 //!         keyset.order_by(),
 //!         page.fetch_limit()
 //!     );
-//!     let mut query = sqlx::query_scalar::<_, String>(&sql).bind(ctx.branch_id());
+//!     let mut query = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql)).bind(ctx.branch_id());
 //!     if let Some(code) = page.after::<String>()? {
 //!         query = query.bind(code);
 //!     }

@@ -114,25 +114,35 @@ pub(crate) fn answer(
     let PageParts {
         items,
         keys,
+        lines,
         has_more,
     } = parts;
-    let lines: Vec<String> = items.iter().map(Value::to_string).collect();
+    // An item's line is its own text, or its JSON.
+    let lines: Vec<String> = items
+        .iter()
+        .zip(lines)
+        .map(|(item, line)| line.unwrap_or_else(|| item.to_string()))
+        .collect();
+    let sizes: Vec<usize> = items
+        .iter()
+        .zip(&lines)
+        .map(|(item, line)| super::budget::json_len(item) + line.len() + 2)
+        .collect();
     let asked = items.len();
-    // Every item is sent twice (structured content and a line of text); the rest is
-    // the header, the continuation and the cursor, also twice.
+    // Every item is sent in the structured content and as a line of text; the rest is
+    // the header, the continuation and the cursor (twice).
     let budget_bytes = budget as usize * ResultBudget::BYTES_PER_TOKEN;
     let mut sent = 0usize;
     let mut total = 600usize;
-    for line in &lines {
-        let with = total + 2 * (line.len() + 1);
-        if with > budget_bytes {
+    for size in &sizes {
+        if total + size > budget_bytes {
             break;
         }
-        total = with;
+        total += size;
         sent += 1;
     }
     if sent == 0 && asked > 0 {
-        let one = ResultBudget::tokens_of_bytes(2 * lines[0].len());
+        let one = ResultBudget::tokens_of_bytes(sizes[0]);
         return Err(text::item_over_budget(&call.tool, one, budget));
     }
     loop {
@@ -151,8 +161,7 @@ pub(crate) fn answer(
             return Ok(answer);
         }
         if sent <= 1 {
-            let one = ResultBudget::tokens_of_bytes(2 * lines.first().map_or(0, String::len));
-            return Err(text::item_over_budget(&call.tool, one.max(tokens), budget));
+            return Err(text::item_over_budget(&call.tool, tokens, budget));
         }
         sent -= 1;
     }

@@ -41,6 +41,8 @@ pub struct PageParts {
     pub items: Vec<Value>,
     /// The key of each item.
     pub keys: Vec<Value>,
+    /// Each item's own line of text for the model, if its type has one.
+    pub lines: Vec<Option<String>>,
     /// Whether more items follow the last one.
     pub has_more: bool,
 }

@@ -34,7 +34,7 @@ pub struct ToolDef {
     destructive: bool,
     limits: &'static [Limit],
     args_type: &'static str,
-    input_schema: fn() -> Schema,
+    pub(crate) input_schema: fn() -> Schema,
     output_schema: fn() -> Value,
     handler: Handler,
     page: Option<PageSpec>,

@@ -195,7 +195,15 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
                 #decode
                 #page_request
                 match #ident(#(#call_args),*).await {
-                    ::core::result::Result::Ok(__erp_tool_output) => #private::page_output(__erp_tool_output),
+                    ::core::result::Result::Ok(__erp_tool_output) => #private::page_output(
+                        __erp_tool_output,
+                        |__erp_tool_item| {
+                            #[allow(unused_imports)]
+                            use #private::{Rendered as _, Unrendered as _};
+                            #[allow(clippy::needless_borrow)]
+                            (&#private::TextOf(__erp_tool_item)).__erp_model_text()
+                        },
+                    ),
                     ::core::result::Result::Err(__erp_tool_error) => ::core::result::Result::Err(__erp_tool_error),
                 }
             })
