@@ -4,10 +4,7 @@
 use erp_tools_core::{ModelText, ToolError};
 use rust_decimal::Decimal;
 
-use super::{
-    OVERSTOCK_FACTOR, PoDraft, PoLineArgs, PoRow, PoView, VendorHit,
-    VendorSummary,
-};
+use super::{OVERSTOCK_FACTOR, PoDraft, PoLineArgs, PoRow, PoView, VendorHit, VendorSummary};
 use crate::data::{money, qty};
 
 /// The question a person answers before an overstocking line is drafted.
@@ -84,7 +81,6 @@ fn rows(rows: &[PoRow]) -> String {
     }
 }
 
-
 impl ModelText for VendorSummary {
     fn model_text(&self) -> String {
         let prices = self
@@ -107,7 +103,6 @@ impl ModelText for VendorSummary {
         )
     }
 }
-
 
 impl PoView {
     fn lines_text(&self) -> String {

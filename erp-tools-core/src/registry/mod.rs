@@ -173,7 +173,11 @@ impl ToolRegistryBuilder {
                     problems.push(format!("tool `{}`: {problem}", def.name()));
                 }
                 for arg in [crate::page::CURSOR_ARG, crate::page::PAGE_SIZE_ARG] {
-                    if (def.input_schema)().properties().iter().any(|p| p.name == arg) {
+                    if (def.input_schema)()
+                        .properties()
+                        .iter()
+                        .any(|p| p.name == arg)
+                    {
                         problems.push(format!(
                             "tool `{}` is a page tool, which takes `{arg}` itself; rename the                              argument `{arg}` of {}",
                             def.name(),

@@ -14,3 +14,5 @@ pub mod data;
 pub mod inventory;
 #[path = "../../../examples/distributor/purchasing.rs"]
 pub mod purchasing;
+#[path = "../../../examples/distributor/scale.rs"]
+pub mod scale;
