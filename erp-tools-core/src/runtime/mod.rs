@@ -379,7 +379,9 @@ impl ToolRuntime {
                 unreachable!("admission gives every draft call its idempotency key")
             }
         };
-        Ok(finished.map_err(internal)?.outcome)
+        let finished = finished.map_err(internal)?;
+        crate::telemetry::record::result_tokens(def.name(), finished.result_tokens);
+        Ok(finished.outcome)
     }
 }
 
