@@ -17,6 +17,7 @@
 //! token carrying review:read and review:approve); approving there resumes the run.
 
 mod app;
+mod buying;
 mod data;
 mod identity;
 mod inventory;

@@ -178,6 +178,9 @@ pub struct PoRow {
     total: Decimal,
 }
 
+/// Most open orders a vendor summary lists.
+const MAX_OPEN_POS: i64 = 20;
+
 /// Result of `purchasing_get_vendor_summary`.
 #[derive(Serialize, JsonSchema)]
 pub struct VendorSummary {
@@ -187,7 +190,8 @@ pub struct VendorSummary {
     vendor_note: String,
     /// The vendor's price list.
     price_list: Vec<PriceLine>,
-    /// Open orders (draft, submitted, approved) with this vendor in the caller's branch.
+    /// Open orders (draft, submitted, approved) with this vendor in the caller's branch,
+    /// newest first, at most 20 (purchasing_search_pos lists them all).
     open_pos: Vec<PoRow>,
     /// The five most recent orders with this vendor in the caller's branch.
     recent_history: Vec<PoRow>,
@@ -219,15 +223,26 @@ pub async fn get_vendor_summary(
     .fetch_all(pool)
     .await
     .map_err(ToolError::internal)?;
-    let orders = sqlx::query(
-        "SELECT po.number, po.status, po.needed_by, po.total FROM purchase_orders po
-         WHERE po.vendor_id = $1 AND po.branch_id = $2 ORDER BY po.number DESC",
-    )
-    .bind(vendor_id)
-    .bind(ctx.branch_id())
-    .fetch_all(pool)
-    .await
-    .map_err(ToolError::internal)?;
+    // Bounded: the newest open orders and the newest orders of any status.
+    let orders = |open: bool, limit: i64| {
+        let sql = format!(
+            "SELECT po.number, po.status, po.needed_by, po.total FROM purchase_orders po
+             WHERE po.vendor_id = $1 AND po.branch_id = $2 {} ORDER BY po.number DESC LIMIT {limit}",
+            if open {
+                "AND po.status IN ('draft', 'submitted', 'approved')"
+            } else {
+                ""
+            }
+        );
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(vendor_id)
+            .bind(ctx.branch_id())
+            .fetch_all(pool)
+    };
+    let open = orders(true, MAX_OPEN_POS)
+        .await
+        .map_err(ToolError::internal)?;
+    let recent = orders(false, 5).await.map_err(ToolError::internal)?;
     let row = |r: &sqlx::any::AnyRow| PoRow {
         number: r.get(0),
         vendor_code: args.vendor_code.clone(),
@@ -252,17 +267,8 @@ pub async fn get_vendor_summary(
                 price: dec(&r.get::<String, _>(2)),
             })
             .collect(),
-        open_pos: orders
-            .iter()
-            .filter(|r| {
-                matches!(
-                    r.get::<String, _>(1).as_str(),
-                    "draft" | "submitted" | "approved"
-                )
-            })
-            .map(row)
-            .collect(),
-        recent_history: orders.iter().take(5).map(row).collect(),
+        open_pos: open.iter().map(row).collect(),
+        recent_history: recent.iter().map(row).collect(),
     })
 }
 

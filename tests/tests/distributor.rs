@@ -4,7 +4,7 @@
 
 mod example;
 
-use example::{app, data, inventory, purchasing};
+use example::{app, buying, data, inventory, purchasing};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

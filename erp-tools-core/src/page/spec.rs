@@ -34,8 +34,8 @@ impl PageSpec {
             SchemaKind::String(None),
         ))))
         .with_description(
-            "Null for the first page. To continue, the next_cursor of the previous page, \
-             sent with the same other arguments.",
+            "Leave out (null) for the first page. To continue, the next_cursor of the \
+             previous page, sent with the same other arguments.",
         );
         let max = i128::from(self.max_size);
         let size = Schema::new(SchemaKind::Optional(Box::new(
@@ -46,9 +46,9 @@ impl PageSpec {
             ),
         )))
         .with_description(format!(
-            "Items per page, 1 to {}; null for {}. A page may hold fewer when the items \
-             would not fit the result size limit.",
-            self.max_size, self.default_size
+            "Items per page; {} when left out (null). A page may hold fewer when the items \
+             would not fit the size limit of one result",
+            self.default_size
         ));
         [
             Property::new(CURSOR_ARG, cursor),
