@@ -5,15 +5,18 @@
 //! a month is archived with its chain heads and what stays verifies without it.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use chrono::{Datelike, NaiveDate};
 use futures::TryStreamExt;
-use serde::{Deserialize, Serialize};
 use sqlx::{AnyPool, Row};
 
-use super::chain::{self, ChainHead};
+use super::archive_record::AuditArchive;
+use super::audit_row::{COLUMNS, Stored};
+use super::chain_verify;
 use super::error::StoreError;
+use super::partitions::{
+    create_partition, first_of_month, month_text, next_month, parse_month, partition_name,
+};
 use super::{Database, replicas};
 use crate::audit::ATTEMPT;
 use crate::tool::handles::Backend;
@@ -21,118 +24,6 @@ use crate::tool::handles::Backend;
 /// Rows deleted per statement when SQLite's archived month is removed: each batch is a
 /// short write the audit writer waits for at most once.
 pub(crate) const SQLITE_DELETE_BATCH: i64 = 5_000;
-
-/// Every column of `erp_audit_log`, as an archive line names them.
-const ALL_COLUMNS: [&str; 26] = [
-    "id",
-    "at",
-    "finished_at",
-    "source",
-    "agent_run_id",
-    "tool_call_id",
-    "tool_name",
-    "user_id",
-    "branch_id",
-    "branch_code",
-    "arguments",
-    "outcome",
-    "message",
-    "document_type",
-    "document_id",
-    "document_number",
-    "model",
-    "prompt_version",
-    "step",
-    "action_signature",
-    "replica_id",
-    "erp_outcome",
-    "erp_error",
-    "chain_id",
-    "chain_seq",
-    "chain_hash",
-];
-
-/// Integer columns among [`ALL_COLUMNS`].
-const INT_COLUMNS: [&str; 5] = ["id", "branch_id", "document_id", "step", "chain_seq"];
-
-/// One archived month of the audit log.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AuditArchive {
-    /// The month, `YYYY-MM` (rows whose `at` falls in it).
-    pub month: String,
-    /// The rows, one JSON object per line (`erp_audit_log_YYYY-MM.jsonl`): every column
-    /// by name, in chain order (chain, then position), rows in no chain last.
-    pub file: PathBuf,
-    /// How many rows the file holds.
-    pub rows: u64,
-    /// SHA-256 of the file (hex), for the warehouse to check what it loads.
-    pub sha256: String,
-    /// The last link of every chain of the month: what a later
-    /// [`Database::verify_audit_chain`] is checked against, and what the file's rows
-    /// must end with.
-    pub heads: Vec<ChainHead>,
-}
-
-/// `erp_audit_log_pYYYY_MM`: the partition of `month` (`YYYY-MM`).
-fn partition_name(month: NaiveDate) -> String {
-    format!("erp_audit_log_p{}", month.format("%Y_%m"))
-}
-
-fn month_text(month: NaiveDate) -> String {
-    month.format("%Y-%m").to_string()
-}
-
-fn next_month(month: NaiveDate) -> NaiveDate {
-    month
-        .checked_add_months(chrono::Months::new(1))
-        .expect("a month within chrono's range")
-}
-
-fn first_of_month(day: NaiveDate) -> NaiveDate {
-    day.with_day(1).expect("every month has a first day")
-}
-
-/// Parses `YYYY-MM`.
-fn parse_month(text: &str) -> Option<NaiveDate> {
-    if text.len() != 7 {
-        return None;
-    }
-    NaiveDate::parse_from_str(&format!("{text}-01"), "%Y-%m-%d").ok()
-}
-
-/// PostgreSQL: creates the partitions of this month and the next unless they exist.
-pub(crate) async fn ensure_partitions(pool: &AnyPool) -> Result<(), sqlx::Error> {
-    let this = first_of_month(chrono::Utc::now().date_naive());
-    create_partition(pool, this).await?;
-    create_partition(pool, next_month(this)).await
-}
-
-/// PostgreSQL: creates the partition of `month` unless it exists.
-async fn create_partition(pool: &AnyPool, month: NaiveDate) -> Result<(), sqlx::Error> {
-    let name = partition_name(month);
-    let exists = || async {
-        let found: Option<String> = sqlx::query_scalar("SELECT to_regclass($1)::text")
-            .bind(name.clone())
-            .fetch_one(pool)
-            .await?;
-        Ok::<bool, sqlx::Error>(found.is_some())
-    };
-    if exists().await? {
-        return Ok(());
-    }
-    let sql = format!(
-        "CREATE TABLE IF NOT EXISTS {name} PARTITION OF erp_audit_log \
-         FOR VALUES FROM ('{}') TO ('{}')",
-        month_text(month),
-        month_text(next_month(month))
-    );
-    match sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(pool).await {
-        Ok(_) => Ok(()),
-        // Another replica may have created it at the same time.
-        Err(_) if exists().await? => Ok(()),
-        Err(e) => Err(e),
-    }
-}
 
 impl Database {
     /// Archives every month of the audit log before `before` (`"YYYY-MM"`, at most the
@@ -215,7 +106,7 @@ impl Database {
                      (RFC 3339 UTC with microseconds, like {now:?})"
                 )));
             }
-            let mut row = super::audit::NewRow::finished(entry, crate::audit::SOURCE_BACKFILL);
+            let mut row = super::audit_row::NewRow::finished(entry, crate::audit::SOURCE_BACKFILL);
             row.finished_at = Some(at.clone());
             row.at = at;
             pending.push(self.inner.audit.insert(row).await?);
@@ -255,7 +146,7 @@ impl Database {
     /// Archives one month (see [`Database::archive_audit_log`]); `None` if it has no rows.
     async fn archive_month(
         &self,
-        month: NaiveDate,
+        month: chrono::NaiveDate,
         dir: &Path,
     ) -> Result<Option<AuditArchive>, StoreError> {
         let pool = &self.inner.audit_writer_pool;
@@ -300,7 +191,7 @@ impl Database {
             let _ = std::fs::remove_file(&file);
             return Ok(None);
         }
-        let heads = chain::heads(pool, Some(&from)).await?;
+        let heads = chain_verify::heads(pool, Some(&from)).await?;
         let archive = AuditArchive {
             month: from.clone(),
             file: file.clone(),
@@ -412,9 +303,9 @@ async fn export_month(
     let mut out = std::io::BufWriter::new(std::fs::File::create(&partial).map_err(io)?);
     let mut hash = Sha256::new();
     let sql = format!(
-        "SELECT {} FROM erp_audit_log WHERE at >= $1 AND at < $2 \
+        "SELECT id, {} FROM erp_audit_log WHERE at >= $1 AND at < $2 \
          ORDER BY chain_id IS NULL, chain_id, chain_seq, id",
-        ALL_COLUMNS.join(", ")
+        super::audit_row::names(COLUMNS.iter())
     );
     let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(from.to_string())
@@ -423,14 +314,11 @@ async fn export_month(
     let mut count = 0u64;
     while let Some(row) = rows.try_next().await? {
         let mut line = serde_json::Map::new();
-        for (i, name) in ALL_COLUMNS.iter().enumerate() {
-            let value = if INT_COLUMNS.contains(name) {
-                serde_json::to_value(row.try_get::<Option<i64>, _>(i)?)
-            } else {
-                serde_json::to_value(row.try_get::<Option<String>, _>(i)?)
-            }
-            .expect("a column serializes");
-            line.insert((*name).to_string(), value);
+        line.insert("id".into(), row.try_get::<i64, _>(0)?.into());
+        for (i, column) in COLUMNS.iter().enumerate() {
+            let value = serde_json::to_value(Stored::read(&row, i + 1, column)?.field())
+                .expect("a column serializes");
+            line.insert(column.name.to_string(), value);
         }
         let mut text = serde_json::to_vec(&line).expect("a row serializes");
         text.push(b'\n');

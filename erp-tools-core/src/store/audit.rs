@@ -2,25 +2,24 @@
 //! the audit writer (`store/writer.rs`), finished in batches or inside a draft's
 //! transaction (with its idempotency key, PostgreSQL), closed by the recovery pass
 //! (`store/recover.rs`, which reads the open rows itself), and read back for reports and
-//! the review of a run.
+//! the review of a run. Every statement that writes a row is built from the one column
+//! table, [`COLUMNS`](super::audit_row::COLUMNS).
+
+use std::sync::LazyLock;
 
 use sqlx::Row;
 
-use super::chain::Link;
+use super::audit_row::{COLUMNS, Field, Final, NewRow, names, on_finish};
 use super::document::document_of_row;
-use crate::audit::{ATTEMPT, AuditEntry, AuditId, AuditRecord, Outcome, SOURCE_RUNTIME, now_text};
+use crate::audit::{ATTEMPT, AuditId, AuditRecord, Outcome, SOURCE_RUNTIME, now_text};
 use crate::tool::handles::{Backend, DocumentId, DocumentRef};
 
-/// The columns of a new row, in the order [`insert_many`] binds them.
-const COLUMNS: &str = "at, finished_at, source, agent_run_id, tool_call_id, tool_name, \
-     user_id, branch_id, branch_code, arguments, outcome, message, document_type, document_id, \
-     document_number, model, prompt_version, step, action_signature, replica_id, surface, \
-     document_text_id, chain_id, chain_seq, chain_hash";
-/// How many columns [`COLUMNS`] names.
-const COLUMN_COUNT: usize = 25;
-/// Rows (or outcome updates) per multi-row statement on PostgreSQL (26 parameters each at
+/// Rows (or outcome updates) per multi-row statement on PostgreSQL (28 parameters each at
 /// most). On SQLite any number is one statement with one parameter ([`SQLITE_WRITE`]).
 pub(crate) const PG_ROWS_PER_STATEMENT: usize = 64;
+
+/// One row inserted, its id returned: the same text for every call, so prepared once.
+static INSERT_ONE: LazyLock<String> = LazyLock::new(|| values_insert(1, false));
 
 /// SQLite: every batch of more than one row or outcome update, new rows and updates alike,
 /// is this one statement, so it needs no transaction. Its one parameter is a JSON array
@@ -29,131 +28,43 @@ pub(crate) const PG_ROWS_PER_STATEMENT: usize = 64;
 /// An update whose row is not there is skipped (as an `UPDATE` would), never inserted.
 ///
 /// One text for every batch keeps it prepared once in the connection's statement cache;
-/// a `VALUES` list of `n` rows × 20 `$N` parameters is a new text for every `n`, parsed
+/// a `VALUES` list of `n` rows × 27 `$N` parameters is a new text for every `n`, parsed
 /// again whenever it has left the cache, and SQLite's parse and sqlx's binding of numbered
 /// parameters grow with the square of their count.
-const SQLITE_WRITE: &str = "INSERT INTO erp_audit_log (id, at, finished_at, \
-     source, agent_run_id, tool_call_id, tool_name, user_id, branch_id, branch_code, \
-     arguments, outcome, message, document_type, document_id, document_number, model, \
-     prompt_version, step, action_signature, replica_id, surface, document_text_id, chain_id, \
-     chain_seq, chain_hash) \
-     SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, \
-     value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, \
-     value ->> 12, value ->> 13, value ->> 14, value ->> 15, value ->> 16, value ->> 17, \
-     value ->> 18, value ->> 19, value ->> 20, value ->> 21, value ->> 22, value ->> 23, \
-     value ->> 24, value ->> 25 \
-     FROM jsonb_each($1) \
-     WHERE value ->> 0 IS NULL \
-        OR EXISTS (SELECT 1 FROM erp_audit_log AS a WHERE a.id = value ->> 0) \
-     ORDER BY key \
-     ON CONFLICT (id) DO UPDATE SET outcome = excluded.outcome, message = excluded.message, \
-     document_type = excluded.document_type, document_id = excluded.document_id, \
-     document_number = excluded.document_number, finished_at = excluded.finished_at, \
-     document_text_id = excluded.document_text_id, \
-     chain_id = excluded.chain_id, chain_seq = excluded.chain_seq, \
-     chain_hash = excluded.chain_hash \
-     RETURNING id";
+static SQLITE_WRITE: LazyLock<String> = LazyLock::new(|| {
+    let values: Vec<String> = (0..=COLUMNS.len())
+        .map(|i| format!("value ->> {i}"))
+        .collect();
+    let updates: Vec<String> = on_finish()
+        .map(|(c, _)| format!("{0} = excluded.{0}", c.name))
+        .collect();
+    format!(
+        "INSERT INTO erp_audit_log (id, {}) SELECT {} FROM jsonb_each($1) \
+         WHERE value ->> 0 IS NULL \
+            OR EXISTS (SELECT 1 FROM erp_audit_log AS a WHERE a.id = value ->> 0) \
+         ORDER BY key ON CONFLICT (id) DO UPDATE SET {} RETURNING id",
+        names(COLUMNS.iter()),
+        values.join(", "),
+        updates.join(", ")
+    )
+});
 
-/// A row for the audit writer: the entry, when it was written, and whether it is
-/// finished (`finished_at`).
-#[derive(Clone, Debug)]
-pub(crate) struct NewRow {
-    pub at: String,
-    pub finished_at: Option<String>,
-    pub source: &'static str,
-    pub entry: AuditEntry,
-    /// The replica running the call (its lease row in `erp_replicas`).
-    pub replica_id: Option<std::sync::Arc<str>>,
-    /// The row's link in its writer's hash chain, when it is written finished.
-    pub link: Option<Link>,
-}
-
-impl NewRow {
-    /// An `attempt` row of `entry`, written now.
-    pub(crate) fn attempt(entry: &AuditEntry) -> NewRow {
-        NewRow {
-            at: now_text(),
-            finished_at: None,
-            source: SOURCE_RUNTIME,
-            entry: entry.clone().outcome(ATTEMPT),
-            replica_id: None,
-            link: None,
-        }
-    }
-
-    /// A finished row of `entry` (its outcome as given), written now by `source`.
-    pub(crate) fn finished(entry: AuditEntry, source: &'static str) -> NewRow {
-        let now = now_text();
-        NewRow {
-            at: now.clone(),
-            finished_at: Some(now),
-            source,
-            entry,
-            replica_id: None,
-            link: None,
-        }
-    }
-
-    /// The row with the call's final outcome on it.
-    pub(crate) fn apply(&mut self, fin: Final) {
-        self.entry.outcome = fin.outcome.as_str().to_string();
-        self.entry.message = fin.message;
-        self.entry.document = fin.document;
-        self.finished_at = Some(fin.finished_at);
-    }
-
-    #[cfg(test)]
-    pub(crate) fn test_row() -> NewRow {
-        let who = crate::Principal::builder("u-1", 1, "SBY-01").build();
-        NewRow::attempt(&AuditEntry::new(&who, "run-1", ATTEMPT))
-    }
-}
-
-/// How a call ended, for its row: outcome, message, document, and when.
-#[derive(Clone, Debug)]
-pub(crate) struct Final {
-    pub outcome: Outcome,
-    pub message: Option<String>,
-    pub document: Option<DocumentRef>,
-    pub finished_at: String,
-    /// What another system answered a remote draft (`erp_outcome`, `erp_error`), if the
-    /// call sent it anything.
-    pub erp: Option<Box<ErpAnswer>>,
-    /// The row's link in the writer's hash chain, written with the outcome.
-    pub link: Option<Box<Link>>,
-}
-
-/// What another system answered a remote draft, for the audit row's `erp_outcome` and
-/// `erp_error` columns: a short outcome ("created purchase.purchase 12 (P0012)",
-/// "refused 400") and the system's own error text, kept as data.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ErpAnswer {
-    pub outcome: String,
-    pub error: Option<String>,
-}
-
-impl Final {
-    /// The outcome of a call that ends now.
-    pub(crate) fn new(
-        outcome: Outcome,
-        message: Option<String>,
-        document: Option<DocumentRef>,
-    ) -> Final {
-        Final {
-            outcome,
-            message,
-            document,
-            finished_at: now_text(),
-            erp: None,
-            link: None,
-        }
-    }
-}
+/// One call's outcome written on its row (`$1..` the outcome columns, then the id).
+static FINISH_ONE: LazyLock<String> = LazyLock::new(|| {
+    let sets: Vec<String> = on_finish()
+        .enumerate()
+        .map(|(i, (c, _))| format!("{} = ${}", c.name, i + 1))
+        .collect();
+    format!(
+        "UPDATE erp_audit_log SET {} WHERE id = ${}",
+        sets.join(", "),
+        sets.len() + 1
+    )
+});
 
 /// Inserts `rows` with one statement and returns their ids, in order.
 ///
-/// - One row, either backend: `VALUES` (20 parameters, the same text for every call, so
-///   prepared once), its id from `RETURNING`.
+/// - One row, either backend: `VALUES` ([`INSERT_ONE`]), its id from `RETURNING`.
 /// - Several rows on SQLite: [`SQLITE_WRITE`], any number of them.
 /// - Several rows on PostgreSQL (at most [`PG_ROWS_PER_STATEMENT`]): their ids drawn from
 ///   the table's sequence first, then one `VALUES` list with the ids given.
@@ -167,7 +78,7 @@ pub(crate) async fn insert_many(
 ) -> Result<Vec<AuditId>, sqlx::Error> {
     let query = match (rows, backend) {
         ([], _) => return Ok(Vec::new()),
-        ([row], _) => bind_row(sqlx::query(values_insert(1, false)), row),
+        ([row], _) => bind_row(sqlx::query(INSERT_ONE.as_str()), row),
         (_, Backend::Sqlite) => return sqlite_write(conn, rows, &[]).await,
         // PostgreSQL gives several rows' `RETURNING` in no guaranteed order.
         (_, Backend::Postgres) => return pg_insert_with_ids(conn, rows).await,
@@ -196,20 +107,20 @@ fn consecutive(mut ids: Vec<AuditId>, expected: usize) -> Result<Vec<AuditId>, s
 
 /// `INSERT INTO erp_audit_log (...) VALUES (...), ...` for `rows` rows of `$N`
 /// parameters: with an `id` column first (`with_ids`), or without it and `RETURNING id`.
-fn values_insert(rows: usize, with_ids: bool) -> sqlx::AssertSqlSafe<String> {
-    let per_row = COLUMN_COUNT + usize::from(with_ids);
-    let mut sql = String::with_capacity(200 + rows * per_row * 5);
+fn values_insert(rows: usize, with_ids: bool) -> String {
+    let per_row = COLUMNS.len() + usize::from(with_ids);
+    let mut sql = String::with_capacity(300 + rows * per_row * 5);
     sql.push_str("INSERT INTO erp_audit_log (");
     if with_ids {
         sql.push_str("id, ");
     }
-    sql.push_str(COLUMNS);
+    sql.push_str(&names(COLUMNS.iter()));
     sql.push_str(") VALUES ");
     push_tuples(&mut sql, rows, per_row);
     if !with_ids {
         sql.push_str(" RETURNING id");
     }
-    sqlx::AssertSqlSafe(sql)
+    sql
 }
 
 /// PostgreSQL, several rows: ids drawn from the sequence, then the rows inserted with them.
@@ -224,52 +135,12 @@ async fn pg_insert_with_ids(
     .bind(rows.len() as i64)
     .fetch_all(&mut *conn)
     .await?;
-    let mut query = sqlx::query(values_insert(rows.len(), true));
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(values_insert(rows.len(), true)));
     for (id, row) in ids.iter().zip(rows) {
         query = bind_row(query.bind(*id), row);
     }
     query.execute(&mut *conn).await?;
     Ok(ids)
-}
-
-/// The [`COLUMNS`] values of `row`, in order, as elements of `t`.
-fn row_columns<T: serde::ser::SerializeTuple>(row: &NewRow, t: &mut T) -> Result<(), T::Error> {
-    let e = &row.entry;
-    let doc = e.document.as_ref();
-    t.serialize_element(&row.at)?;
-    t.serialize_element(&row.finished_at)?;
-    t.serialize_element(row.source)?;
-    t.serialize_element(&e.agent_run_id)?;
-    t.serialize_element(&e.tool_call_id)?;
-    t.serialize_element(&e.tool_name)?;
-    t.serialize_element(&e.user_id)?;
-    t.serialize_element(&e.branch_id)?;
-    t.serialize_element(&e.branch_code)?;
-    t.serialize_element(&e.arguments)?;
-    t.serialize_element(&e.outcome)?;
-    t.serialize_element(&e.message)?;
-    let (doc_id, doc_text_id) = DocumentId::columns(doc.map(|d| &d.id));
-    t.serialize_element(&doc.map(|d| &d.doc_type))?;
-    t.serialize_element(&doc_id)?;
-    t.serialize_element(&doc.map(|d| &d.number))?;
-    t.serialize_element(&e.model)?;
-    t.serialize_element(&e.prompt_version)?;
-    t.serialize_element(&e.step)?;
-    t.serialize_element(&e.action_signature)?;
-    t.serialize_element(&row.replica_id.as_deref())?;
-    t.serialize_element(&e.surface)?;
-    t.serialize_element(&doc_text_id)?;
-    link_columns(row.link.as_ref(), t)
-}
-
-/// The `chain_id`, `chain_seq` and `chain_hash` of `link`, as elements of `t`.
-fn link_columns<T: serde::ser::SerializeTuple>(
-    link: Option<&Link>,
-    t: &mut T,
-) -> Result<(), T::Error> {
-    t.serialize_element(&link.map(|l| &*l.chain))?;
-    t.serialize_element(&link.map(|l| l.seq))?;
-    t.serialize_element(&link.map(|l| &l.hash))
 }
 
 /// SQLite: inserts `rows` and applies `fins` with one statement ([`SQLITE_WRITE`]);
@@ -285,7 +156,7 @@ pub(crate) async fn sqlite_write(
         .chain(fins.iter().map(|(id, fin)| WriteItem::Finish(*id, fin)))
         .collect();
     let json = serde_json::to_string(&items).expect("audit rows serialize to JSON");
-    let returned = sqlx::query(SQLITE_WRITE)
+    let returned = sqlx::query(SQLITE_WRITE.as_str())
         .bind(json)
         .fetch_all(&mut *conn)
         .await?;
@@ -310,80 +181,51 @@ enum WriteItem<'a> {
 impl serde::Serialize for WriteItem<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeTuple;
-        let none: Option<&str> = None;
-        let mut t = s.serialize_tuple(COLUMN_COUNT + 1)?;
+        let mut t = s.serialize_tuple(COLUMNS.len() + 1)?;
         match self {
             WriteItem::Insert(row) => {
-                t.serialize_element(&none)?;
-                row_columns(row, &mut t)?;
+                t.serialize_element(&None::<i64>)?;
+                for column in COLUMNS {
+                    t.serialize_element(&(column.of_row)(row))?;
+                }
             }
             WriteItem::Finish(id, fin) => {
-                let doc = fin.document.as_ref();
                 t.serialize_element(id)?;
-                // at, finished_at, source, agent_run_id, tool_call_id, tool_name, user_id,
-                // branch_id, branch_code, arguments: kept (placeholders for NOT NULL ones).
-                t.serialize_element("")?;
-                t.serialize_element(&fin.finished_at)?;
-                t.serialize_element("")?;
-                t.serialize_element("")?;
-                t.serialize_element(&none)?;
-                t.serialize_element(&none)?;
-                t.serialize_element("")?;
-                t.serialize_element(&none)?;
-                t.serialize_element(&none)?;
-                t.serialize_element(&none)?;
-                t.serialize_element(fin.outcome.as_str())?;
-                t.serialize_element(&fin.message)?;
-                let (doc_id, doc_text_id) = DocumentId::columns(doc.map(|d| &d.id));
-                t.serialize_element(&doc.map(|d| &d.doc_type))?;
-                t.serialize_element(&doc_id)?;
-                t.serialize_element(&doc.map(|d| &d.number))?;
-                // model, prompt_version, step, action_signature, replica_id, surface: kept.
-                for _ in 0..6 {
-                    t.serialize_element(&none)?;
+                for column in COLUMNS {
+                    // Columns the outcome does not set are kept by `DO UPDATE`: only
+                    // placeholders (for `NOT NULL` ones, a value).
+                    match (column.of_final, column.required) {
+                        (Some(get), _) => t.serialize_element(&get(fin))?,
+                        (None, true) => t.serialize_element("")?,
+                        (None, false) => t.serialize_element(&Field::Text(None))?,
+                    }
                 }
-                t.serialize_element(&doc_text_id)?;
-                link_columns(fin.link.as_deref(), &mut t)?;
             }
         }
         t.end()
     }
 }
 
-/// Binds the columns of `row` (in `COLUMNS` order) to `query`.
+/// Binds the columns of `row` (in [`COLUMNS`] order) to `query`.
 fn bind_row<'q>(
-    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
+    mut query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
     row: &NewRow,
 ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
-    let e = &row.entry;
-    let doc = e.document.as_ref();
-    let (doc_id, doc_text_id) = DocumentId::columns(doc.map(|d| &d.id));
+    for column in COLUMNS {
+        query = (column.of_row)(row).bind(query);
+    }
     query
-        .bind(row.at.clone())
-        .bind(row.finished_at.clone())
-        .bind(row.source)
-        .bind(e.agent_run_id.clone())
-        .bind(e.tool_call_id.clone())
-        .bind(e.tool_name.clone())
-        .bind(e.user_id.clone())
-        .bind(e.branch_id)
-        .bind(e.branch_code.clone())
-        .bind(e.arguments.clone())
-        .bind(e.outcome.clone())
-        .bind(e.message.clone())
-        .bind(doc.map(|d| d.doc_type.clone()))
-        .bind(doc_id)
-        .bind(doc.map(|d| d.number.clone()))
-        .bind(e.model.clone())
-        .bind(e.prompt_version.clone())
-        .bind(e.step)
-        .bind(e.action_signature.clone())
-        .bind(row.replica_id.as_deref().map(str::to_string))
-        .bind(e.surface.clone())
-        .bind(doc_text_id)
-        .bind(row.link.as_ref().map(|l| l.chain.to_string()))
-        .bind(row.link.as_ref().map(|l| l.seq))
-        .bind(row.link.as_ref().map(|l| l.hash.clone()))
+}
+
+/// Binds the outcome columns of `fin` to `query`.
+fn bind_final<'q>(
+    mut query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
+    fin: &Final,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+    for (_, get) in on_finish() {
+        query = get(fin).bind(query);
+    }
+    query
 }
 
 /// Applies the final outcomes `fins` (row id, outcome) with one statement (on PostgreSQL,
@@ -402,30 +244,16 @@ pub(crate) async fn finish_many(
     if backend == Backend::Sqlite {
         return sqlite_write(conn, &[], fins).await.map(|_| ());
     }
-    let mut sql = String::from(
-        "UPDATE erp_audit_log SET outcome = v.column2, message = v.column3, \
-         document_type = v.column4, document_id = v.column5, document_number = v.column6, \
-         finished_at = v.column7, document_text_id = v.column8, chain_id = v.column9, \
-         chain_seq = v.column10, chain_hash = v.column11 FROM (VALUES ",
-    );
-    push_tuples(&mut sql, fins.len(), 11);
+    let sets: Vec<String> = on_finish()
+        .enumerate()
+        .map(|(i, (c, _))| format!("{} = v.column{}", c.name, i + 2))
+        .collect();
+    let mut sql = format!("UPDATE erp_audit_log SET {} FROM (VALUES ", sets.join(", "));
+    push_tuples(&mut sql, fins.len(), sets.len() + 1);
     sql.push_str(") AS v WHERE erp_audit_log.id = v.column1");
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
     for (id, fin) in fins {
-        let doc = fin.document.as_ref();
-        let (doc_id, doc_text_id) = DocumentId::columns(doc.map(|d| &d.id));
-        query = query
-            .bind(*id)
-            .bind(fin.outcome.as_str())
-            .bind(fin.message.clone())
-            .bind(doc.map(|d| d.doc_type.clone()))
-            .bind(doc_id)
-            .bind(doc.map(|d| d.number.clone()))
-            .bind(fin.finished_at.clone())
-            .bind(doc_text_id)
-            .bind(fin.link.as_ref().map(|l| l.chain.to_string()))
-            .bind(fin.link.as_ref().map(|l| l.seq))
-            .bind(fin.link.as_ref().map(|l| l.hash.clone()));
+        query = bind_final(query.bind(*id), fin);
     }
     query.execute(&mut *conn).await?;
     Ok(())
@@ -455,44 +283,10 @@ pub(crate) async fn finish<'c, E>(executor: E, id: AuditId, fin: &Final) -> Resu
 where
     E: sqlx::Executor<'c, Database = sqlx::Any>,
 {
-    let document = fin.document.as_ref();
-    let (doc_id, doc_text_id) = DocumentId::columns(document.map(|d| &d.id));
-    sqlx::query(
-        "UPDATE erp_audit_log SET outcome = $1, message = $2, document_type = $3, \
-         document_id = $4, document_number = $5, finished_at = $6, document_text_id = $8, \
-         chain_id = $9, chain_seq = $10, chain_hash = $11 WHERE id = $7",
-    )
-    .bind(fin.outcome.as_str())
-    .bind(fin.message.clone())
-    .bind(document.map(|d| d.doc_type.clone()))
-    .bind(doc_id)
-    .bind(document.map(|d| d.number.clone()))
-    .bind(fin.finished_at.clone())
-    .bind(id)
-    .bind(doc_text_id)
-    .bind(fin.link.as_ref().map(|l| l.chain.to_string()))
-    .bind(fin.link.as_ref().map(|l| l.seq))
-    .bind(fin.link.as_ref().map(|l| l.hash.clone()))
-    .execute(executor)
-    .await?;
-    Ok(())
-}
-
-/// Writes what another system answered (`erp_outcome`, `erp_error`) on the rows of
-/// `fins` that carry it; the audit writer runs it in the batch that finishes them.
-pub(crate) async fn record_erp_answers(
-    conn: &mut sqlx::AnyConnection,
-    fins: &[(AuditId, &Final)],
-) -> Result<(), sqlx::Error> {
-    for (id, fin) in fins {
-        let Some(erp) = &fin.erp else { continue };
-        sqlx::query("UPDATE erp_audit_log SET erp_outcome = $1, erp_error = $2 WHERE id = $3")
-            .bind(erp.outcome.clone())
-            .bind(erp.error.clone())
-            .bind(*id)
-            .execute(&mut *conn)
-            .await?;
-    }
+    bind_final(sqlx::query(FINISH_ONE.as_str()), fin)
+        .bind(id)
+        .execute(executor)
+        .await?;
     Ok(())
 }
 

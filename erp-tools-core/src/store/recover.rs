@@ -105,7 +105,7 @@ pub(super) async fn heartbeat<T>(alive: std::sync::Weak<T>, task: LeaseTask) {
             tracing::debug!(error = %e, "could not prune the rate-limit buckets");
         }
         if task.backend == Backend::Postgres
-            && let Err(e) = super::archive::ensure_partitions(&task.main).await
+            && let Err(e) = super::partitions::ensure_partitions(&task.main).await
         {
             tracing::warn!(error = %e, "could not create the audit log's next partition");
         }
