@@ -410,6 +410,7 @@ mod tests {
             input_schema: optional_header,
             output_schema: || serde_json::json!({"type": "object"}),
             handler: Handler::Read(read),
+            page: None,
         });
         let err = ToolRegistry::builder()
             .module("notes", "Notes. Read only.")

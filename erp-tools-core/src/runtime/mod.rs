@@ -335,7 +335,8 @@ impl ToolRuntime {
             .record_call(
                 &entry
                     .outcome(outcome.as_str())
-                    .message(finished.audit_message.clone().unwrap_or_default()),
+                    .message(finished.audit_message.clone().unwrap_or_default())
+                    .result_tokens(finished.result_tokens),
             )
             .await
             .map_err(internal)?;

@@ -57,6 +57,7 @@ impl NewRow {
         self.entry.outcome = fin.outcome.as_str().to_string();
         self.entry.message = fin.message;
         self.entry.document = fin.document;
+        self.entry.result_tokens = fin.result_tokens;
         self.finished_at = Some(fin.finished_at);
         self.erp = fin.erp;
     }
@@ -89,6 +90,8 @@ pub(crate) struct Final {
     pub erp: Option<Box<ErpAnswer>>,
     /// The row's link in the writer's hash chain, written with the outcome.
     pub link: Option<Box<Link>>,
+    /// The size of the call's result, in estimated tokens.
+    pub result_tokens: Option<i64>,
 }
 
 impl Final {
@@ -105,7 +108,14 @@ impl Final {
             finished_at: now_text(),
             erp: None,
             link: None,
+            result_tokens: None,
         }
+    }
+
+    /// The outcome with the size of the call's result.
+    pub(crate) fn with_result_tokens(mut self, tokens: u32) -> Final {
+        self.result_tokens = Some(i64::from(tokens));
+        self
     }
 }
 
@@ -330,6 +340,11 @@ pub(crate) const COLUMNS: &[Column] = &[
         |r| Field::Text(doc(r).and_then(|d| d.id.as_text())),
         Some(|f| Field::Text(f.document.as_ref().and_then(|d| d.id.as_text()))),
     ),
+    int(column(
+        "result_tokens",
+        |r| Field::Int(r.entry.result_tokens),
+        Some(|f| Field::Int(f.result_tokens)),
+    )),
     unchained(column(
         "chain_id",
         |r| Field::Text(r.link.as_ref().map(|l| &*l.chain)),
@@ -376,14 +391,14 @@ mod tests {
             "at, finished_at, source, agent_run_id, tool_call_id, tool_name, user_id, \
              branch_id, branch_code, arguments, outcome, message, document_type, document_id, \
              document_number, model, prompt_version, step, action_signature, replica_id, \
-             erp_outcome, erp_error, surface, document_text_id"
+             erp_outcome, erp_error, surface, document_text_id, result_tokens"
         );
     }
 
     #[test]
     fn a_finished_row_has_the_values_of_its_end() {
         let mut row = NewRow::test_row();
-        let mut fin = Final::new(Outcome::Ok, Some("done".into()), None);
+        let mut fin = Final::new(Outcome::Ok, Some("done".into()), None).with_result_tokens(120);
         fin.erp = Some(Box::new(ErpAnswer {
             outcome: "created 12".into(),
             error: None,

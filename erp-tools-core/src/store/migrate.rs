@@ -65,6 +65,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0016_document_text_id",
         include_str!("../../migrations/sqlite/0016_document_text_id.sql"),
     ),
+    (
+        "erp_tools/0018_result_tokens",
+        include_str!("../../migrations/sqlite/0018_result_tokens.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -123,6 +127,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0016_document_text_id",
         include_str!("../../migrations/postgres/0016_document_text_id.sql"),
     ),
+    (
+        "erp_tools/0018_result_tokens",
+        include_str!("../../migrations/postgres/0018_result_tokens.sql"),
+    ),
 ];
 
 /// The SQLite migration that drops the main file's audit table after its rows were copied
@@ -157,6 +165,10 @@ pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/audit/0007_document_text_id",
         include_str!("../../migrations/sqlite/audit/0007_document_text_id.sql"),
+    ),
+    (
+        "erp_tools/audit/0009_result_tokens",
+        include_str!("../../migrations/sqlite/audit/0009_result_tokens.sql"),
     ),
 ];
 
