@@ -431,6 +431,17 @@ async fn a_page_shrinks_to_the_budget_and_megabytes_are_refused(t: &TestDb) {
     );
     assert!(big.text.len() < 2_000);
     assert!(serde_json::to_string(&big.structured).unwrap().len() < 4_000);
+
+    // Every finished call's row carries its result's size, in the hash chain.
+    let log = t.db.audit_log(None).await.unwrap();
+    let finished: Vec<_> = log.iter().filter(|r| r.outcome != "attempt").collect();
+    assert!(finished.len() >= pages + 2);
+    for row in &finished {
+        let tokens = row.result_tokens.expect("result_tokens on a finished call");
+        assert!(tokens > 0 && tokens <= i64::from(ResultBudget::DEFAULT_TOKENS), "{tokens}");
+    }
+    let report = t.db.verify_audit_chain(&[]).await.unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
 }
 
 on_both_backends!(a_page_shrinks_to_the_budget_and_megabytes_are_refused);

@@ -34,6 +34,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0014_audit_chain",
             "erp_tools/0015_surface",
             "erp_tools/0016_document_text_id",
+            "erp_tools/0018_result_tokens",
         ]
     );
 
@@ -59,6 +60,7 @@ async fn migrations(t: &TestDb) {
             "erp_tools/0014_audit_chain",
             "erp_tools/0015_surface",
             "erp_tools/0016_document_text_id",
+            "erp_tools/0018_result_tokens",
             "0001_fixture_tables",
             "0002_fixture_seed"
         ]
