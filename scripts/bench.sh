@@ -4,7 +4,8 @@
 #
 #   scripts/bench.sh           the full run: release builds, criterion benchmarks 1-3,
 #                              the concurrency storm, compile time and memory binaries,
-#                              the audit chain's cost and the store at a year's size
+#                              the audit chain's cost, the store at a year's size, and
+#                              pages with sealed cursors and the result budget
 #   ERP_TOOLS_TRYTON=1 scripts/bench.sh   also benchmark 7 (a draft into a real Tryton)
 #   scripts/bench.sh --smoke   compile every benchmark and execute it once with tiny sizes,
 #                              on debug builds (for CI); results in target/bench-results/smoke/
@@ -64,6 +65,8 @@ if [[ $mode == smoke ]]; then
   "$bin/audit_chain" --callers 4 --calls 10 --rounds 1 --drafts --json "$out/audit_chain.json"
   # The growth benchmark at a small size (the full size is the default of a full run).
   "$bin/growth" --audit-rows 5000 --keys 500 --runs 100 --samples 3 --json "$out/growth.json"
+  # Pages and the result budget on a small vendor table (the full run seeds 520 000).
+  "$bin/pages" --vendors 3000 --deep-page 40 --samples 20 --json "$out/pages.json"
   "$bin/report" "$out" > /dev/null
   if [[ ${ERP_TOOLS_TRYTON:-} == 1 ]]; then
     "$bin/tryton_draft" --rounds 2 --warmup 0 | tail -1 > "$out/tryton_draft.json"
@@ -82,6 +85,7 @@ else
   "$bin/audit_chain" --json "$out/audit_chain.json"
   "$bin/audit_chain" --drafts --json "$out/audit_chain_drafts.json"
   "$bin/growth" --json "$out/growth.json"
+  "$bin/pages" --json "$out/pages.json"
   "$bin/report" "$out"
   # Benchmark 7 needs a real Tryton (scripts/tryton/start.sh: Python, PyPI packages).
   if [[ ${ERP_TOOLS_TRYTON:-} == 1 ]]; then

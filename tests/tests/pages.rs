@@ -438,7 +438,10 @@ async fn a_page_shrinks_to_the_budget_and_megabytes_are_refused(t: &TestDb) {
     assert!(finished.len() >= pages + 2);
     for row in &finished {
         let tokens = row.result_tokens.expect("result_tokens on a finished call");
-        assert!(tokens > 0 && tokens <= i64::from(ResultBudget::DEFAULT_TOKENS), "{tokens}");
+        assert!(
+            tokens > 0 && tokens <= i64::from(ResultBudget::DEFAULT_TOKENS),
+            "{tokens}"
+        );
     }
     let report = t.db.verify_audit_chain(&[]).await.unwrap();
     assert!(report.problems.is_empty(), "{:?}", report.problems);
