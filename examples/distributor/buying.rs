@@ -159,7 +159,7 @@ pub async fn get_item_summary(
         number,
     };
     let mut vendor_prices: Vec<PricePoint> = quoted.iter().map(|r| price(r, None)).collect();
-    vendor_prices.sort_by(|a, b| a.price.cmp(&b.price));
+    vendor_prices.sort_by_key(|p| p.price);
     Ok(ItemSummary {
         item_code: args.item_code,
         item_name: item.get(1),
