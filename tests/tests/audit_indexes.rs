@@ -1,5 +1,5 @@
-//! Every query the recovery pass and the chain's writer run on the audit log and the
-//! idempotency keys uses an index (`verify` reads the whole log, in chain order, by design), as the planners say (`EXPLAIN` on PostgreSQL,
+//! Every query the recovery pass, the chain's writer and the review console's Runs page
+//! run on the audit log, its run lines and the idempotency keys uses an index (`verify` reads the whole log, in chain order, by design), as the planners say (`EXPLAIN` on PostgreSQL,
 //! `EXPLAIN QUERY PLAN` on SQLite), on a log of a few thousand rows with statistics.
 
 use erp_tools_core::sqlx::{self, Row};
@@ -72,10 +72,13 @@ async fn the_passes_queries_use_indexes(t: &TestDb) {
     t.db.backfill_audit(rows).await.unwrap();
     t.db.flush_audit().await.unwrap();
     if t.backend() == Backend::Postgres {
-        sqlx::raw_sql("ANALYZE erp_audit_log; ANALYZE erp_idempotency_keys")
-            .execute(t.db.pool())
-            .await
-            .unwrap();
+        sqlx::raw_sql(
+            "ANALYZE erp_audit_log; ANALYZE erp_idempotency_keys; ANALYZE erp_audit_runs; \
+             ANALYZE erp_audit_run_tools",
+        )
+        .execute(t.db.pool())
+        .await
+        .unwrap();
     }
     let chain: String = sqlx::query_scalar("SELECT MIN(chain_id) FROM erp_audit_log")
         .fetch_one(t.db.audit_pool())
@@ -116,10 +119,66 @@ async fn the_passes_queries_use_indexes(t: &TestDb) {
              AND id > 0 AND outcome <> 'attempt' ORDER BY id LIMIT 1000"
                 .to_string(),
         ),
+        (
+            "the Runs page: the runs needing a person, latest first",
+            "erp_audit_runs",
+            "SELECT s.agent_run_id FROM erp_audit_runs s WHERE s.branch_id = 1 \
+             AND s.attention = 1 ORDER BY s.last_id DESC LIMIT 51"
+                .to_string(),
+        ),
+        (
+            "the Runs page: the other runs, latest first",
+            "erp_audit_runs",
+            "SELECT s.agent_run_id FROM erp_audit_runs s WHERE s.branch_id = 1 \
+             AND s.attention = 0 ORDER BY s.last_id DESC LIMIT 51"
+                .to_string(),
+        ),
+        (
+            "the Runs page: a run's first tool",
+            "erp_audit_log",
+            "SELECT l.tool_name FROM erp_audit_log l WHERE l.agent_run_id = 'run-7' \
+             AND l.branch_id = 1 AND l.tool_name IS NOT NULL ORDER BY l.id LIMIT 1"
+                .to_string(),
+        ),
+        (
+            "search: a person's runs",
+            "erp_audit_runs",
+            "SELECT r.agent_run_id FROM erp_audit_runs r WHERE r.branch_id = 1 \
+             AND r.user_id IN ('u-buyer', 'u-2')"
+                .to_string(),
+        ),
+        (
+            "search: a document number",
+            "erp_audit_log",
+            "SELECT x.agent_run_id FROM erp_audit_log x \
+             WHERE x.document_number IN ('PO-2026-0046', 'po-2026-0046') AND x.branch_id = 1"
+                .to_string(),
+        ),
+        (
+            "search: a tool's runs",
+            "erp_audit_run_tools",
+            "SELECT t.agent_run_id FROM erp_audit_run_tools t \
+             WHERE t.tool_name IN ('inventory_get_stock')"
+                .to_string(),
+        ),
+        (
+            "search: a day's runs",
+            "erp_audit_log",
+            "SELECT x.agent_run_id FROM erp_audit_log x WHERE x.at >= '2026-03-02' \
+             AND x.at < '2026-03-03' AND x.branch_id = 1"
+                .to_string(),
+        ),
+        (
+            "search: the branch's people",
+            "erp_audit_runs",
+            "SELECT DISTINCT user_id FROM erp_audit_runs WHERE branch_id = 1 \
+             ORDER BY user_id LIMIT 1000"
+                .to_string(),
+        ),
     ];
     let mut failed = Vec::new();
     for (what, table, sql) in queries {
-        let pool = if table == "erp_audit_log" {
+        let pool = if table.starts_with("erp_audit") {
             t.db.audit_pool()
         } else {
             t.db.pool()

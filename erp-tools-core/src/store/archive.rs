@@ -161,6 +161,7 @@ impl Database {
             // Archived before; on SQLite a deletion stopped half-way is finished.
             if backend == Backend::Sqlite {
                 delete_month(pool, &from, &to).await?;
+                forget_runs(&mut *pool.acquire().await?, &to).await?;
             }
             return Ok(None);
         }
@@ -233,6 +234,7 @@ impl Database {
                          without a partition are in erp_audit_log_default and stay): {e}"
                     ))
                 })?;
+                forget_runs(&mut tx, &to).await?;
                 tx.commit().await?;
             }
             Backend::Sqlite => {
@@ -240,11 +242,30 @@ impl Database {
                 record_archive(&mut conn, &archive, &record).await?;
                 drop(conn);
                 delete_month(pool, &from, &to).await?;
+                forget_runs(&mut *pool.acquire().await?, &to).await?;
             }
         }
         tracing::info!(month = %from, rows, file = %file.display(), "archived a month of the audit log");
         Ok(Some(archive))
     }
+}
+
+/// Removes the Runs page's lines of runs that ended before `to` (all their rows are
+/// archived); a run that went on past it keeps its line, its counts with the archived
+/// rows.
+async fn forget_runs(conn: &mut sqlx::AnyConnection, to: &str) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "DELETE FROM erp_audit_run_tools WHERE agent_run_id IN \
+         (SELECT agent_run_id FROM erp_audit_runs WHERE last_at < $1)",
+    )
+    .bind(to.to_string())
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("DELETE FROM erp_audit_runs WHERE last_at < $1")
+        .bind(to.to_string())
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
 }
 
 async fn record_archive(

@@ -65,10 +65,6 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0016_document_text_id",
         include_str!("../../migrations/sqlite/0016_document_text_id.sql"),
     ),
-    (
-        "erp_tools/0018_result_tokens",
-        include_str!("../../migrations/sqlite/0018_result_tokens.sql"),
-    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -131,6 +127,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0018_result_tokens",
         include_str!("../../migrations/postgres/0018_result_tokens.sql"),
     ),
+    (
+        "erp_tools/0021_run_summaries",
+        include_str!("../../migrations/postgres/0021_run_summaries.sql"),
+    ),
 ];
 
 /// The SQLite migration that drops the main file's audit table after its rows were copied
@@ -169,6 +169,10 @@ pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/audit/0009_result_tokens",
         include_str!("../../migrations/sqlite/audit/0009_result_tokens.sql"),
+    ),
+    (
+        "erp_tools/audit/0012_run_summaries",
+        include_str!("../../migrations/sqlite/audit/0012_run_summaries.sql"),
     ),
 ];
 

@@ -42,6 +42,8 @@ mod retention;
 #[cfg(feature = "review")]
 pub(crate) mod review;
 #[cfg(feature = "review")]
+mod review_runs;
+#[cfg(feature = "review")]
 pub(crate) mod review_sessions;
 mod runs;
 #[cfg(feature = "sqlite")]
