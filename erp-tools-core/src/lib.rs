@@ -142,6 +142,22 @@ pub mod __private_0_1_0 {
         page: Page<T>,
         text: impl Fn(&T) -> Option<String>,
     ) -> ::core::result::Result<HandlerOutput, ToolError> {
-        page.into_output(text)
+        let (items, keys, has_more) = page.into_parts();
+        let lines = items.iter().map(text).collect();
+        let items = items
+            .iter()
+            .map(serde_json::to_value)
+            .collect::<::core::result::Result<Vec<_>, _>>()
+            .map_err(ToolError::internal)?;
+        Ok(HandlerOutput {
+            value: serde_json::Value::Null,
+            text: None,
+            page: Some(crate::tool::handler::PageParts {
+                items,
+                keys,
+                lines,
+                has_more,
+            }),
+        })
     }
 }

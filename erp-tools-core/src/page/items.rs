@@ -2,11 +2,7 @@
 
 use std::borrow::Cow;
 
-use serde::Serialize;
 use serde_json::Value;
-
-use crate::tool::error::ToolError;
-use crate::tool::handler::{HandlerOutput, PageParts};
 
 /// One page of a list: the items, each with the key it was ordered by, and whether more
 /// remain. A read tool that returns `Result<Page<Row>, ToolError>` is a page tool:
@@ -73,31 +69,11 @@ impl<T> Page<T> {
     }
 }
 
-impl<T: Serialize> Page<T> {
-    /// The page as the framework handles it: every item as JSON with its key, and its
-    /// line of text (`text`, the item's [`ModelText`](crate::ModelText) when it has one).
+impl<T> Page<T> {
+    /// The items, their keys, and whether more follow (for the generated handler).
     #[doc(hidden)]
-    pub fn into_output(
-        self,
-        text: impl Fn(&T) -> Option<String>,
-    ) -> Result<HandlerOutput, ToolError> {
-        let items = self
-            .items
-            .iter()
-            .map(serde_json::to_value)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(ToolError::internal)?;
-        let lines = self.items.iter().map(text).collect();
-        Ok(HandlerOutput {
-            value: Value::Null,
-            text: None,
-            page: Some(PageParts {
-                items,
-                keys: self.keys,
-                lines,
-                has_more: self.has_more,
-            }),
-        })
+    pub fn into_parts(self) -> (Vec<T>, Vec<Value>, bool) {
+        (self.items, self.keys, self.has_more)
     }
 }
 

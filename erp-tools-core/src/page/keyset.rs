@@ -1,6 +1,6 @@
 //! [`Keyset`]: the SQL of keyset pagination, the same on SQLite and PostgreSQL.
 
-use super::PageRequest;
+use super::request::PageRequest;
 
 /// The columns a list is ordered by (together unique, e.g. `code`, or `date, id`), all
 /// in one direction; writes the SQL that continues after a [`PageRequest`]'s key.

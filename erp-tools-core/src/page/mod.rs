@@ -55,7 +55,7 @@
 
 mod items;
 mod keyset;
-mod request;
+pub(crate) mod request;
 #[cfg(feature = "runtime")]
 pub(crate) mod seal;
 mod spec;

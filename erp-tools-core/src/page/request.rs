@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::Page;
+use super::items::Page;
 use crate::tool::error::{ToolError, ToolErrorKind};
 
 /// The page a call asked for: how many items, and the key of the last item of the

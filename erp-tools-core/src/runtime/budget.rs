@@ -81,6 +81,13 @@ impl ResultBudget {
     }
 }
 
+/// How results are bounded: the key page cursors are sealed with, and the budget.
+#[derive(Debug)]
+pub(crate) struct ResultRules {
+    pub sealer: crate::page::Sealer,
+    pub budget: ResultBudget,
+}
+
 /// The length of `value` as compact JSON, without building the text.
 pub(crate) fn json_len(value: &Value) -> usize {
     struct Count(usize);

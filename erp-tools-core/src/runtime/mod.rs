@@ -32,6 +32,7 @@ use crate::tool::input::InputAnswers;
 use admit::{Admitted, Check};
 use answer::Finished;
 pub use budget::ResultBudget;
+use budget::ResultRules;
 pub use call::{CallError, CallOutcome, ToolCall};
 use prepare::{Prepared, prepare};
 pub use preview::{Preview, PreviewHook, PreviewKind};
@@ -68,13 +69,6 @@ pub struct ToolRuntime {
     registry: Arc<ToolRegistry>,
     db: Database,
     results: Arc<ResultRules>,
-}
-
-/// How results are bounded: the key page cursors are sealed with, and the budget.
-#[derive(Debug)]
-pub(crate) struct ResultRules {
-    pub sealer: Sealer,
-    pub budget: ResultBudget,
 }
 
 /// How long a page cursor stays valid unless configured: one hour.

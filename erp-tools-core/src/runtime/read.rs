@@ -7,8 +7,8 @@ use futures::FutureExt;
 use serde_json::Value;
 use tracing::Instrument;
 
-use super::ResultRules;
 use super::answer::{Finished, panic_text};
+use super::budget::ResultRules;
 use super::pages;
 use super::row::final_row;
 use crate::audit::{AuditEntry, Outcome};

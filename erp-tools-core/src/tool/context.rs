@@ -7,7 +7,7 @@
 //! and read the branch, user and run from it, which is why argument types may not carry
 //! `branch_id`, `user_id` and the like.
 
-use crate::page::PageRequest;
+use crate::page::request::PageRequest;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
