@@ -12,6 +12,24 @@ pub(crate) const MAX_AUDIT_ARGUMENT_BYTES: usize = 64 * 1024;
 /// How many characters of an oversized payload are kept in its summary.
 const ARGUMENT_PREFIX_CHARS: usize = 2_000;
 
+/// Largest result text of a read call kept in its audit row, in bytes; a longer one is
+/// cut at a character boundary and marked.
+pub(crate) const MAX_AUDIT_RESULT_BYTES: usize = 8 * 1024;
+
+/// `text` cut to at most `max` bytes at a character boundary, with a closing mark saying
+/// how long it was when it was cut.
+pub(crate) fn bounded_text(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mark = format!("\n[… cut: {} bytes in all]", text.len());
+    let mut end = max.saturating_sub(mark.len());
+    while end > 0 && !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{mark}", &text[..end])
+}
+
 /// Outcome of a tool call's row while the handler is running (or if the process died
 /// while it ran).
 pub(crate) const ATTEMPT: &str = "attempt";
@@ -133,6 +151,10 @@ pub struct AuditEntry {
     pub agent_run_id: String,
     /// The protocol's id for the tool call, if the row is about one.
     pub tool_call_id: Option<String>,
+    /// The framework's key of the call the row is about: the same on every row of one
+    /// call, different for every other call of the run, even when two MCP sessions both
+    /// number their requests from 1 (see [`CallKey`](crate::CallKey)).
+    pub call_key: Option<String>,
     /// The tool, if the row is about one.
     pub tool_name: Option<String>,
     /// The person on whose behalf the agent acts.
@@ -149,6 +171,9 @@ pub struct AuditEntry {
     pub outcome: String,
     /// A human-readable explanation (the model-facing error text, a denial reason).
     pub message: Option<String>,
+    /// What a successful read call answered, as the text the model read (at most
+    /// [`AuditEntry::MAX_RESULT_BYTES`]): the data the agent acted on.
+    pub result_text: Option<String>,
     /// The document involved, if any.
     pub document: Option<DocumentRef>,
     /// The model driving the run.
@@ -172,6 +197,8 @@ impl AuditEntry {
     /// Largest argument payload stored verbatim, in bytes of JSON text; larger ones are
     /// replaced by a summary (size, sha256, the first characters).
     pub const MAX_ARGUMENT_BYTES: usize = MAX_AUDIT_ARGUMENT_BYTES;
+    /// Largest read result text kept verbatim, in bytes; a longer one is cut and marked.
+    pub const MAX_RESULT_BYTES: usize = MAX_AUDIT_RESULT_BYTES;
 
     /// A row for `principal` in `agent_run_id` with `outcome` (an outcome or event name).
     /// User, branch, model and prompt version come from the principal.
@@ -183,6 +210,7 @@ impl AuditEntry {
         AuditEntry {
             agent_run_id: agent_run_id.into(),
             tool_call_id: None,
+            call_key: None,
             tool_name: None,
             user_id: principal.user_id().to_string(),
             branch_id: Some(principal.branch_id()),
@@ -190,6 +218,7 @@ impl AuditEntry {
             arguments: None,
             outcome: outcome.into(),
             message: None,
+            result_text: None,
             document: None,
             model: principal.model().map(str::to_string),
             prompt_version: principal.prompt_version().map(str::to_string),
@@ -204,6 +233,18 @@ impl AuditEntry {
     pub fn tool(mut self, tool_name: impl Into<String>, tool_call_id: impl Into<String>) -> Self {
         self.tool_name = Some(tool_name.into());
         self.tool_call_id = Some(tool_call_id.into());
+        self
+    }
+
+    /// The framework's key of the call (see [`CallKey`](crate::CallKey)).
+    pub fn call_key(mut self, key: impl Into<String>) -> Self {
+        self.call_key = Some(key.into());
+        self
+    }
+
+    /// What a read call answered (cut to [`AuditEntry::MAX_RESULT_BYTES`]).
+    pub fn result_text(mut self, text: &str) -> Self {
+        self.result_text = Some(bounded_text(text, MAX_AUDIT_RESULT_BYTES));
         self
     }
 
@@ -284,6 +325,9 @@ pub struct AuditRecord {
     pub agent_run_id: String,
     /// The protocol's id for the tool call.
     pub tool_call_id: Option<String>,
+    /// The framework's key of the call: one per call, on every row of it; `None` on rows
+    /// written before it was kept.
+    pub call_key: Option<String>,
     /// The tool.
     pub tool_name: Option<String>,
     /// The person on whose behalf the agent acted.
@@ -299,6 +343,8 @@ pub struct AuditRecord {
     pub outcome: String,
     /// Explanation: the model-facing error text, a denial reason.
     pub message: Option<String>,
+    /// What a successful read call answered, as the model read it (cut when long).
+    pub result_text: Option<String>,
     /// The document created or replayed.
     pub document: Option<DocumentRef>,
     /// The model driving the run.

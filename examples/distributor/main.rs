@@ -331,8 +331,8 @@ async fn run(cli: Cli) -> Result<(), String> {
             let db = app::open_db(&cli.db).await?;
             let authenticator = authenticator(identity, &db).await?;
             let runtime = with_cursor_key(ToolRuntime::new(registry.clone(), db.clone()))?;
-            let agent = Arc::new(review::agent(registry, db.clone())?);
-            let console = review::console(authenticator.clone(), agent.clone())?;
+            let agent = Arc::new(review::agent(registry.clone(), db.clone())?);
+            let console = review::console(authenticator.clone(), agent.clone(), &registry)?;
             let provider = authenticator.authorization_servers();
             let config = with_request_state_key(
                 HttpConfig::from_authenticator(authenticator)

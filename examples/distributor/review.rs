@@ -248,8 +248,13 @@ pub fn apps(agent: Arc<Agent>, resource: &str) -> Result<McpApps, String> {
         }))
 }
 
-/// The review console, resuming approved runs in this process.
-pub fn console(authenticator: Authenticator, agent: Arc<Agent>) -> Result<axum::Router, String> {
+/// The review console, resuming approved runs in this process; tools named by their
+/// titles in `registry`.
+pub fn console(
+    authenticator: Authenticator,
+    agent: Arc<Agent>,
+    registry: &ToolRegistry,
+) -> Result<axum::Router, String> {
     let queue = agent
         .queue()
         .ok_or("the agent has no approval queue")?
@@ -259,6 +264,7 @@ pub fn console(authenticator: Authenticator, agent: Arc<Agent>) -> Result<axum::
         .mount_path("/review")
         .document_view(purchase_order_view(db))
         .people(person_name)
+        .tool_titles(registry)
         .insecure_http() // the example serves plain http on the loopback address
         .on_approved(move |approval| {
             let agent = agent.clone();

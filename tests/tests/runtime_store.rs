@@ -32,6 +32,7 @@ async fn migrations(t: &TestDb) {
         "erp_tools/0014_audit_chain",
         "erp_tools/0015_surface",
         "erp_tools/0016_document_text_id",
+        "erp_tools/0017_run_story",
     ];
     if t.db.backend() == erp_tools_core::Backend::Postgres {
         // On SQLite the result sizes and the run summaries are migrations of the audit file.

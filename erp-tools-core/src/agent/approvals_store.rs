@@ -22,7 +22,7 @@ use crate::runtime::PreviewHook;
 use crate::runtime::preview::SharedHook;
 use crate::store::approvals::{self as sql, NewApproval, Which};
 use crate::tool::context::Principal;
-use crate::{Database, StoreError};
+use crate::{CallKey, Database, StoreError};
 
 /// How long a pending approval can be decided, unless set with
 /// [`ApprovalQueue::expire_after`]: 24 hours.
@@ -385,11 +385,18 @@ impl ApprovalQueue {
             decided.branch_code.clone(),
         )
         .build();
-        let entry = AuditEntry::new(&owner, decided.run_id.clone(), outcome)
+        // The decision joins the loop's events of the same call: its key needs the step
+        // the run paused at.
+        let step = sql::paused_run(self.db.pool(), decided.id)
+            .await?
+            .and_then(|text| serde_json::from_str::<PausedRun>(&text).ok())
+            .map(|paused| paused.steps);
+        let mut entry = AuditEntry::new(&owner, decided.run_id.clone(), outcome)
             .tool(decided.tool.clone(), decided.call_id.clone())
             .arguments(&decided.arguments)
             .action_signature(decided.signature.clone())
             .message(message);
+        entry.call_key = step.map(|step| CallKey::loop_call(step, &decided.call_id).into_string());
         self.db.record_event(entry).await.map(|_| ())
     }
 }

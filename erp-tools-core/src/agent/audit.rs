@@ -120,6 +120,34 @@ pub trait AuditSink: Send + Sync {
         principal: &'a Principal,
         event: &'a AgentEvent,
     ) -> BoxFuture<'a, Result<(), AuditError>>;
+
+    /// Notes what the run was asked and how it ended, for a person reading its story
+    /// later. The default keeps nothing; the [`Database`](crate::Database) keeps it on
+    /// the run (`erp_agent_runs`), where the review console shows it.
+    fn note_run<'a>(
+        &'a self,
+        principal: &'a Principal,
+        run_id: &'a str,
+        note: RunNote<'a>,
+    ) -> BoxFuture<'a, Result<(), AuditError>> {
+        let _ = (principal, run_id, note);
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// What [`AuditSink::note_run`] keeps about a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunNote<'a> {
+    /// The task the run was given (the person's request).
+    Task(&'a str),
+    /// How the run ended (a [`RunStatus`](super::RunStatus) name such as `done` or
+    /// `awaiting_approval`), with the model's final answer when it gave one.
+    Ended {
+        /// The status name.
+        status: &'a str,
+        /// The final answer, or the reason the run stopped.
+        text: Option<&'a str>,
+    },
 }
 
 /// Keeps events in memory; for tests and for hosts that ship the trail elsewhere.
@@ -171,6 +199,10 @@ impl AuditSink for crate::Database {
             entry.action_signature = event.signature.clone();
             entry.tool_name = event.tool.clone();
             entry.tool_call_id = event.call_id.clone();
+            entry.call_key = event
+                .call_id
+                .as_deref()
+                .map(|id| crate::CallKey::loop_call(event.step, id).into_string());
             if let Some(args) = &event.arguments {
                 entry = entry.arguments(args);
             }
@@ -180,6 +212,21 @@ impl AuditSink for crate::Database {
                 .await
                 .map(|_| ())
                 .map_err(|e| AuditError(e.to_string()))
+        })
+    }
+
+    fn note_run<'a>(
+        &'a self,
+        _principal: &'a Principal,
+        run_id: &'a str,
+        note: RunNote<'a>,
+    ) -> BoxFuture<'a, Result<(), AuditError>> {
+        Box::pin(async move {
+            let done = match note {
+                RunNote::Task(task) => self.note_run_task(run_id, task).await,
+                RunNote::Ended { status, text } => self.note_run_end(run_id, status, text).await,
+            };
+            done.map_err(|e| AuditError(e.to_string()))
         })
     }
 }

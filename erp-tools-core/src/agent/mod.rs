@@ -101,7 +101,7 @@ pub use approvals_store::{
     APPROVAL_GRANTED, APPROVAL_REJECTED, ApprovalQueue, DEFAULT_APPROVAL_TTL, DecisionError,
     StoredResumeError,
 };
-pub use audit::{AgentEvent, AgentEventKind, AuditError, AuditSink, MemoryAuditSink};
+pub use audit::{AgentEvent, AgentEventKind, AuditError, AuditSink, MemoryAuditSink, RunNote};
 pub use budget::{Budget, BudgetScope, SharedLedger, TokenUsage, UsageLedger};
 pub use builder::Agent;
 pub use clock::{Clock, ManualClock, SystemClock};

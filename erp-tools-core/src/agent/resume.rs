@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::approval::Approval;
 use super::approvals_store::{ApprovalQueue, StoredResumeError};
-use super::audit::{AgentEventKind, AuditError};
+use super::audit::{AgentEventKind, AuditError, RunNote};
 use super::builder::Agent;
 use super::model::Model;
 use super::outcome::{PausedRun, ResumeError, RunOutcome, RunStatus};
@@ -186,22 +186,47 @@ impl Agent {
         self.keep_pending(principal, outcome).await
     }
 
-    /// Stores `outcome`'s pending action if the run paused and a queue is set.
+    /// Stores `outcome`'s pending action if the run paused and a queue is set, and notes
+    /// how the run ended in the audit sinks.
     pub(super) async fn keep_pending(
         &self,
         principal: &Principal,
         mut outcome: RunOutcome,
     ) -> RunOutcome {
-        let (Some(queue), Some(paused)) = (&self.queue, outcome.paused()) else {
-            return outcome;
-        };
-        let limits = self.limits_text(&paused.pending.tool);
-        if let Err(e) = queue.keep(&paused, principal.branch_code(), limits).await {
-            outcome.status = RunStatus::Aborted {
-                reason: format!("the pending action could not be stored for approval: {e}"),
-            };
+        if let (Some(queue), Some(paused)) = (&self.queue, outcome.paused()) {
+            let limits = self.limits_text(&paused.pending.tool);
+            if let Err(e) = queue.keep(&paused, principal.branch_code(), limits).await {
+                outcome.status = RunStatus::Aborted {
+                    reason: format!("the pending action could not be stored for approval: {e}"),
+                };
+            }
         }
+        let text = match &outcome.status {
+            RunStatus::Done { answer } => Some(answer.clone()),
+            RunStatus::Aborted { reason } => Some(reason.clone()),
+            RunStatus::AwaitingApproval { action, .. } => Some(action.reason.clone()),
+            RunStatus::AwaitingInput { input, .. } => Some(input.question.clone()),
+            RunStatus::NoProgress { .. } | RunStatus::BudgetExhausted { .. } => {
+                outcome.audit.iter().rev().find_map(|e| e.detail.clone())
+            }
+            RunStatus::StepLimit | RunStatus::Timeout => None,
+        };
+        let note = RunNote::Ended {
+            status: outcome.status.as_str(),
+            text: text.as_deref(),
+        };
+        self.note_run(principal, &outcome.run_id, note).await;
         outcome
+    }
+
+    /// Notes `note` about `run_id` in every audit sink. A failure is logged: the run's
+    /// story lacks it, the run itself is not affected.
+    pub(super) async fn note_run(&self, principal: &Principal, run_id: &str, note: RunNote<'_>) {
+        for sink in &self.sinks {
+            if let Err(e) = sink.note_run(principal, run_id, note).await {
+                tracing::warn!(error = %e, run_id, "could not note the run's task or ending");
+            }
+        }
     }
 
     /// The hard limits on `tool`, the tool's own and this policy's, as a reviewer reads

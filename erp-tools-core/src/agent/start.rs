@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::audit::AgentEventKind;
+use super::audit::{AgentEventKind, RunNote};
 use super::builder::Agent;
 use super::model::{Message, Model};
 use super::outcome::{RunOutcome, RunRequest, RunStatus};
@@ -52,13 +52,17 @@ impl Agent {
                 content: self.system_message_for(principal),
             },
             Message::User {
-                content: request.task,
+                content: request.task.clone(),
             },
         ];
         let mut st = State::new(run_id, history, approvals, self.clock.now());
         let status = match self.refused_run(principal, &mut st, chosen).await {
             Some(status) => status,
-            None => self.drive(principal, model, &mut st).await,
+            None => {
+                let task = RunNote::Task(&request.task);
+                self.note_run(principal, &st.run_id, task).await;
+                self.drive(principal, model, &mut st).await
+            }
         };
         let outcome = st.finish(principal, status, self.clock.as_ref());
         self.keep_pending(principal, outcome).await

@@ -50,6 +50,9 @@ impl Agent {
             &limits,
             &crate::telemetry::CallTrace::default(),
         );
+        // The loop's key of the call: the same on the runtime's row and the loop's events,
+        // in this process and in the one that resumes the run.
+        prepared.entry.call_key = Some(crate::CallKey::loop_call(st.steps, call_id).into_string());
         // A tool's question pauses the run for a person: not an error of the call.
         prepared.answering.question = crate::telemetry::QuestionForm::Asked;
         // Sign the arguments as the runtime will execute them (normalised), so key order

@@ -357,10 +357,14 @@ impl ErpMcpServer {
         let mut progress = Forwarder::of(&context, &request);
         let sink = progress.as_ref().map(Forwarder::sink);
         let asking = Asking::of(&context);
+        // One key for every row of this call, however many questions it asks: the
+        // JSON-RPC id alone restarts at 1 in every session.
+        let key = crate::CallKey::fresh().into_string();
         // `rounds`: the questions already put to the client by `elicitation/create`.
         let prepare = |rounds: usize| {
             let mut prepared =
                 edge.in_scope(|| runtime.prepare_traced(&caller.principal, call.clone(), &trace));
+            prepared.entry.call_key = Some(key.clone());
             prepared.progress = sink.clone();
             prepared.answering.question = asking.question_form(rounds);
             prepared

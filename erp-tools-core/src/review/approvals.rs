@@ -13,9 +13,10 @@ use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::changes;
 use super::config::REVIEW_APPROVE;
 use super::document::group;
-use super::pages::{Console, Reviewer};
+use super::pages::{Console, NEUTRAL_NOTICE, Reviewer};
 use super::render::when;
 use super::session::same_secret;
 use crate::agent::{ApprovalStatus, DecisionError, StoredApproval, value_at};
@@ -61,7 +62,7 @@ fn preview_view(c: &Console, p: &Preview) -> Value {
 /// An approval as the templates show it.
 pub(super) fn approval_view(c: &Console, a: &StoredApproval) -> Value {
     json!({
-        "id": a.id, "tool": a.tool, "run_id": a.run_id, "href": c.run_href(&a.run_id),
+        "id": a.id, "tool": c.tool(&a.tool), "run_id": a.run_id, "href": c.run_href(&a.run_id),
         "call_id": a.call_id,
         "arguments": serde_json::to_string_pretty(&a.arguments).unwrap_or_default(),
         "signature": a.signature, "reason": a.reason, "limits": limits(a),
@@ -75,7 +76,22 @@ pub(super) fn approval_view(c: &Console, a: &StoredApproval) -> Value {
         "preview": a.preview.as_ref().map(|p| preview_view(c, p)),
         "approve_href": format!("{}/approvals/{}/approve", c.base(), a.id),
         "reject_href": format!("{}/approvals/{}/reject", c.base(), a.id),
+        "state": changes::state(a, None), "diff": null, "replaced": null, "repeats": [],
     })
+}
+
+/// [`approval_view`] with what `all` (approvals of its run, or the page's) says about it:
+/// the approval that replaced it, and what changed since the approval it replaces.
+pub(super) fn approval_in(c: &Console, a: &StoredApproval, all: &[StoredApproval]) -> Value {
+    let mut v = approval_view(c, a);
+    v["state"] = changes::state(a, changes::successor(a, all));
+    if let Some(before) = changes::predecessor(a, all) {
+        v["replaced"] = json!({ "id": before.id, "decided_by": before.decided_by.as_deref().map(|p| c.person(p)) });
+        if let (Some(old), Some(new)) = (&before.preview, &a.preview) {
+            v["diff"] = json!(changes::diff(c, old, new));
+        }
+    }
+    v
 }
 
 /// `GET /approvals`: pending actions with their forms, then the latest decisions.
@@ -92,15 +108,26 @@ pub(super) async fn approvals(
         (Err(e), _) | (_, Err(e)) => return c.store_failed(&session, e),
     };
     let me = session.principal.user_id();
-    let pending: Vec<Value> = pending
-        .iter()
-        .map(|a| {
-            let mut v = approval_view(&c, a);
-            v["own"] = json!(a.user_id == me);
-            v
-        })
-        .collect();
-    let decided: Vec<Value> = decided.iter().map(|a| approval_view(&c, a)).collect();
+    let pool = c.read_pool().await;
+    let mut shown = Vec::new();
+    for a in &pending {
+        // The run's approvals: the one this replaces, if the run paused again.
+        let run = match c.config.queue.for_run(branch, &a.run_id).await {
+            Ok(run) => run,
+            Err(e) => return c.store_failed(&session, e),
+        };
+        let mut v = approval_in(&c, a, &run);
+        v["own"] = json!(a.user_id == me);
+        v["repeats"] = match changes::repeats(&c, &pool, branch, a).await {
+            Ok(r) => json!(r),
+            Err(e) => return c.store_failed(&session, e),
+        };
+        shown.push(v);
+    }
+    let mut all = decided.clone();
+    all.extend(pending);
+    let pending = shown;
+    let decided: Vec<Value> = decided.iter().map(|a| approval_in(&c, a, &all)).collect();
     c.render(
         &session,
         "approvals.html",
@@ -198,6 +225,24 @@ async fn decide(
             Ok(text) => notice.push_str(&format!(" {text}")),
             Err(e) => notice.push_str(&format!(" Resuming the run failed: {e}")),
         }
+    }
+    // Nothing was created when the run paused again on the same call (the document
+    // differed from the approved preview): said so, in a neutral banner.
+    if decided.status == ApprovalStatus::Approved
+        && let Ok(run) = queue.for_run(reviewer.branch_id(), &decided.run_id).await
+        && let Some(next) = changes::successor(&decided, &run)
+    {
+        notice = format!(
+            "{NEUTRAL_NOTICE}Approval {} was approved by you, but nothing was created: the \
+             document differed from the preview you approved when the action ran. It waits \
+             again as approval {} with the new preview; compare and decide. {}",
+            decided.id,
+            next.id,
+            notice
+                .split_once(" by you. ")
+                .map(|(_, rest)| rest)
+                .unwrap_or_default()
+        );
     }
     c.sessions.notify(&headers, notice).await;
     Redirect::to(&c.run_href(&decided.run_id)).into_response()

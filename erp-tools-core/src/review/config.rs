@@ -37,6 +37,7 @@ pub struct ReviewConfig {
     pub(super) views: Vec<DocumentView>,
     pub(super) people: Option<PeopleFn>,
     pub(super) origins: Vec<String>,
+    pub(super) titles: std::collections::HashMap<String, String>,
 }
 
 pub use crate::agent::PeopleFn;
@@ -71,6 +72,7 @@ impl ReviewConfig {
             views: Vec::new(),
             people: None,
             origins: Vec::new(),
+            titles: std::collections::HashMap::new(),
         }
     }
 
@@ -102,6 +104,23 @@ impl ReviewConfig {
         self.origins
             .push(origin.into().trim_end_matches('/').to_string());
         self
+    }
+
+    /// Names tools by the titles of `registry`'s tools ("Create purchase order draft"),
+    /// with the tool's name beside them. Without it, tools are shown by name.
+    pub fn tool_titles(mut self, registry: &crate::ToolRegistry) -> Self {
+        self.titles = registry
+            .tools()
+            .iter()
+            .map(|t| (t.name().to_string(), t.def.title().to_string()))
+            .filter(|(_, title)| !title.is_empty())
+            .collect();
+        self
+    }
+
+    /// The title of tool `name`, when [`tool_titles`](Self::tool_titles) named it.
+    pub(super) fn title_of(&self, name: &str) -> Option<&str> {
+        self.titles.get(name).map(String::as_str)
     }
 
     pub(super) fn view(&self, doc_type: &str) -> Option<&DocumentView> {

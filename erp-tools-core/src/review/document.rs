@@ -221,6 +221,34 @@ impl DocumentView {
         })
     }
 
+    /// What makes two documents of this type the same order for a person: the
+    /// counterparty and the lines' text and quantity columns (not prices), lines sorted.
+    /// `None` without a counterparty or lines.
+    pub(super) fn identity(&self, doc: &Value) -> Option<(String, Vec<Vec<String>>)> {
+        let vendor = text_of(doc.pointer(self.vendor.as_deref()?)?);
+        let mut lines: Vec<Vec<String>> = doc
+            .pointer(self.lines.as_deref()?)?
+            .as_array()?
+            .iter()
+            .map(|line| {
+                self.columns
+                    .iter()
+                    .filter(|c| c.format != Format::Money)
+                    .map(|c| {
+                        let v = line.pointer(&c.pointer).map(text_of).unwrap_or_default();
+                        // 20, "20" and "20.00" are the same quantity.
+                        match v.parse::<rust_decimal::Decimal>() {
+                            Ok(d) => d.normalize().to_string(),
+                            Err(_) => v,
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        lines.sort();
+        (!vendor.is_empty() && !lines.is_empty()).then_some((vendor, lines))
+    }
+
     /// `doc` as the templates show it: header, columns, lines, total, status.
     pub(super) fn render(&self, doc: &Value) -> Value {
         let currency = self.currency_of(doc);

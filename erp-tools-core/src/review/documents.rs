@@ -113,7 +113,7 @@ pub(super) async fn document(
             "json": current.as_ref().and_then(|d| serde_json::to_string_pretty(d).ok()),
             "erp_href": view.and_then(|v| v.erp_href(&stored.document_id, &number)),
             "run_id": stored.run_id, "run_href": c.run_href(&stored.run_id),
-            "tool": stored.tool, "person": c.person(&stored.user_id),
+            "tool": c.tool(&stored.tool), "person": c.person(&stored.user_id),
             "at": when(&stored.created_at),
         }),
     )

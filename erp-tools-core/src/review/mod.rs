@@ -53,6 +53,7 @@
 
 mod approvals;
 mod auth;
+mod changes;
 mod config;
 mod document;
 mod documents;

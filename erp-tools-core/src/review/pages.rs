@@ -18,6 +18,9 @@ use super::session::{Session, Sessions};
 use crate::audit::time_text;
 use crate::store::review::{self as sql, RunFilter, RunSearch};
 
+/// The mark a stored notice starts with when it reports that nothing was done.
+pub(super) const NEUTRAL_NOTICE: &str = "\u{1}neutral\u{1}";
+
 /// The session of a request's reviewer; a request without a live session is sent to the
 /// sign-in page, which returns to the page asked for.
 pub(super) struct Reviewer(pub Session);
@@ -136,7 +139,17 @@ impl Console {
         if let Value::Object(map) = &mut context {
             map.insert("base".into(), json!(self.base()));
             map.insert("csrf".into(), json!(session.csrf));
-            map.insert("notice".into(), json!(session.notice));
+            // A notice that reports nothing done (the run paused again) is kept with a
+            // leading mark and shown in a neutral colour, not the green of success.
+            let (notice, neutral) = match session.notice.as_deref() {
+                Some(n) => match n.strip_prefix(NEUTRAL_NOTICE) {
+                    Some(rest) => (Some(rest), true),
+                    None => (Some(n), false),
+                },
+                None => (None, false),
+            };
+            map.insert("notice".into(), json!(notice));
+            map.insert("notice_neutral".into(), json!(neutral));
             map.insert(
                 "me".into(),
                 json!({
@@ -153,6 +166,35 @@ impl Console {
     /// and id.
     pub(super) fn person(&self, user: &str) -> Value {
         json!({ "id": user, "name": self.config.name_of(user).unwrap_or_else(|| format!("user {user}")) })
+    }
+
+    /// A tool as the templates show it: its title (when the application named the
+    /// titles) and its name.
+    pub(super) fn tool(&self, name: &str) -> Value {
+        json!({ "name": name, "title": self.config.title_of(name).unwrap_or(name) })
+    }
+
+    /// A message the framework wrote naming a person by id (`approved by 21`, `rejected
+    /// by 21: why`), with the person named instead.
+    pub(super) fn named_message(&self, message: &str) -> String {
+        for lead in ["approved by ", "rejected by "] {
+            if let Some(rest) = message.strip_prefix(lead) {
+                let end = rest.find([':', ' ', ';']).unwrap_or(rest.len());
+                let (id, tail) = rest.split_at(end);
+                if let Some(name) = self.config.name_of(id) {
+                    return format!("{lead}{name}{tail}");
+                }
+            }
+        }
+        message.to_string()
+    }
+
+    /// The name of a run whose first tool is `first_tool`, the same on every page.
+    pub(super) fn run_name(&self, first_tool: &str) -> String {
+        self.config
+            .title_of(first_tool)
+            .unwrap_or(first_tool)
+            .to_string()
     }
 
     pub(super) fn run_href(&self, run_id: &str) -> String {
@@ -270,6 +312,17 @@ pub(super) async fn runs(
             Err(e) => return c.store_failed(&session, e),
         }
     }
+    if !query.is_empty() {
+        let needle = query.to_lowercase();
+        search.tools = c
+            .config
+            .titles
+            .iter()
+            .filter(|(_, title)| title.to_lowercase().contains(&needle))
+            .map(|(name, _)| name.clone())
+            .take(20)
+            .collect();
+    }
     let lines = sql::runs(
         &pool,
         branch,
@@ -302,7 +355,8 @@ pub(super) async fn runs(
         .map(|l| {
             json!({
                 "href": c.run_href(&l.run_id), "run_id": l.run_id,
-                "title": l.first_tool.clone().unwrap_or_else(|| "run".into()),
+                "title": l.first_tool.as_deref().map_or_else(|| "run".into(), |t| c.run_name(t)),
+                "tool": l.first_tool,
                 "person": c.person(&l.user_id), "branch": l.branch_code,
                 "first": when(&l.first_at), "last": when(&l.last_at),
                 "last_event": l.last_event.replace('_', " "),

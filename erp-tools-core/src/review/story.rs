@@ -3,6 +3,7 @@
 //! call (the answer, a brake).
 
 use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
@@ -10,7 +11,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::approvals::approval_view;
+use super::approvals::approval_in;
 use super::pages::{Console, Reviewer};
 use super::render::{pretty_json, short_surface, when};
 use crate::audit::AuditRecord;
@@ -30,7 +31,8 @@ fn event(c: &Console, r: &AuditRecord) -> Value {
     json!({
         "id": r.id, "at": when(&r.at), "source": r.source, "step": r.step,
         "outcome": r.outcome.replace('_', " "), "flag": flag(&r.outcome),
-        "message": r.message, "replayed": r.outcome == "replayed",
+        "message": r.message.as_deref().map(|m| c.named_message(m)),
+        "replayed": r.outcome == "replayed",
         "person": c.person(&r.user_id),
         "document": r.document.as_ref().map(|d| json!({
             "label": format!("{} {}", d.doc_type.replace('_', " "), d.number),
@@ -72,68 +74,16 @@ pub(super) async fn run(
         Err(e) => return c.store_failed(&session, e),
     };
 
-    // One card per call id, in the order calls began; loop events outside a call each
-    // get their own.
-    let mut cards: Vec<Value> = Vec::new();
-    let mut by_call: HashMap<String, usize> = HashMap::new();
-    for r in &records {
-        let at = match &r.tool_call_id {
-            Some(id) if !id.is_empty() => *by_call.entry(id.clone()).or_insert_with(|| {
-                cards.push(json!({
-                    "kind": "call", "call_id": id, "tool": r.tool_name, "step": r.step,
-                    "arguments": null, "events": [], "result": null, "flag": null,
-                }));
-                cards.len() - 1
-            }),
-            _ => {
-                cards.push(json!({
-                    "kind": "event", "tool": null, "events": [], "flag": null,
-                    "title": r.outcome.replace('_', " "), "arguments": null, "result": null,
-                    "step": r.step,
-                }));
-                cards.len() - 1
-            }
-        };
-        let card = &mut cards[at];
-        if card["arguments"].is_null()
-            && let Some(args) = &r.arguments
-        {
-            card["arguments"] = json!(pretty_json(args));
-        }
-        if card["tool"].is_null() && r.tool_name.is_some() {
-            card["tool"] = json!(r.tool_name);
-        }
-        if let Some(f) = flag(&r.outcome)
-            && (card["flag"].is_null() || f == "denied")
-        {
-            card["flag"] = json!(f);
-        }
-        if let Some(doc) = &r.document
-            && card["result"].is_null()
-            && let Some(d) = documents.iter().find(|d| d.number == doc.number)
-        {
-            card["result"] = json!({
-                "text": d.response_text.clone().or_else(|| d.response.as_ref().map(|_| {
-                    c.config.view(&d.document_type).map_or_else(
-                        || format!("{} {} was drafted.", d.document_type.replace('_', " "), d.number),
-                        |v| format!("{} {} was drafted.", v.title, d.number),
-                    )
-                })),
-                "structured": d.response.as_ref().and_then(|v| serde_json::to_string_pretty(v).ok()),
-                "href": c.document_href(&d.document_type, &d.number),
-                "label": format!("{} {}", d.document_type.replace('_', " "), d.number),
-            });
-        }
-        let ev = event(&c, r);
-        if let Value::Array(events) = &mut card["events"] {
-            events.push(ev);
-        }
-    }
+    let cards = cards(&c, &records, &documents);
     let first = &records[0];
     let title = records
         .iter()
-        .find_map(|r| r.tool_name.clone())
-        .unwrap_or_else(|| "run".into());
+        .find_map(|r| r.tool_name.as_deref())
+        .map_or_else(|| "run".into(), |t| c.run_name(t));
+    let story = match sql::story(&pool, &run_id).await {
+        Ok(s) => s,
+        Err(e) => return c.store_failed(&session, e),
+    };
     let models: std::collections::BTreeSet<&str> =
         records.iter().filter_map(|r| r.model.as_deref()).collect();
     let prompts: std::collections::BTreeSet<&str> = records
@@ -151,7 +101,10 @@ pub(super) async fn run(
         .iter()
         .map(|s| json!({"short": short_surface(s), "full": s}))
         .collect();
-    let approvals: Vec<Value> = approvals.iter().map(|a| approval_view(&c, a)).collect();
+    let approvals: Vec<Value> = approvals
+        .iter()
+        .map(|a| approval_in(&c, a, &approvals))
+        .collect();
     c.render(
         &session,
         "run.html",
@@ -162,6 +115,118 @@ pub(super) async fn run(
             "models": models.into_iter().collect::<Vec<_>>(),
             "prompts": prompts.into_iter().collect::<Vec<_>>(),
             "rows": records.len(), "surfaces": surfaces,
+            "sessions": sessions(&records),
+            "task": story.task,
+            "ending": story.ended_status.as_deref().map(|status| json!({
+                "status": status.replace('_', " "), "done": status == "done",
+                "text": story.answer, "at": story.ended_at.as_deref().map(when),
+            })),
         }),
     )
+}
+
+/// The key a row is grouped by: its call key; on rows written before call keys were
+/// kept, a loop event's call id, a runtime row its own card.
+fn group_key(r: &AuditRecord) -> Option<String> {
+    if let Some(key) = r.call_key.as_deref().filter(|k| !k.is_empty()) {
+        return Some(key.to_string());
+    }
+    match r.tool_call_id.as_deref().filter(|id| !id.is_empty()) {
+        Some(id) if r.source != crate::audit::SOURCE_RUNTIME => Some(format!("id:{id}")),
+        Some(_) => Some(format!("row:{}", r.id)),
+        None => None,
+    }
+}
+
+/// How many MCP calls of the run came from calls numbered alike (a JSON-RPC id that
+/// repeats: another session, a reconnection): said on the page, so a reviewer knows the
+/// cards are per call, not per id.
+fn sessions(records: &[AuditRecord]) -> usize {
+    let mut by_id: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for r in records
+        .iter()
+        .filter(|r| r.source == crate::audit::SOURCE_RUNTIME)
+    {
+        if let (Some(id), Some(key)) = (r.tool_call_id.as_deref(), r.call_key.as_deref()) {
+            by_id.entry(id).or_default().insert(key);
+        }
+    }
+    by_id.values().map(HashSet::len).max().unwrap_or(0)
+}
+
+/// The run's cards: one per call (by [`group_key`]), in the order calls began, each with
+/// its own arguments, events, and result; loop events outside a call each get their own.
+fn cards(c: &Console, records: &[AuditRecord], documents: &[sql::DraftedDocument]) -> Vec<Value> {
+    let mut cards: Vec<Value> = Vec::new();
+    let mut by_call: HashMap<String, usize> = HashMap::new();
+    for r in records {
+        let at = match group_key(r) {
+            Some(key) => *by_call.entry(key).or_insert_with(|| {
+                cards.push(json!({
+                    "kind": "call", "tool": null, "step": r.step, "arguments": null,
+                    "events": [], "result": null, "read": null, "flag": null,
+                    "call_id": r.tool_call_id, "source": r.source,
+                }));
+                cards.len() - 1
+            }),
+            None => {
+                cards.push(json!({
+                    "kind": "event", "tool": null, "events": [], "flag": null,
+                    "title": r.outcome.replace('_', " "), "arguments": null, "result": null,
+                    "read": null, "step": r.step,
+                }));
+                cards.len() - 1
+            }
+        };
+        let card = &mut cards[at];
+        if card["arguments"].is_null()
+            && let Some(args) = &r.arguments
+        {
+            card["arguments"] = json!(pretty_json(args));
+        }
+        if card["tool"].is_null()
+            && let Some(name) = &r.tool_name
+        {
+            card["tool"] = c.tool(name);
+        }
+        if card["step"].is_null() && r.step.is_some() {
+            card["step"] = json!(r.step);
+        }
+        if let Some(f) = flag(&r.outcome)
+            && (card["flag"].is_null() || f == "denied")
+        {
+            card["flag"] = json!(f);
+        }
+        if let Some(text) = r.result_text.as_deref().filter(|t| !t.is_empty())
+            && card["read"].is_null()
+        {
+            card["read"] = json!(text);
+        }
+        if let Some(doc) = &r.document
+            && card["result"].is_null()
+            && let Some(d) = documents.iter().find(|d| d.number == doc.number)
+        {
+            card["result"] = drafted(c, d);
+        }
+        let ev = event(c, r);
+        if let Value::Array(events) = &mut card["events"] {
+            events.push(ev);
+        }
+    }
+    cards
+}
+
+/// A drafted document's result as the card shows it.
+fn drafted(c: &Console, d: &sql::DraftedDocument) -> Value {
+    json!({
+        "text": d.response_text.clone().or_else(|| d.response.as_ref().map(|_| {
+            c.config.view(&d.document_type).map_or_else(
+                || format!("{} {} was drafted.", d.document_type.replace('_', " "), d.number),
+                |v| format!("{} {} was drafted.", v.title, d.number),
+            )
+        })),
+        "structured": d.response.as_ref().and_then(|v| serde_json::to_string_pretty(v).ok()),
+        "href": c.document_href(&d.document_type, &d.number),
+        "label": format!("{} {}", d.document_type.replace('_', " "), d.number),
+    })
 }

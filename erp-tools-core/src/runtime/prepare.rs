@@ -6,6 +6,7 @@
 
 use super::admit::{self, Admitted, Refused};
 use super::call::{CallError, CallOutcome, ToolCall};
+use super::call_key::CallKey;
 use super::limits::{self, LimitCheck};
 use super::run_id::{self, BadRunId};
 use crate::audit::{AuditEntry, Outcome};
@@ -94,7 +95,8 @@ pub(crate) fn prepare<'r>(
             limits::bounded(&call.name, limits::MAX_TOOL_NAME_BYTES),
             limits::bounded(&call.tool_call_id, limits::MAX_TOOL_CALL_ID_BYTES),
         )
-        .arguments(&call.arguments);
+        .arguments(&call.arguments)
+        .call_key(CallKey::fresh().into_string());
     let admission = span.in_scope(|| {
         let _admission = tracing::info_span!("erp_tools.admission").entered();
         admit::admit(

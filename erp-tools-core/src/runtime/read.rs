@@ -42,13 +42,13 @@ pub(crate) async fn run_audited(
     let read = db.read_db();
     let mut call = std::pin::pin!(run(handler, ctx, &read, args, shape));
     if let Some(finished) = call.as_mut().now_or_never() {
-        db.record_ended_call(entry, final_row(&finished)).await?;
+        db.record_ended_call(entry, read_row(&finished)).await?;
         return Ok(finished);
     }
     let pending = db.queue_attempt(entry).await?;
     let finished = call.await;
     let durable = tracing::info_span!("erp_tools.audit_durable");
-    match pending.complete_in_queue(final_row(&finished)) {
+    match pending.complete_in_queue(read_row(&finished)) {
         Ok(()) => {
             pending.durable().instrument(durable).await?;
         }
@@ -60,6 +60,16 @@ pub(crate) async fn run_audited(
         }
     }
     Ok(finished)
+}
+
+/// A read call's final row: a successful one keeps what it answered, the text the model
+/// reads, so a person sees what the agent acted on.
+fn read_row(finished: &Finished) -> crate::store::Final {
+    let row = final_row(finished);
+    match finished.outcome.outcome {
+        Outcome::Ok => row.with_result(&finished.outcome.text),
+        _ => row,
+    }
 }
 
 /// How a read call's result is shaped: the runtime's cursor key and budget, the tool's

@@ -57,6 +57,7 @@ impl NewRow {
         self.entry.outcome = fin.outcome.as_str().to_string();
         self.entry.message = fin.message;
         self.entry.document = fin.document;
+        self.entry.result_text = fin.result_text;
         self.entry.result_tokens = fin.result_tokens;
         self.finished_at = Some(fin.finished_at);
         self.erp = fin.erp;
@@ -90,11 +91,23 @@ pub(crate) struct Final {
     pub erp: Option<Box<ErpAnswer>>,
     /// The row's link in the writer's hash chain, written with the outcome.
     pub link: Option<Box<Link>>,
+    /// What a successful read call answered (cut to
+    /// [`AuditEntry::MAX_RESULT_BYTES`]).
+    pub result_text: Option<String>,
     /// The size of the call's result, in estimated tokens.
     pub result_tokens: Option<i64>,
 }
 
 impl Final {
+    /// With what a read call answered, cut to [`AuditEntry::MAX_RESULT_BYTES`].
+    pub(crate) fn with_result(mut self, text: &str) -> Final {
+        self.result_text = Some(crate::audit::bounded_text(
+            text,
+            AuditEntry::MAX_RESULT_BYTES,
+        ));
+        self
+    }
+
     /// The outcome of a call that ends now.
     pub(crate) fn new(
         outcome: Outcome,
@@ -108,6 +121,7 @@ impl Final {
             finished_at: now_text(),
             erp: None,
             link: None,
+            result_text: None,
             result_tokens: None,
         }
     }
@@ -340,6 +354,18 @@ pub(crate) const COLUMNS: &[Column] = &[
         |r| Field::Text(doc(r).and_then(|d| d.id.as_text())),
         Some(|f| Field::Text(f.document.as_ref().and_then(|d| d.id.as_text()))),
     ),
+    // Added after the first links were written: hashed only when set (see
+    // `CHAIN_V1_COLUMNS`), so those links still verify.
+    column(
+        "call_key",
+        |r| Field::Text(r.entry.call_key.as_deref()),
+        None,
+    ),
+    column(
+        "result_text",
+        |r| Field::Text(r.entry.result_text.as_deref()),
+        Some(|f| Field::Text(f.result_text.as_deref())),
+    ),
     int(column(
         "result_tokens",
         |r| Field::Int(r.entry.result_tokens),
@@ -361,6 +387,11 @@ pub(crate) const COLUMNS: &[Column] = &[
         Some(|f| Field::Text(f.link.as_ref().map(|l| l.hash.as_str()))),
     )),
 ];
+
+/// How many chained columns the first links hashed (up to `document_text_id`). A chained
+/// column after them adds nothing to a link's hash while it is NULL, and its position and
+/// value when set: a row written before the column existed hashes as it did then.
+pub(crate) const CHAIN_V1_COLUMNS: usize = 24;
 
 /// The names of `columns`, comma-separated.
 pub(crate) fn names<'c>(columns: impl Iterator<Item = &'c Column>) -> String {
@@ -391,14 +422,17 @@ mod tests {
             "at, finished_at, source, agent_run_id, tool_call_id, tool_name, user_id, \
              branch_id, branch_code, arguments, outcome, message, document_type, document_id, \
              document_number, model, prompt_version, step, action_signature, replica_id, \
-             erp_outcome, erp_error, surface, document_text_id, result_tokens"
+             erp_outcome, erp_error, surface, document_text_id, call_key, result_text, result_tokens"
         );
+        assert_eq!(chained().count(), CHAIN_V1_COLUMNS + 3);
     }
 
     #[test]
     fn a_finished_row_has_the_values_of_its_end() {
         let mut row = NewRow::test_row();
-        let mut fin = Final::new(Outcome::Ok, Some("done".into()), None).with_result_tokens(120);
+        let mut fin = Final::new(Outcome::Ok, Some("done".into()), None)
+            .with_result("stock: 4")
+            .with_result_tokens(120);
         fin.erp = Some(Box::new(ErpAnswer {
             outcome: "created 12".into(),
             error: None,

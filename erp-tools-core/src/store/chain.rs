@@ -43,7 +43,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 use sqlx::Row;
 
-use super::audit_row::{Field, Final, Link, NewRow, Stored, chained, names};
+use super::audit_row::{CHAIN_V1_COLUMNS, Field, Final, Link, NewRow, Stored, chained, names};
 use crate::audit::{ATTEMPT, AuditId};
 use crate::tool::handles::Backend;
 
@@ -93,7 +93,14 @@ pub(crate) fn link_hash(prev: &Hash, chain: &str, seq: i64, fields: &[Field<'_>]
     h.update(prev);
     text(&mut h, Some(chain));
     h.update(seq.to_le_bytes());
-    for field in fields {
+    for (i, field) in fields.iter().enumerate() {
+        if i >= CHAIN_V1_COLUMNS {
+            // A column added later: nothing while NULL, else its position and value.
+            match *field {
+                Field::Text(None) | Field::Int(None) => continue,
+                _ => h.update([3u8, i as u8]),
+            }
+        }
         match *field {
             Field::Text(t) => text(&mut h, t),
             Field::Int(None) => h.update([0u8]),

@@ -65,6 +65,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0016_document_text_id",
         include_str!("../../migrations/sqlite/0016_document_text_id.sql"),
     ),
+    (
+        "erp_tools/0017_run_story",
+        include_str!("../../migrations/sqlite/0017_run_story.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -124,6 +128,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/postgres/0016_document_text_id.sql"),
     ),
     (
+        "erp_tools/0017_run_story",
+        include_str!("../../migrations/postgres/0017_run_story.sql"),
+    ),
+    (
         "erp_tools/0018_result_tokens",
         include_str!("../../migrations/postgres/0018_result_tokens.sql"),
     ),
@@ -165,6 +173,10 @@ pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/audit/0007_document_text_id",
         include_str!("../../migrations/sqlite/audit/0007_document_text_id.sql"),
+    ),
+    (
+        "erp_tools/audit/0008_call_key",
+        include_str!("../../migrations/sqlite/audit/0008_call_key.sql"),
     ),
     (
         "erp_tools/audit/0009_result_tokens",

@@ -45,6 +45,7 @@ pub(crate) mod review;
 mod review_runs;
 #[cfg(feature = "review")]
 pub(crate) mod review_sessions;
+mod run_story;
 mod runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;

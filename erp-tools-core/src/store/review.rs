@@ -139,3 +139,56 @@ pub(crate) async fn run_documents(
         .await?;
     rows.iter().map(drafted).collect()
 }
+
+/// What a run was asked and how it ended, as kept on the run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct RunStory {
+    pub task: Option<String>,
+    pub ended_status: Option<String>,
+    pub answer: Option<String>,
+    pub ended_at: Option<String>,
+}
+
+/// The task and ending kept on `run_id`, if the run is known.
+pub(crate) async fn story(pool: &sqlx::AnyPool, run_id: &str) -> Result<RunStory, sqlx::Error> {
+    let row = sqlx::query(
+        "SELECT task, ended_status, answer, ended_at FROM erp_agent_runs WHERE agent_run_id = $1",
+    )
+    .bind(run_id.to_string())
+    .fetch_optional(pool)
+    .await?;
+    row.map(|row| {
+        Ok(RunStory {
+            task: row.try_get("task")?,
+            ended_status: row.try_get("ended_status")?,
+            answer: row.try_get("answer")?,
+            ended_at: row.try_get("ended_at")?,
+        })
+    })
+    .transpose()
+    .map(Option::unwrap_or_default)
+}
+
+/// Documents of `doc_type` drafted in `branch_id` since `since` (RFC 3339 text), the
+/// newest first, at most `limit`: what a new proposal may repeat.
+pub(crate) async fn recent_documents(
+    pool: &sqlx::AnyPool,
+    branch_id: i64,
+    doc_type: &str,
+    since: &str,
+    limit: i64,
+) -> Result<Vec<DraftedDocument>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {DOCUMENT_COLUMNS} FROM erp_idempotency_keys WHERE branch_id = $1 \
+         AND document_type = $2 AND document_number IS NOT NULL AND created_at >= $3 \
+         ORDER BY created_at DESC LIMIT $4"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(branch_id)
+        .bind(doc_type.to_string())
+        .bind(since.to_string())
+        .bind(limit)
+        .fetch_all(pool)
+        .await?;
+    rows.iter().map(drafted).collect()
+}

@@ -39,12 +39,15 @@ pub(crate) struct RunLine {
     pub first_surface: Option<String>,
 }
 
-/// What the Runs page searches for: a run id, person id, tool or document number (or a
-/// part of one), a date (`2026-12-02`), and the ids of people whose name matched.
+/// What the Runs page searches for: a run id, person id, tool name (or a part of one) or
+/// document number, a date (`2026-12-02`), the ids of people whose name matched and the
+/// tools whose title matched.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RunSearch {
     pub text: String,
     pub users: Vec<String>,
+    /// The tools whose title matched.
+    pub tools: Vec<String>,
 }
 
 /// Which runs the Runs page shows.
@@ -122,6 +125,7 @@ impl RunSearch {
         RunSearch {
             text: text.trim().to_string(),
             users: Vec::new(),
+            tools: Vec::new(),
         }
     }
 
@@ -133,12 +137,14 @@ impl RunSearch {
         if self.text.is_empty() {
             return ("1 = 1".to_string(), Vec::new());
         }
-        let like: String = self
-            .text
-            .to_lowercase()
-            .chars()
-            .filter(|c| !matches!(c, '%' | '_' | '\\'))
-            .collect();
+        // `%`, `_` and `\` match themselves (tool names have `_`): escaped for LIKE.
+        let mut like = String::new();
+        for c in self.text.to_lowercase().chars() {
+            if matches!(c, '%' | '_' | '\\') {
+                like.push('\\');
+            }
+            like.push(c);
+        }
         let mut values = vec![
             self.text.clone(),
             self.text.to_uppercase(),
@@ -149,6 +155,17 @@ impl RunSearch {
             values.push(u.clone());
             people.push_str(&format!(", ${}", 4 + values.len()));
         }
+        // Tools whose title matched, by name.
+        let mut titled = Vec::new();
+        for t in &self.tools {
+            values.push(t.clone());
+            titled.push(format!("${}", 4 + values.len()));
+        }
+        let titled = if titled.is_empty() {
+            String::new()
+        } else {
+            format!(" OR n.tool_name IN ({})", titled.join(", "))
+        };
         let mut sql = format!(
             "s.agent_run_id IN (\
              SELECT r.agent_run_id FROM erp_audit_runs r WHERE r.branch_id = $1 \
@@ -157,7 +174,7 @@ impl RunSearch {
                WHERE x.document_number IN ($5, $6) AND x.branch_id = $1 \
              UNION SELECT t.agent_run_id FROM erp_audit_run_tools t \
                WHERE t.tool_name IN (SELECT n.tool_name FROM erp_audit_tools n \
-               WHERE LOWER(n.tool_name) LIKE $7)"
+               WHERE LOWER(n.tool_name) LIKE $7 ESCAPE '\\'{titled})"
         );
         if let Some((from, to)) = date_range(&self.text) {
             values.push(from);
