@@ -4,8 +4,9 @@
 #
 #   scripts/bench.sh           the full run: release builds, criterion benchmarks 1-3,
 #                              the concurrency storm, compile time and memory binaries,
-#                              the audit chain's cost, the store at a year's size and
-#                              one read over HTTP against bare rmcp (needs Debian's wrk)
+#                              the audit chain's cost, the store at a year's size, one
+#                              read over HTTP against bare rmcp (needs Debian's wrk), and
+#                              pages with sealed cursors and the result budget
 #   ERP_TOOLS_TRYTON=1 scripts/bench.sh   also benchmark 7 (a draft into a real Tryton)
 #   scripts/bench.sh --smoke   compile every benchmark and execute it once with tiny sizes,
 #                              on debug builds (for CI); results in target/bench-results/smoke/
@@ -68,6 +69,8 @@ if [[ $mode == smoke ]]; then
   "$bin/run_log" --runs 2 --steps 3 --rounds 1 --json "$out/run_log.json"
   # The HTTP benchmark: two connection counts, 1 s each; proves it runs (needs wrk).
   "$bin/http_read" --smoke --json "$out/http_read.json" > /dev/null
+  # Pages and the result budget on a small vendor table (the full run seeds 520 000).
+  "$bin/pages" --vendors 3000 --deep-page 40 --samples 20 --json "$out/pages.json"
   "$bin/report" "$out" > /dev/null
   if [[ ${ERP_TOOLS_TRYTON:-} == 1 ]]; then
     "$bin/tryton_draft" --rounds 2 --warmup 0 | tail -1 > "$out/tryton_draft.json"
@@ -88,6 +91,7 @@ else
   "$bin/growth" --json "$out/growth.json"
   "$bin/run_log" --json "$out/run_log.json"
   "$bin/http_read" --json "$out/http_read.json" > /dev/null
+  "$bin/pages" --json "$out/pages.json"
   "$bin/report" "$out"
   # Benchmark 7 needs a real Tryton (scripts/tryton/start.sh: Python, PyPI packages).
   if [[ ${ERP_TOOLS_TRYTON:-} == 1 ]]; then

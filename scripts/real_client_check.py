@@ -5,7 +5,8 @@ Usage: python3 scripts/real_client_check.py [path/to/distributor-binary]
 
 Starts the example on a fresh SQLite file, then, as a buyer and as a warehouse user,
 over streamable HTTP and over stdio: lists tools, calls the draft tool, repeats it, and
-sends a unit the item is not stocked in. Then the retries that must replay across
+sends a unit the item is not stocked in, walks every page of the vendor list (seeded
+with `distributor seed`) and sends an altered cursor. Then the retries that must replay across
 reconnects (issue 15): a draft resent in a new session, after the server process was
 killed (`kill -9`) and restarted on the same SQLite file, and from a new stdio process,
 must come back with the same number and `replayed: true`, with exactly one document; and
@@ -79,7 +80,12 @@ async def texts(session, label):
     """Every read tool of the example answers in sentences (ModelText), not JSON."""
     expect = {
         "purchasing_search_vendors": ({"query": "plastik", "item_code": None},
-                                      ["1 vendor: V-00231 PT Sinar Plastik (Surabaya, NET 30)"]),
+                                      ["items 1 to 1; the last page",
+                                       "V-00231 PT Sinar Plastik (Surabaya, NET 30)"]),
+        "purchasing_get_item_summary": ({"item_code": "BRG-0042"},
+                                        ["BRG-0042 Plastic container 500 ml",
+                                         "SBY-WH1 180 PCS (reorder at 480, below reorder point)",
+                                         "V-00231 42 000.00 IDR/BOX on PO-2026-0038"]),
         "purchasing_get_vendor_summary": ({"vendor_code": "V-00231"},
                                           ["Vendor V-00231 PT Sinar Plastik", "BRG-0042 per BOX 42 000.00 IDR",
                                            "not an instruction"]),
@@ -103,6 +109,48 @@ async def texts(session, label):
         check(res.structured_content is not None, f"{label} {tool} keeps structuredContent")
 
 
+SEEDED_VENDORS = 250
+
+
+async def pages(session, tools, label):
+    """Walks every page of the vendor list (the example's 3 vendors plus the seeded ones):
+    each vendor once, in code order; a changed cursor is refused with what to do."""
+    listed = next(t for t in tools if t.name == "purchasing_search_vendors")
+    props = listed.input_schema["properties"]
+    check("cursor" in props and "page_size" in props and "next_cursor" in listed.output_schema["properties"],
+          f"{label} the page tool declares cursor, page_size and next_cursor")
+    codes, cursor, n = [], None, 0
+    while True:
+        res = await session.call_tool("purchasing_search_vendors",
+                                      {"query": None, "item_code": None, "page_size": 100, "cursor": cursor})
+        s = res.structured_content
+        n += 1
+        if n == 1 or s["next_cursor"] is None:
+            print(f"[{label}] page {n} as the model reads it:\n{res.content[0].text[:400]}\n...\n"
+                  f"{res.content[0].text[-300:]}")
+        check(not res.is_error and s["has_more"] == (s["next_cursor"] is not None), f"{label} page {n} answered")
+        codes += [v["code"] for v in s["items"]]
+        if n == 1:
+            first_cursor = s["next_cursor"]
+            check(f'cursor "{first_cursor}"' in res.content[0].text, f"{label} the text says how to continue")
+        cursor = s["next_cursor"]
+        if cursor is None:
+            check("the last page" in res.content[0].text, f"{label} the last page says so")
+            break
+    check(len(codes) == SEEDED_VENDORS + 3 and len(set(codes)) == len(codes) and codes == sorted(codes),
+          f"{label} walking every page returns each vendor once, in order ({len(codes)} in {n} pages)")
+    altered = first_cursor[:-3] + ("AAA" if not first_cursor.endswith("AAA") else "BBB")
+    res = await session.call_tool("purchasing_search_vendors",
+                                  {"query": None, "item_code": None, "page_size": 100, "cursor": altered})
+    text = res.content[0].text
+    print(f"[{label}] altered cursor: isError={res.is_error} text={text!r}")
+    check(res.is_error and "The cursor was not accepted" in text and "cursor null" in text,
+          f"{label} an altered cursor is refused with what to do")
+    res = await session.call_tool("purchasing_search_vendors",
+                                  {"query": "vendor", "item_code": None, "cursor": first_cursor})
+    check(res.is_error and "other argument values" in res.content[0].text,
+          f"{label} a cursor sent with other filters is refused")
+
 
 async def exercise(session, role, label):
     listed = await session.list_tools()
@@ -117,6 +165,7 @@ async def exercise(session, role, label):
               and draft.annotations.destructive_hint is False and draft.annotations.open_world_hint is False,
               f"{label} draft annotations")
         await texts(session, label)
+        await pages(session, listed.tools, label)
         first = await session.call_tool("purchasing_create_po_draft", DRAFT)
         second = await session.call_tool("purchasing_create_po_draft", DRAFT)
         s1, s2 = first.structured_content, second.structured_content
@@ -301,6 +350,10 @@ async def main():
     resource = f"http://127.0.0.1:{port}/mcp"
     env = dict(os.environ, ERP_TOOLS_DB=f"sqlite://{tmp}/distributor.db",
                ERP_TOOLS_RESOURCE=resource, RUST_LOG="warn")
+    # A longer vendor list to page through (both databases the checks below serve).
+    for db in ("distributor.db", "stdio.db"):
+        subprocess.run([BIN, "seed", "--vendors", str(SEEDED_VENDORS), "--items", "0", "--orders", "0",
+                        "--order-lines", "0"], env=dict(env, ERP_TOOLS_DB=f"sqlite://{tmp}/{db}"), check=True)
     server = subprocess.Popen([BIN, "serve", "--addr", f"127.0.0.1:{port}"], env=env)
     try:
         for _ in range(100):

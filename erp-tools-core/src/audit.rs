@@ -189,6 +189,9 @@ pub struct AuditEntry {
     /// [`fingerprint`](crate::ToolRegistry::fingerprint) (`sha256:...`). The call pipeline
     /// and the agent loop set it.
     pub surface: Option<String>,
+    /// A finished tool call: the size of its result as the client received it, in
+    /// estimated tokens ([`ResultBudget`](crate::ResultBudget)).
+    pub result_tokens: Option<i64>,
 }
 
 impl AuditEntry {
@@ -223,6 +226,7 @@ impl AuditEntry {
             step: None,
             action_signature: None,
             surface: None,
+            result_tokens: None,
         }
     }
 
@@ -293,6 +297,12 @@ impl AuditEntry {
         self
     }
 
+    /// The size of the call's result, in estimated tokens.
+    pub fn result_tokens(mut self, tokens: u32) -> Self {
+        self.result_tokens = Some(i64::from(tokens));
+        self
+    }
+
     /// The tool surface the row is written under (a registry's
     /// [`fingerprint`](crate::ToolRegistry::fingerprint)).
     pub fn surface(mut self, fingerprint: &crate::lock::fingerprint::Fingerprint) -> Self {
@@ -349,6 +359,9 @@ pub struct AuditRecord {
     /// The tool surface the row was written under (`sha256:...`); `None` on rows written
     /// before it was kept, or by an application's own [`AuditEntry`] without it.
     pub surface: Option<String>,
+    /// A finished tool call: the size of its result as the client received it, in
+    /// estimated tokens; `None` on other rows and rows written before it was kept.
+    pub result_tokens: Option<i64>,
 }
 
 impl AuditRecord {

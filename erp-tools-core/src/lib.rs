@@ -7,6 +7,7 @@ extern crate self as erp_tools_core;
 
 pub mod export;
 pub mod lock;
+pub mod page;
 pub mod registry;
 pub mod remote;
 pub mod report;
@@ -58,7 +59,8 @@ pub use logging::log_to_stderr;
 pub use runtime::run_id::principal_run_id;
 #[cfg(feature = "runtime")]
 pub use runtime::{
-    CallError, CallKey, CallOutcome, Preview, PreviewHook, PreviewKind, ToolCall, ToolRuntime,
+    CallError, CallKey, CallOutcome, DEFAULT_CURSOR_TTL, Preview, PreviewHook, PreviewKind,
+    ResultBudget, ToolCall, ToolRuntime,
 };
 /// The `serde_json` this crate is built with (`serde_json::json!` for arguments in tests
 /// and scripted models), without a dependency of your own.
@@ -76,6 +78,7 @@ pub use store::{
 /// Everything a module declaring and registering tools needs:
 /// `use erp_tools_core::prelude::*;`.
 pub mod prelude {
+    pub use crate::page::{Keyset, Page, PageRequest};
     pub use crate::{
         Attachment, DocumentRef, DraftTx, ErpTool, ModelText, NoArgs, ReadDb, RegistryError,
         Target, ToolArgs, ToolContext, ToolError, ToolRegistry, erp_tool, tool_args, tool_output,
@@ -105,6 +108,7 @@ pub mod rules {
 /// misbehaving (the macro crate's tests check that the name follows the version).
 #[doc(hidden)]
 pub mod __private_0_1_0 {
+    pub use crate::page::{Page, PageRequest, PageSpec};
     pub use crate::remote::RemoteDraft;
     pub use crate::schema::output::output_schema_for;
     pub use crate::schema::{Bounds, Property, Schema, SchemaKind, StringFormat};
@@ -125,5 +129,37 @@ pub mod __private_0_1_0 {
     /// from the handler's kind.
     pub const fn tool_def(parts: ToolDefParts) -> ToolDef {
         ToolDef::from_parts(parts)
+    }
+
+    /// The page a page tool's call asked for (the runtime sets it on the context; a
+    /// first page of the declared default size otherwise).
+    pub fn page_request(ctx: &ToolContext, spec: PageSpec) -> PageRequest {
+        ctx.page()
+            .cloned()
+            .unwrap_or_else(|| PageRequest::first(spec.default_size))
+    }
+
+    /// A page tool's output, for the runtime to fit and seal.
+    pub fn page_output<T: serde::Serialize>(
+        page: Page<T>,
+        text: impl Fn(&T) -> Option<String>,
+    ) -> ::core::result::Result<HandlerOutput, ToolError> {
+        let (items, keys, has_more) = page.into_parts();
+        let lines = items.iter().map(text).collect();
+        let items = items
+            .iter()
+            .map(serde_json::to_value)
+            .collect::<::core::result::Result<Vec<_>, _>>()
+            .map_err(ToolError::internal)?;
+        Ok(HandlerOutput {
+            value: serde_json::Value::Null,
+            text: None,
+            page: Some(crate::tool::handler::PageParts {
+                items,
+                keys,
+                lines,
+                has_more,
+            }),
+        })
     }
 }

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use crate::page::PageSpec;
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::schema::{OptIn, Target, check_strict};
 use crate::tool::Tier;
@@ -46,6 +47,8 @@ pub struct ToolReport {
     /// The fields this tool takes although a rule refuses them, each allowed by the team
     /// with `#[erp(allow = "..", reason = "..")]`: `(path, opt-in)`, for the reviewer.
     pub opt_ins: Vec<(String, OptIn)>,
+    /// A page tool's bounds: items a page holds by default and at most (`page_size`).
+    pub page: Option<PageSpec>,
 }
 
 impl ToolReport {
@@ -190,6 +193,7 @@ impl SurfaceReport {
             ),
             audit: Answer::new(true, "attempt + outcome rows, denied calls included"),
             opt_ins,
+            page: def.page(),
         }
     }
 
@@ -220,6 +224,13 @@ impl SurfaceReport {
                 let ok = if a.pass { "yes" } else { "NO" };
                 let _ = writeln!(out, "{name:<width$}  {q:<20}  {ok:<4}  {}", a.detail);
             }
+            if let Some(page) = t.page {
+                let _ = writeln!(
+                    out,
+                    "{:<width$}  {:<20}  {:<4}  pages of {} items, page_size at most {}; sealed cursor",
+                    "", "page", "", page.default_size, page.max_size
+                );
+            }
             for (path, o) in &t.opt_ins {
                 let _ = writeln!(
                     out,
@@ -228,6 +239,17 @@ impl SurfaceReport {
                 );
             }
             let _ = writeln!(out);
+        }
+        let pages: Vec<String> = self
+            .tools
+            .iter()
+            .filter_map(|t| {
+                t.page
+                    .map(|p| format!("{} ({}, at most {})", t.name, p.default_size, p.max_size))
+            })
+            .collect();
+        if !pages.is_empty() {
+            let _ = writeln!(out, "Page tools: {}.", pages.join(", "));
         }
         let passing = self.tools.iter().filter(|t| t.all_pass()).count();
         let _ = writeln!(

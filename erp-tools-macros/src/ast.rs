@@ -314,6 +314,14 @@ pub(crate) enum ParamKind<'a> {
         /// The parameter's type.
         ty: &'a Type,
     },
+    /// `PageRequest`: the page a page tool's call asked for, by reference
+    /// (`Some(mutable)`) or by value (`None`).
+    Page {
+        /// `Some(true)` for `&mut T`, `Some(false)` for `&T`, `None` for `T`.
+        reference: Option<bool>,
+        /// The parameter's type.
+        ty: &'a Type,
+    },
     /// Anything else: the arguments.
     Value(&'a Type),
 }
@@ -365,6 +373,7 @@ fn classify_param(ty: &Type) -> ParamKind<'_> {
         Some("ReadDb") => RuntimeType::ReadDb,
         Some("DraftTx") => RuntimeType::DraftTx,
         Some("RemoteDraft") => RuntimeType::RemoteDraft,
+        Some("PageRequest") => return ParamKind::Page { reference, ty },
         _ => return ParamKind::Value(ty),
     };
     ParamKind::Runtime {

@@ -2,7 +2,7 @@
 
 use erp_tools_core::{Database, RegistryError, ToolRegistry};
 
-use crate::{data, inventory, purchasing};
+use crate::{buying, data, inventory, purchasing};
 
 /// Every tool of the example, grouped by module.
 pub fn registry() -> Result<ToolRegistry, RegistryError> {
@@ -13,6 +13,7 @@ pub fn registry() -> Result<ToolRegistry, RegistryError> {
             purchasing::search_vendors,
             purchasing::get_vendor_summary,
             purchasing::search_pos,
+            buying::get_item_summary,
             purchasing::get_po,
             purchasing::create_po_draft,
             inventory::get_stock,

@@ -17,11 +17,13 @@
 //! token carrying review:read and review:approve); approving there resumes the run.
 
 mod app;
+mod buying;
 mod data;
 mod identity;
 mod inventory;
 mod purchasing;
 mod review;
+mod scale;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -131,6 +133,22 @@ enum Command {
     /// Print the last link of every audit chain as JSON, for an auditor to keep
     /// elsewhere and give back to `verify --heads`.
     ChainHeads,
+    /// Add a data set at ERP scale (vendors, items with stock, orders with lines), to try
+    /// the paged list tools and the result budget on.
+    Seed {
+        /// Vendors to add.
+        #[arg(long, default_value_t = 10_000)]
+        vendors: usize,
+        /// Items to add, each with stock in every warehouse.
+        #[arg(long, default_value_t = 100_000)]
+        items: usize,
+        /// Purchase orders to add.
+        #[arg(long, default_value_t = 100_000)]
+        orders: usize,
+        /// Purchase order lines to add, spread over the orders.
+        #[arg(long, default_value_t = 1_000_000)]
+        order_lines: usize,
+    },
 }
 
 /// The framework's development defaults: tokens minted by `token` without `--resource`
@@ -230,6 +248,22 @@ fn with_request_state_key(config: HttpConfig) -> Result<HttpConfig, String> {
         })
 }
 
+/// `runtime` sealing page cursors with `ERP_TOOLS_CURSOR_KEY` (32 characters or more, the
+/// same on every replica), or with a random key of this process when it is not set.
+fn with_cursor_key(runtime: ToolRuntime) -> Result<ToolRuntime, String> {
+    let Ok(key) = std::env::var("ERP_TOOLS_CURSOR_KEY") else {
+        return Ok(runtime);
+    };
+    runtime
+        .with_cursor_key(key.as_bytes(), erp_tools_core::DEFAULT_CURSOR_TTL)
+        .map_err(|e| {
+            format!(
+                "ERP_TOOLS_CURSOR_KEY: {e}; give 32 characters or more (e.g. `openssl rand \
+                 -hex 32`), the same on every replica"
+            )
+        })
+}
+
 /// The log filter unless `RUST_LOG` is set: `info`, with rmcp at `warn` (at `info` it
 /// logs the client's whole `peer_info` for every session).
 #[cfg_attr(feature = "otel", allow(dead_code))]
@@ -286,7 +320,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .authenticate(token.trim())
                 .await
                 .map_err(|e| format!("ERP_TOOLS_TOKEN: {e}"))?;
-            let runtime = ToolRuntime::new(registry, db);
+            let runtime = with_cursor_key(ToolRuntime::new(registry, db))?;
             erp_tools_core::mcp::serve_stdio(runtime, caller)
                 .await
                 .map(|_| ())
@@ -296,7 +330,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             let identity = identity_config(&cli.resource)?;
             let db = app::open_db(&cli.db).await?;
             let authenticator = authenticator(identity, &db).await?;
-            let runtime = ToolRuntime::new(registry.clone(), db.clone());
+            let runtime = with_cursor_key(ToolRuntime::new(registry.clone(), db.clone()))?;
             let agent = Arc::new(review::agent(registry.clone(), db.clone())?);
             let console = review::console(authenticator.clone(), agent.clone(), &registry)?;
             let provider = authenticator.authorization_servers();
@@ -404,6 +438,32 @@ async fn run(cli: Cli) -> Result<(), String> {
             };
             let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
             print_out(&text);
+            Ok(())
+        }
+        Command::Seed {
+            vendors,
+            items,
+            orders,
+            order_lines,
+        } => {
+            let db = app::open_db(&cli.db).await?;
+            let scale = scale::Scale {
+                vendors,
+                items,
+                orders,
+                order_lines,
+            };
+            let started = std::time::Instant::now();
+            scale::seed(&db, scale)
+                .await
+                .map_err(|e| format!("cannot seed {}: {e}", cli.db))?;
+            db.close().await;
+            eprintln!(
+                "distributor: added {vendors} vendors, {items} items, {orders} orders and \
+                 {order_lines} order lines to {} in {:.1} s",
+                cli.db,
+                started.elapsed().as_secs_f64()
+            );
             Ok(())
         }
         Command::Lock { write, check } => {

@@ -96,34 +96,39 @@ pub struct VendorHit {
     active: bool,
 }
 
-/// Result of `purchasing_search_vendors`.
-#[derive(Serialize, JsonSchema)]
-pub struct VendorList {
-    /// Matching vendors, by code.
-    vendors: Vec<VendorHit>,
-}
-
-/// Search vendors by name or code, optionally only those with a price for an item. Returns
-/// vendor codes to use with purchasing_get_vendor_summary and purchasing_create_po_draft.
+/// Search vendors by name or code, optionally only those with a price for an item, by
+/// code. Returns vendor codes to use with purchasing_get_vendor_summary and
+/// purchasing_create_po_draft.
 #[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"])]
 pub async fn search_vendors(
     _ctx: &ToolContext,
     db: &ReadDb,
     args: SearchVendorsArgs,
-) -> Result<VendorList, ToolError> {
+    page: PageRequest,
+) -> Result<Page<VendorHit>, ToolError> {
+    const KEYSET: Keyset = Keyset::ascending(&["v.code"]);
     let pattern = format!("%{}%", args.query.unwrap_or_default().to_lowercase());
-    let rows = sqlx::query(
+    let sql = format!(
         "SELECT v.code, v.name, v.city, v.payment_terms, v.active FROM vendors v
          WHERE (LOWER(v.name) LIKE $1 OR LOWER(v.code) LIKE $1)
            AND ($2 = '' OR EXISTS (SELECT 1 FROM vendor_prices p JOIN items i ON i.id = p.item_id
                                   WHERE p.vendor_id = v.id AND i.code = $2))
-         ORDER BY v.code LIMIT 50",
-    )
-    .bind(pattern)
-    .bind(args.item_code.unwrap_or_default())
-    .fetch_all(db.pool())
-    .await
-    .map_err(ToolError::internal)?;
+           {}
+         ORDER BY {} LIMIT {}",
+        KEYSET.and_after(&page, 3),
+        KEYSET.order_by(),
+        page.fetch_limit()
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(pattern)
+        .bind(args.item_code.unwrap_or_default());
+    if let Some(code) = page.after::<String>()? {
+        query = query.bind(code);
+    }
+    let rows = query
+        .fetch_all(db.pool())
+        .await
+        .map_err(ToolError::internal)?;
     let vendors = rows
         .iter()
         .map(|r| VendorHit {
@@ -134,7 +139,7 @@ pub async fn search_vendors(
             active: r.get::<i64, _>(4) != 0,
         })
         .collect();
-    Ok(VendorList { vendors })
+    Ok(page.page(vendors, |v: &VendorHit| v.code.clone()))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -173,6 +178,9 @@ pub struct PoRow {
     total: Decimal,
 }
 
+/// Most open orders a vendor summary lists.
+const MAX_OPEN_POS: i64 = 20;
+
 /// Result of `purchasing_get_vendor_summary`.
 #[derive(Serialize, JsonSchema)]
 pub struct VendorSummary {
@@ -182,7 +190,8 @@ pub struct VendorSummary {
     vendor_note: String,
     /// The vendor's price list.
     price_list: Vec<PriceLine>,
-    /// Open orders (draft, submitted, approved) with this vendor in the caller's branch.
+    /// Open orders (draft, submitted, approved) with this vendor in the caller's branch,
+    /// newest first, at most 20 (purchasing_search_pos lists them all).
     open_pos: Vec<PoRow>,
     /// The five most recent orders with this vendor in the caller's branch.
     recent_history: Vec<PoRow>,
@@ -214,15 +223,26 @@ pub async fn get_vendor_summary(
     .fetch_all(pool)
     .await
     .map_err(ToolError::internal)?;
-    let orders = sqlx::query(
-        "SELECT po.number, po.status, po.needed_by, po.total FROM purchase_orders po
-         WHERE po.vendor_id = $1 AND po.branch_id = $2 ORDER BY po.number DESC",
-    )
-    .bind(vendor_id)
-    .bind(ctx.branch_id())
-    .fetch_all(pool)
-    .await
-    .map_err(ToolError::internal)?;
+    // Bounded: the newest open orders and the newest orders of any status.
+    let orders = |open: bool, limit: i64| {
+        let sql = format!(
+            "SELECT po.number, po.status, po.needed_by, po.total FROM purchase_orders po
+             WHERE po.vendor_id = $1 AND po.branch_id = $2 {} ORDER BY po.number DESC LIMIT {limit}",
+            if open {
+                "AND po.status IN ('draft', 'submitted', 'approved')"
+            } else {
+                ""
+            }
+        );
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(vendor_id)
+            .bind(ctx.branch_id())
+            .fetch_all(pool)
+    };
+    let open = orders(true, MAX_OPEN_POS)
+        .await
+        .map_err(ToolError::internal)?;
+    let recent = orders(false, 5).await.map_err(ToolError::internal)?;
     let row = |r: &sqlx::any::AnyRow| PoRow {
         number: r.get(0),
         vendor_code: args.vendor_code.clone(),
@@ -247,17 +267,8 @@ pub async fn get_vendor_summary(
                 price: dec(&r.get::<String, _>(2)),
             })
             .collect(),
-        open_pos: orders
-            .iter()
-            .filter(|r| {
-                matches!(
-                    r.get::<String, _>(1).as_str(),
-                    "draft" | "submitted" | "approved"
-                )
-            })
-            .map(row)
-            .collect(),
-        recent_history: orders.iter().take(5).map(row).collect(),
+        open_pos: open.iter().map(row).collect(),
+        recent_history: recent.iter().map(row).collect(),
     })
 }
 
@@ -275,52 +286,54 @@ pub struct SearchPosArgs {
     needed_before: Option<NaiveDate>,
 }
 
-/// Result of `purchasing_search_pos`.
-#[derive(Serialize, JsonSchema)]
-pub struct PoList {
-    /// Matching orders in the caller's branch, newest number first (at most 50).
-    orders: Vec<PoRow>,
-}
-
-/// Search purchase orders in the caller's branch by status, vendor and date needed.
-/// Returns order numbers to use with purchasing_get_po.
+/// Search purchase orders in the caller's branch by status, vendor and date needed,
+/// newest number first. Returns order numbers to use with purchasing_get_po.
 #[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"])]
 pub async fn search_pos(
     ctx: &ToolContext,
     db: &ReadDb,
     args: SearchPosArgs,
-) -> Result<PoList, ToolError> {
+    page: PageRequest,
+) -> Result<Page<PoRow>, ToolError> {
+    const KEYSET: Keyset = Keyset::descending(&["po.number"]);
     let status = args.status.map(PoStatus::as_str).unwrap_or_default();
-    let rows = sqlx::query(
+    let sql = format!(
         "SELECT po.number, v.code, po.status, po.needed_by, po.total FROM purchase_orders po
          JOIN vendors v ON v.id = po.vendor_id
          WHERE po.branch_id = $1 AND ($2 = '' OR po.status = $2) AND ($3 = '' OR v.code = $3)
-           AND ($4 = '' OR po.needed_by <= $4)
-         ORDER BY po.number DESC LIMIT 50",
-    )
-    .bind(ctx.branch_id())
-    .bind(status)
-    .bind(args.vendor_code.unwrap_or_default())
-    .bind(
-        args.needed_before
-            .map(|d| d.to_string())
-            .unwrap_or_default(),
-    )
-    .fetch_all(db.pool())
-    .await
-    .map_err(ToolError::internal)?;
-    Ok(PoList {
-        orders: rows
-            .iter()
-            .map(|r| PoRow {
-                number: r.get(0),
-                vendor_code: r.get(1),
-                status: r.get(2),
-                needed_by: r.get(3),
-                total: dec(&r.get::<String, _>(4)),
-            })
-            .collect(),
-    })
+           AND ($4 = '' OR po.needed_by <= $4) {}
+         ORDER BY {} LIMIT {}",
+        KEYSET.and_after(&page, 5),
+        KEYSET.order_by(),
+        page.fetch_limit()
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(ctx.branch_id())
+        .bind(status)
+        .bind(args.vendor_code.unwrap_or_default())
+        .bind(
+            args.needed_before
+                .map(|d| d.to_string())
+                .unwrap_or_default(),
+        );
+    if let Some(number) = page.after::<String>()? {
+        query = query.bind(number);
+    }
+    let rows = query
+        .fetch_all(db.pool())
+        .await
+        .map_err(ToolError::internal)?;
+    let orders = rows
+        .iter()
+        .map(|r| PoRow {
+            number: r.get(0),
+            vendor_code: r.get(1),
+            status: r.get(2),
+            needed_by: r.get(3),
+            total: dec(&r.get::<String, _>(4)),
+        })
+        .collect();
+    Ok(page.page(orders, |po: &PoRow| po.number.clone()))
 }
 
 // ---------------------------------------------------------------------------------------

@@ -4,10 +4,7 @@
 use erp_tools_core::{ModelText, ToolError};
 use rust_decimal::Decimal;
 
-use super::{
-    OVERSTOCK_FACTOR, PoDraft, PoLineArgs, PoList, PoRow, PoView, VendorHit, VendorList,
-    VendorSummary,
-};
+use super::{OVERSTOCK_FACTOR, PoDraft, PoLineArgs, PoRow, PoView, VendorHit, VendorSummary};
 use crate::data::{money, qty};
 
 /// The question a person answers before an overstocking line is drafted.
@@ -41,6 +38,18 @@ pub fn not_ordered(n: usize, item: &str) -> ToolError {
     .not_done("No draft was created.")
 }
 
+impl ModelText for VendorHit {
+    fn model_text(&self) -> String {
+        vendor_line(self)
+    }
+}
+
+impl ModelText for PoRow {
+    fn model_text(&self) -> String {
+        po_row(self)
+    }
+}
+
 fn vendor_line(v: &VendorHit) -> String {
     let inactive = if v.active {
         ""
@@ -72,23 +81,6 @@ fn rows(rows: &[PoRow]) -> String {
     }
 }
 
-impl ModelText for VendorList {
-    fn model_text(&self) -> String {
-        match self.vendors.len() {
-            0 => "No vendor matches.".into(),
-            n => format!(
-                "{n} vendor{}: {}.",
-                if n == 1 { "" } else { "s" },
-                self.vendors
-                    .iter()
-                    .map(vendor_line)
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
-        }
-    }
-}
-
 impl ModelText for VendorSummary {
     fn model_text(&self) -> String {
         let prices = self
@@ -109,19 +101,6 @@ impl ModelText for VendorSummary {
             rows(&self.recent_history),
             self.vendor_note
         )
-    }
-}
-
-impl ModelText for PoList {
-    fn model_text(&self) -> String {
-        match self.orders.len() {
-            0 => "No purchase order in your branch matches.".into(),
-            n => format!(
-                "{n} purchase order{}: {}.",
-                if n == 1 { "" } else { "s" },
-                rows(&self.orders)
-            ),
-        }
     }
 }
 

@@ -11,6 +11,9 @@
 #[path = "../../examples/distributor/app.rs"]
 mod app;
 #[allow(dead_code)]
+#[path = "../../examples/distributor/buying.rs"]
+mod buying;
+#[allow(dead_code)]
 #[path = "../../examples/distributor/data.rs"]
 mod data;
 #[path = "../../examples/distributor/inventory.rs"]

@@ -133,11 +133,38 @@ pub async fn search_reorder_requests(
     })
 }
 
-/// The two tools above, under the fixture application's namespaces.
+/// One reorder request in a page.
+#[derive(Serialize, JsonSchema)]
+pub struct ReorderRow {
+    /// Item code.
+    pub item_code: String,
+}
+
+/// List the reorder requests of the caller's branch, by item code.
+#[erp_tool(
+    module = "inventory",
+    tier = "read",
+    scopes = ["inventory:read"],
+    page_size = 25,
+    max_page_size = 100
+)]
+pub async fn list_reorder_requests(
+    _ctx: &ToolContext,
+    args: ReorderSearchArgs,
+    page: PageRequest,
+) -> Result<Page<ReorderRow>, ToolError> {
+    let rows = vec![ReorderRow {
+        item_code: args.item_prefix,
+    }];
+    Ok(page.page(rows, |r| r.item_code.clone()))
+}
+
+/// The tools above, under the fixture application's namespaces.
 static REGISTRY: LazyLock<ToolRegistry> = LazyLock::new(|| {
     namespaces()
         .tool::<create_po_draft>()
         .tool::<search_reorder_requests>()
+        .tool::<list_reorder_requests>()
         .build()
         .expect("registry builds")
 });
@@ -260,5 +287,55 @@ fn output_schema_is_inlined() {
     assert_eq!(
         tool.output_schema()["required"],
         json!(["number", "total", "replayed"])
+    );
+}
+
+#[test]
+fn page_tool_golden_per_target() {
+    let tool = tool("inventory_list_reorder_requests");
+    assert_golden_per_target(tool, "reorder_page");
+    for target in [Target::OpenAi, Target::Mcp] {
+        let s = tool.input_schema(target);
+        assert_eq!(s["properties"]["cursor"]["type"], json!(["string", "null"]));
+        assert_eq!(
+            s["properties"]["page_size"]["type"],
+            json!(["integer", "null"])
+        );
+        assert_eq!(
+            s["required"],
+            json!([
+                "item_prefix",
+                "urgency",
+                "delivery",
+                "limit",
+                "cursor",
+                "page_size"
+            ])
+        );
+    }
+    let anthropic = tool.input_schema(Target::Anthropic);
+    assert_eq!(anthropic["required"], json!(["item_prefix"]));
+    let size = anthropic["properties"]["page_size"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(
+        size.contains("25 when left out") && size.contains("from 1 to 100"),
+        "{size}"
+    );
+    assert!(
+        tool.description()
+            .ends_with("call this tool again with the same arguments and cursor set to next_cursor to get the next page; leave cursor null for the first page."),
+        "{}",
+        tool.description()
+    );
+    let out = tool.output_schema();
+    assert_eq!(out["required"], json!(["items", "next_cursor", "has_more"]));
+    assert_eq!(
+        out["properties"]["next_cursor"]["type"],
+        json!(["string", "null"])
+    );
+    assert_eq!(
+        out["properties"]["items"]["items"]["properties"]["item_code"]["type"],
+        json!("string")
     );
 }

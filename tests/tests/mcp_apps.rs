@@ -5,7 +5,7 @@
 
 mod example;
 
-use example::{app, data, inventory, purchasing};
+use example::{app, buying, data, inventory, purchasing};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -66,6 +66,7 @@ async fn a_host_without_the_extension_sees_what_it_saw_before(t: &TestDb) {
             purchasing::search_vendors,
             purchasing::get_vendor_summary,
             purchasing::search_pos,
+            buying::get_item_summary,
             purchasing::get_po,
             purchasing::create_po_draft,
             inventory::get_stock,

@@ -34,6 +34,7 @@ static DRAFT: ToolDef = crate::__private_0_1_0::tool_def(ToolDefParts {
     input_schema: args,
     output_schema: output,
     handler: Handler::Draft(draft),
+    page: None,
 });
 
 #[test]

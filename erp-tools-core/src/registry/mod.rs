@@ -187,6 +187,24 @@ impl ToolRegistryBuilder {
                 ));
             }
             let schema = def.input_schema();
+            if let Some(page) = def.page() {
+                if let Some(problem) = page.problem() {
+                    problems.push(format!("tool `{}`: {problem}", def.name()));
+                }
+                for arg in [crate::page::CURSOR_ARG, crate::page::PAGE_SIZE_ARG] {
+                    if (def.input_schema)()
+                        .properties()
+                        .iter()
+                        .any(|p| p.name == arg)
+                    {
+                        problems.push(format!(
+                            "tool `{}` is a page tool, which takes `{arg}` itself; rename the                              argument `{arg}` of {}",
+                            def.name(),
+                            def.args_type()
+                        ));
+                    }
+                }
+            }
             if schema.depth() > MAX_DEPTH + 1 {
                 problems.push(format!(
                     "tool `{}`: arguments nest {} levels deep, more than {MAX_DEPTH}",
@@ -417,6 +435,7 @@ mod tests {
             input_schema: optional_header,
             output_schema: || serde_json::json!({"type": "object"}),
             handler: Handler::Read(read),
+            page: None,
         });
         let err = ToolRegistry::builder()
             .module("notes", "Notes. Read only.")

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::budget::ResultBudget;
 use super::call::CallOutcome;
 use crate::audit::Outcome;
 use crate::text;
@@ -16,6 +17,9 @@ pub(crate) struct Finished {
     /// The model-facing error text plus internal detail (failed calls), or a note
     /// (replays).
     pub audit_message: Option<String>,
+    /// The answer's size as the client receives it, in estimated tokens (see
+    /// [`ResultBudget`](super::ResultBudget)).
+    pub result_tokens: u32,
 }
 
 impl Finished {
@@ -34,10 +38,12 @@ impl Finished {
             }
             _ => text.clone(),
         };
+        let structured = err.to_json();
         Finished {
+            result_tokens: ResultBudget::measure(&text, &structured),
             outcome: CallOutcome {
                 outcome,
-                structured: err.to_json(),
+                structured,
                 text,
                 document: None,
                 error: Some(err),
@@ -75,6 +81,7 @@ impl Finished {
             _ => body,
         };
         Finished {
+            result_tokens: ResultBudget::measure(&text, &structured),
             outcome: CallOutcome {
                 outcome: if replayed {
                     Outcome::Replayed

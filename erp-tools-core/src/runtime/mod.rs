@@ -2,10 +2,12 @@
 
 pub(crate) mod admit;
 mod answer;
+mod budget;
 pub(crate) mod call;
 pub(crate) mod call_key;
 mod draft;
 pub(crate) mod limits;
+mod pages;
 pub(crate) mod prepare;
 pub(crate) mod preview;
 mod read;
@@ -14,10 +16,12 @@ mod row;
 pub(crate) mod run_id;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tracing::Instrument;
 
 use crate::audit::{AuditEntry, Outcome};
+use crate::page::{KeyTooShort, Sealer};
 use crate::registry::ToolRegistry;
 use crate::store::{Database, StoreError};
 use crate::telemetry::CallTrace;
@@ -28,6 +32,8 @@ use crate::tool::handler::Handler;
 use crate::tool::input::InputAnswers;
 use admit::{Admitted, Check};
 use answer::Finished;
+pub use budget::ResultBudget;
+use budget::ResultRules;
 pub use call::{CallError, CallOutcome, ToolCall};
 pub use call_key::CallKey;
 use prepare::{Prepared, prepare};
@@ -64,13 +70,18 @@ use run_id::BadRunId;
 pub struct ToolRuntime {
     registry: Arc<ToolRegistry>,
     db: Database,
+    results: Arc<ResultRules>,
 }
+
+/// How long a page cursor stays valid unless configured: one hour.
+pub const DEFAULT_CURSOR_TTL: Duration = Duration::from_secs(3600);
 
 impl std::fmt::Debug for ToolRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolRuntime")
             .field("tools", &self.registry.tools().len())
             .field("db", &self.db)
+            .field("budget", &self.results.budget)
             .finish()
     }
 }
@@ -80,7 +91,55 @@ impl ToolRuntime {
     /// with the registry's fingerprint).
     pub fn new(registry: Arc<ToolRegistry>, db: Database) -> Self {
         crate::telemetry::record::surface(registry.fingerprint());
-        ToolRuntime { registry, db }
+        let results = Arc::new(ResultRules {
+            sealer: Sealer::random(DEFAULT_CURSOR_TTL),
+            budget: ResultBudget::default(),
+        });
+        ToolRuntime {
+            registry,
+            db,
+            results,
+        }
+    }
+
+    /// Seals page cursors with `key` (32 bytes or more), valid for `ttl`. Give every
+    /// replica the same key so a cursor one issued is accepted by all; without it each
+    /// process seals with a random key of its own, and a cursor does not survive a
+    /// restart.
+    ///
+    /// ```
+    /// # use erp_tools_core::{ToolRuntime, page::KeyTooShort};
+    /// # fn f(runtime: ToolRuntime) -> Result<ToolRuntime, KeyTooShort> {
+    /// use std::time::Duration;
+    /// let runtime = runtime.with_cursor_key([7u8; 32], Duration::from_secs(3600))?;
+    /// # Ok(runtime) }
+    /// ```
+    pub fn with_cursor_key(
+        mut self,
+        key: impl AsRef<[u8]>,
+        ttl: Duration,
+    ) -> Result<Self, KeyTooShort> {
+        let sealer = Sealer::new(key.as_ref(), ttl)?;
+        self.results = Arc::new(ResultRules {
+            sealer,
+            budget: self.results.budget.clone(),
+        });
+        Ok(self)
+    }
+
+    /// Bounds every result by `budget` (see [`ResultBudget`]; the default is
+    /// [`ResultBudget::DEFAULT_TOKENS`] for every tool).
+    pub fn with_result_budget(mut self, budget: ResultBudget) -> Self {
+        self.results = Arc::new(ResultRules {
+            sealer: self.results.sealer.clone(),
+            budget,
+        });
+        self
+    }
+
+    /// The budget results are bounded by.
+    pub fn result_budget(&self) -> &ResultBudget {
+        &self.results.budget
     }
 
     /// The registry.
@@ -276,7 +335,8 @@ impl ToolRuntime {
             .record_call(
                 &entry
                     .outcome(outcome.as_str())
-                    .message(finished.audit_message.clone().unwrap_or_default()),
+                    .message(finished.audit_message.clone().unwrap_or_default())
+                    .result_tokens(finished.result_tokens),
             )
             .await
             .map_err(internal)?;
@@ -295,7 +355,19 @@ impl ToolRuntime {
         let def = admitted.tool.def;
         let finished = match (def.handler(), admitted.key) {
             (Handler::Read(handler), _) => {
-                read::run_audited(&self.db, handler, &ctx, admitted.args, &entry).await
+                let shape = read::Shape {
+                    rules: &self.results,
+                    page: def.page(),
+                    args: admitted
+                        .tool
+                        .schema
+                        .properties()
+                        .iter()
+                        .map(|p| p.name.as_ref())
+                        .filter(|name| def.page().is_none() || !is_page_arg(name))
+                        .collect(),
+                };
+                read::run_audited(&self.db, handler, &ctx, admitted.args, &entry, &shape).await
             }
             (Handler::Draft(handler), Some(key)) => {
                 draft::run_audited(&self.db, handler, &ctx, &key, admitted.args, &entry, bound)
@@ -308,7 +380,9 @@ impl ToolRuntime {
                 unreachable!("admission gives every draft call its idempotency key")
             }
         };
-        Ok(finished.map_err(internal)?.outcome)
+        let finished = finished.map_err(internal)?;
+        crate::telemetry::record::result_tokens(def.name(), finished.result_tokens);
+        Ok(finished.outcome)
     }
 }
 
@@ -326,6 +400,11 @@ fn call_context(
         admitted.tool.def.name(),
     )
     .with_input(answers)
+}
+
+/// Whether `name` is one of the two arguments a page tool's schema adds.
+fn is_page_arg(name: &str) -> bool {
+    name == crate::page::CURSOR_ARG || name == crate::page::PAGE_SIZE_ARG
 }
 
 fn internal(e: StoreError) -> CallError {

@@ -8,8 +8,11 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::answer::{Finished, panic_text};
+use super::budget::ResultRules;
+use super::pages;
 use super::row::final_row;
 use crate::audit::{AuditEntry, Outcome};
+use crate::page::PageSpec;
 use crate::store::{Database, StoreError};
 use crate::text;
 use crate::tool::Tier;
@@ -34,9 +37,10 @@ pub(crate) async fn run_audited(
     ctx: &ToolContext,
     args: Value,
     entry: &AuditEntry,
+    shape: &Shape<'_>,
 ) -> Result<Finished, StoreError> {
     let read = db.read_db();
-    let mut call = std::pin::pin!(run(handler, ctx, &read, args));
+    let mut call = std::pin::pin!(run(handler, ctx, &read, args, shape));
     if let Some(finished) = call.as_mut().now_or_never() {
         db.record_ended_call(entry, read_row(&finished)).await?;
         return Ok(finished);
@@ -68,14 +72,69 @@ fn read_row(finished: &Finished) -> crate::store::Final {
     }
 }
 
-/// Runs a read handler. Nothing it does can write: `read` refuses every write.
-async fn run(handler: ReadHandlerFn, ctx: &ToolContext, read: &ReadDb, args: Value) -> Finished {
-    match AssertUnwindSafe(handler(ctx, read, args))
+/// How a read call's result is shaped: the runtime's cursor key and budget, the tool's
+/// page bounds (a page tool) and its argument names (for the over-budget text).
+pub(crate) struct Shape<'a> {
+    pub rules: &'a ResultRules,
+    pub page: Option<PageSpec>,
+    pub args: Vec<&'a str>,
+}
+
+/// Runs a read handler. Nothing it does can write: `read` refuses every write. A page
+/// tool's cursor is checked first and its page fitted to the budget; any other result
+/// over the budget is refused with how to narrow the call.
+async fn run(
+    handler: ReadHandlerFn,
+    ctx: &ToolContext,
+    read: &ReadDb,
+    args: Value,
+    shape: &Shape<'_>,
+) -> Finished {
+    let budget = shape.rules.budget.for_tool(ctx.tool_name());
+    let (page, ctx, args) = match shape.page {
+        None => (None, ctx.clone(), args),
+        Some(spec) => match pages::admit(&shape.rules.sealer, spec, ctx, args) {
+            Ok((call, filters)) => {
+                let ctx = ctx.clone().with_page(call.request.clone());
+                (Some(call), ctx, filters)
+            }
+            Err(refused) => return Finished::failed(Outcome::ToolError, refused),
+        },
+    };
+    match AssertUnwindSafe(handler(&ctx, read, args))
         .catch_unwind()
         .instrument(tracing::info_span!("erp_tools.handler"))
         .await
     {
-        Ok(Ok(output)) => Finished::succeeded(Tier::Read, output.value, output.text, None, false),
+        Ok(Ok(output)) => match (output.page, &page) {
+            (Some(parts), Some(call)) => {
+                match pages::answer(&shape.rules.sealer, call, parts, budget) {
+                    Ok(answer) => Finished::succeeded(
+                        Tier::Read,
+                        answer.structured,
+                        Some(answer.text),
+                        None,
+                        false,
+                    ),
+                    Err(refused) => Finished::failed(Outcome::ToolError, refused),
+                }
+            }
+            _ => {
+                let finished =
+                    Finished::succeeded(Tier::Read, output.value, output.text, None, false);
+                if finished.result_tokens > budget {
+                    let refused = text::pages::result_over_budget(
+                        ctx.tool_name(),
+                        finished.result_tokens,
+                        budget,
+                        &shape.args,
+                    );
+                    Finished::failed(Outcome::ToolError, refused)
+                } else {
+                    finished
+                }
+            }
+        },
         Ok(Err(err)) => {
             Finished::failed(Outcome::ToolError, err.or_not_done(text::NOTHING_CHANGED))
         }

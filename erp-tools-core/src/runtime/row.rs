@@ -10,4 +10,5 @@ pub(super) fn final_row(finished: &Finished) -> Final {
         finished.audit_message.clone(),
         finished.outcome.document.clone(),
     )
+    .with_result_tokens(finished.result_tokens)
 }

@@ -370,7 +370,7 @@ pub(crate) async fn select(
                 "SELECT id, at, finished_at, source, agent_run_id, tool_call_id, tool_name, \
                  user_id, branch_id, branch_code, arguments, outcome, message, document_type, \
                  document_id, document_text_id, document_number, model, prompt_version, step, \
-                 action_signature, surface, call_key, result_text FROM erp_audit_log"
+                 action_signature, surface, call_key, result_text, result_tokens FROM erp_audit_log"
             };
         }
     let rows = match agent_run_id {
@@ -413,5 +413,6 @@ fn record_from_row(row: &sqlx::any::AnyRow) -> Result<AuditRecord, sqlx::Error> 
         surface: row.try_get("surface")?,
         call_key: row.try_get("call_key")?,
         result_text: row.try_get("result_text")?,
+        result_tokens: row.try_get("result_tokens")?,
     })
 }

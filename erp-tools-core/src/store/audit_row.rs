@@ -58,6 +58,7 @@ impl NewRow {
         self.entry.message = fin.message;
         self.entry.document = fin.document;
         self.entry.result_text = fin.result_text;
+        self.entry.result_tokens = fin.result_tokens;
         self.finished_at = Some(fin.finished_at);
         self.erp = fin.erp;
     }
@@ -93,6 +94,8 @@ pub(crate) struct Final {
     /// What a successful read call answered (cut to
     /// [`AuditEntry::MAX_RESULT_BYTES`]).
     pub result_text: Option<String>,
+    /// The size of the call's result, in estimated tokens.
+    pub result_tokens: Option<i64>,
 }
 
 impl Final {
@@ -119,7 +122,14 @@ impl Final {
             erp: None,
             link: None,
             result_text: None,
+            result_tokens: None,
         }
+    }
+
+    /// The outcome with the size of the call's result.
+    pub(crate) fn with_result_tokens(mut self, tokens: u32) -> Final {
+        self.result_tokens = Some(i64::from(tokens));
+        self
     }
 }
 
@@ -356,6 +366,11 @@ pub(crate) const COLUMNS: &[Column] = &[
         |r| Field::Text(r.entry.result_text.as_deref()),
         Some(|f| Field::Text(f.result_text.as_deref())),
     ),
+    int(column(
+        "result_tokens",
+        |r| Field::Int(r.entry.result_tokens),
+        Some(|f| Field::Int(f.result_tokens)),
+    )),
     unchained(column(
         "chain_id",
         |r| Field::Text(r.link.as_ref().map(|l| &*l.chain)),
@@ -407,15 +422,17 @@ mod tests {
             "at, finished_at, source, agent_run_id, tool_call_id, tool_name, user_id, \
              branch_id, branch_code, arguments, outcome, message, document_type, document_id, \
              document_number, model, prompt_version, step, action_signature, replica_id, \
-             erp_outcome, erp_error, surface, document_text_id, call_key, result_text"
+             erp_outcome, erp_error, surface, document_text_id, call_key, result_text, result_tokens"
         );
-        assert_eq!(chained().count(), CHAIN_V1_COLUMNS + 2);
+        assert_eq!(chained().count(), CHAIN_V1_COLUMNS + 3);
     }
 
     #[test]
     fn a_finished_row_has_the_values_of_its_end() {
         let mut row = NewRow::test_row();
-        let mut fin = Final::new(Outcome::Ok, Some("done".into()), None).with_result("stock: 4");
+        let mut fin = Final::new(Outcome::Ok, Some("done".into()), None)
+            .with_result("stock: 4")
+            .with_result_tokens(120);
         fin.erp = Some(Box::new(ErpAnswer {
             outcome: "created 12".into(),
             error: None,

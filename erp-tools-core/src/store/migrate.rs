@@ -140,6 +140,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/postgres/0017_run_story.sql"),
     ),
     (
+        "erp_tools/0018_result_tokens",
+        include_str!("../../migrations/postgres/0018_result_tokens.sql"),
+    ),
+    (
         "erp_tools/0019_tasks",
         include_str!("../../migrations/postgres/0019_tasks.sql"),
     ),
@@ -189,6 +193,10 @@ pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/audit/0008_call_key",
         include_str!("../../migrations/sqlite/audit/0008_call_key.sql"),
+    ),
+    (
+        "erp_tools/audit/0009_result_tokens",
+        include_str!("../../migrations/sqlite/audit/0009_result_tokens.sql"),
     ),
     (
         "erp_tools/audit/0012_run_summaries",

@@ -10,6 +10,7 @@
 //! | `erp_tools_rate_limited_total` | `erp_tools.rate_limited` | counter | `tools/call` requests answered `429` by the per-caller rate limit |
 //! | `erp_tools_audit_queue_depth` | `erp_tools.audit.queue_depth` | gauge | audit writer jobs waiting when it last took a batch |
 //! | `erp_tools_audit_batch_size` | `erp_tools.audit.batch_size` | histogram | rows and outcome updates committed per audit batch |
+//! | `erp_tools_result_tokens` | `erp_tools.result.tokens` | histogram by `gen_ai_tool_name` | the size of each tool result as the client receives it, in estimated tokens ([`ResultBudget`](crate::ResultBudget)) |
 //! | `erp_tools_idempotency_pending` | `erp_tools.idempotency.pending` | gauge | draft transactions holding an idempotency claim right now |
 //! | `erp_tools_approvals_waiting` | `erp_tools.approvals.waiting` | gauge | agent actions waiting for a person's approval (read at each scrape) |
 //! | `erp_tools_surface_info` | `erp_tools.surface` | gauge by `fingerprint` (OTLP `erp_tools.surface.fingerprint`) | `1` for each tool surface this process serves: the [`ToolRegistry::fingerprint`](crate::ToolRegistry::fingerprint) of every runtime's registry |
@@ -39,6 +40,16 @@ pub(crate) const DURATION_BUCKETS: [f64; 18] = [
     10.0, 30.0, 60.0,
 ];
 
+/// Result-size buckets (estimated tokens), around the default budget of 20 000 and
+/// Claude Code's default limit of 25 000.
+pub(crate) const TOKEN_BUCKETS: [f64; 11] = [
+    100.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0, 15000.0, 20000.0, 25000.0, 50000.0, 100000.0,
+];
+
+fn token_histogram() -> Histogram {
+    Histogram::new(TOKEN_BUCKETS)
+}
+
 /// Audit batch-size buckets (rows and updates per commit).
 pub(crate) const BATCH_BUCKETS: [f64; 9] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0];
 
@@ -55,6 +66,7 @@ pub(crate) struct Metrics {
     pub rate_limited: Counter,
     pub audit_queue_depth: Gauge,
     pub audit_batch_size: Histogram,
+    pub result_tokens: Family<Labels<1>, Histogram, fn() -> Histogram>,
     pub idempotency_pending: Gauge,
     pub approvals_waiting: Gauge,
     pub surface: Family<Vec<(&'static str, String)>, Gauge>,
@@ -74,6 +86,7 @@ pub(crate) fn get() -> &'static Metrics {
             rate_limited: Counter::default(),
             audit_queue_depth: Gauge::default(),
             audit_batch_size: Histogram::new(BATCH_BUCKETS),
+            result_tokens: Family::new_with_constructor(token_histogram),
             idempotency_pending: Gauge::default(),
             approvals_waiting: Gauge::default(),
             surface: Family::default(),
@@ -113,6 +126,11 @@ pub(crate) fn get() -> &'static Metrics {
             "erp_tools_audit_batch_size",
             "Audit rows and outcome updates committed per batch",
             m.audit_batch_size.clone(),
+        );
+        registry.register(
+            "erp_tools_result_tokens",
+            "Size of each tool result as the client receives it, in estimated tokens",
+            m.result_tokens.clone(),
         );
         registry.register(
             "erp_tools_idempotency_pending",

@@ -15,6 +15,7 @@ struct Instruments {
     denials: Counter<u64>,
     rate_limited: Counter<u64>,
     batch_size: Histogram<u64>,
+    result_tokens: Histogram<u64>,
 }
 
 fn meter() -> Meter {
@@ -57,6 +58,14 @@ fn instruments() -> &'static Instruments {
                 .with_unit("{row}")
                 .with_description("Audit rows and outcome updates committed per batch")
                 .with_boundaries(super::metrics::BATCH_BUCKETS.to_vec())
+                .build(),
+            result_tokens: meter
+                .u64_histogram("erp_tools.result.tokens")
+                .with_unit("{token}")
+                .with_description(
+                    "Size of each tool result as the client receives it, in estimated tokens",
+                )
+                .with_boundaries(super::metrics::TOKEN_BUCKETS.to_vec())
                 .build(),
         }
     })
@@ -163,4 +172,11 @@ pub(super) fn register_gauges() {
             }
         })
         .build();
+}
+
+pub(super) fn result_tokens(tool: &'static str, tokens: u32) {
+    instruments().result_tokens.record(
+        u64::from(tokens),
+        &[KeyValue::new("gen_ai.tool.name", tool)],
+    );
 }

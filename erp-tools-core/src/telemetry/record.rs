@@ -19,6 +19,19 @@ pub(crate) fn call(
     let _ = (method, tool, outcome, took);
 }
 
+/// A result of `tool` (a registered name) measured `tokens` estimated tokens.
+pub(crate) fn result_tokens(tool: &'static str, tokens: u32) {
+    #[cfg(feature = "metrics")]
+    super::metrics::get()
+        .result_tokens
+        .get_or_create(&[("gen_ai_tool_name", tool)])
+        .observe(f64::from(tokens));
+    #[cfg(feature = "otel")]
+    super::otel_metrics::result_tokens(tool, tokens);
+    #[cfg(not(feature = "metrics"))]
+    let _ = (tool, tokens);
+}
+
 /// A runtime serves the tool surface named `fingerprint` (`erp_tools_surface_info`).
 pub(crate) fn surface(fingerprint: &crate::lock::fingerprint::Fingerprint) {
     #[cfg(feature = "metrics")]

@@ -25,6 +25,8 @@ use crate::validate::ArgumentErrors;
 pub(crate) mod handler;
 #[cfg(feature = "mcp")]
 pub(crate) mod tasks;
+#[cfg(feature = "runtime")]
+pub(crate) mod pages;
 pub(crate) use handler::{NO_DRAFT_CREATED, NOTHING_CHANGED};
 
 /// The "what did not happen" sentence of a failed call of `tier`.

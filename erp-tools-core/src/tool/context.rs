@@ -7,6 +7,7 @@
 //! and read the branch, user and run from it, which is why argument types may not carry
 //! `branch_id`, `user_id` and the like.
 
+use crate::page::request::PageRequest;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -169,6 +170,7 @@ pub struct ToolContext {
     progress: Option<ProgressSink>,
     cancel: Option<CancelFlag>,
     attachments: Option<AttachmentSink>,
+    page: Option<PageRequest>,
 }
 
 impl ToolContext {
@@ -189,6 +191,7 @@ impl ToolContext {
             progress: None,
             cancel: None,
             attachments: None,
+            page: None,
         }
     }
 
@@ -297,6 +300,18 @@ impl ToolContext {
     /// It is always one of that question's choices.
     pub fn input(&self, key: &str) -> Option<&str> {
         self.input.get(key)
+    }
+
+    /// Sets the page a call of a page tool asked for (the runtime does, from the call's
+    /// `cursor` and `page_size`).
+    pub fn with_page(mut self, page: PageRequest) -> Self {
+        self.page = Some(page);
+        self
+    }
+
+    /// The page this call asked for, for a page tool's call.
+    pub fn page(&self) -> Option<&PageRequest> {
+        self.page.as_ref()
     }
 
     /// The authenticated caller.

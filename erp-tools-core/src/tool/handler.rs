@@ -18,12 +18,33 @@ pub struct HandlerOutput {
     pub value: Value,
     /// The output's own rendering for the model, if it has one.
     pub text: Option<String>,
+    /// A page tool's page, which the runtime fits to the result budget and answers with
+    /// a sealed cursor (`value` is then unused).
+    pub page: Option<PageParts>,
 }
 
 impl From<Value> for HandlerOutput {
     fn from(value: Value) -> Self {
-        HandlerOutput { value, text: None }
+        HandlerOutput {
+            value,
+            text: None,
+            page: None,
+        }
     }
+}
+
+/// A page as a page tool's handler returned it ([`Page`](crate::page::Page)): its items
+/// as JSON, each with its key, and whether more items follow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PageParts {
+    /// The items, in order.
+    pub items: Vec<Value>,
+    /// The key of each item.
+    pub keys: Vec<Value>,
+    /// Each item's own line of text for the model, if its type has one.
+    pub lines: Vec<Option<String>>,
+    /// Whether more items follow the last one.
+    pub has_more: bool,
 }
 
 /// The future a type-erased handler returns.

@@ -15,7 +15,8 @@ pub(crate) mod tier;
 
 use serde_json::Value;
 
-use crate::schema::Schema;
+use crate::page::PageSpec;
+use crate::schema::{Schema, SchemaKind};
 use handler::Handler;
 pub use tier::{Limit, Tier};
 
@@ -35,9 +36,10 @@ pub struct ToolDef {
     destructive: bool,
     limits: &'static [Limit],
     args_type: &'static str,
-    input_schema: fn() -> Schema,
+    pub(crate) input_schema: fn() -> Schema,
     output_schema: fn() -> Value,
     handler: Handler,
+    page: Option<PageSpec>,
 }
 
 /// The parts of a [`ToolDef`] that `#[erp_tool]` writes; built only by generated code
@@ -58,6 +60,7 @@ pub struct ToolDefParts {
     pub input_schema: fn() -> Schema,
     pub output_schema: fn() -> Value,
     pub handler: Handler,
+    pub page: Option<PageSpec>,
 }
 
 impl ToolDef {
@@ -78,6 +81,7 @@ impl ToolDef {
             input_schema: parts.input_schema,
             output_schema: parts.output_schema,
             handler: parts.handler,
+            page: parts.page,
         }
     }
 
@@ -149,9 +153,18 @@ impl ToolDef {
     pub fn args_type(&self) -> &'static str {
         self.args_type
     }
-    /// The strict argument schema (built once, when the registry is built).
+    /// The strict argument schema (built once, when the registry is built). A page
+    /// tool's ends with its `cursor` and `page_size` (see [`page`](crate::page)).
     pub fn input_schema(&self) -> Schema {
-        (self.input_schema)()
+        let mut schema = (self.input_schema)();
+        if let (Some(page), SchemaKind::Object(props)) = (self.page, &mut schema.kind) {
+            props.extend(page.properties());
+        }
+        schema
+    }
+    /// The page bounds of a page tool (one returning [`Page`](crate::page::Page)).
+    pub fn page(&self) -> Option<PageSpec> {
+        self.page
     }
     /// The output schema (built once, when the registry is built).
     pub fn output_schema(&self) -> Value {
@@ -162,16 +175,19 @@ impl ToolDef {
         self.handler
     }
 
-    /// The description shown to models: the doc comment, plus the example call if given.
+    /// The description shown to models: the doc comment, for a page tool how to get the
+    /// next page, plus the example call if given.
     pub fn full_description(&self) -> String {
-        match self.example {
-            Some(ex) => format!(
-                "{}\n\nExample arguments: {}",
-                self.description.trim_end(),
-                ex.trim()
-            ),
-            None => self.description.trim_end().to_string(),
+        let mut text = self.description.trim_end().to_string();
+        if let Some(page) = self.page {
+            text.push_str("\n\n");
+            text.push_str(&page.description_sentence());
         }
+        if let Some(ex) = self.example {
+            text.push_str("\n\nExample arguments: ");
+            text.push_str(ex.trim());
+        }
+        text
     }
 }
 

@@ -6,7 +6,7 @@ use quote::ToTokens;
 use syn::ext::IdentExt;
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
-use syn::{Expr, ExprArray, ExprLit, Lit, LitBool, LitStr, Token};
+use syn::{Expr, ExprArray, ExprLit, Lit, LitBool, LitInt, LitStr, Token};
 
 use super::entry::{Entry, lit_str};
 use super::krate::CRATE_EXAMPLE;
@@ -24,6 +24,8 @@ pub(super) const TOOL_KEYS: &[&str] = &[
     "example",
     "destructive",
     "limit",
+    "page_size",
+    "max_page_size",
 ];
 
 /// The keys of one `#[erp_tool(..)]`, as written.
@@ -45,6 +47,10 @@ pub(crate) struct ToolAttr {
     pub destructive: Option<LitBool>,
     /// Every `limit = ".."`, in order.
     pub limits: Vec<LitStr>,
+    /// `page_size = N`.
+    pub page_size: Option<LitInt>,
+    /// `max_page_size = N`.
+    pub max_page_size: Option<LitInt>,
     /// `crate = ".."`: the path to erp-tools-core, when not `::erp_tools_core`.
     pub krate: Option<syn::Path>,
     /// Whether the key list could not be read at all (then missing keys are not reported).
@@ -149,6 +155,18 @@ pub(crate) fn parse_tool_attr(tokens: TokenStream, errors: &mut Errors) -> ToolA
                     "`destructive` takes `true` or `false`: write `destructive = true`",
                 ),
             },
+            "page_size" | "max_page_size" => match &value {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Int(n), ..
+                }) if name == "page_size" => attr.page_size = Some(n.clone()),
+                Expr::Lit(ExprLit {
+                    lit: Lit::Int(n), ..
+                }) => attr.max_page_size = Some(n.clone()),
+                other => errors.spanned(
+                    other,
+                    format!("`{name}` takes a whole number: write {}", example_of(&name)),
+                ),
+            },
             _ => match lit_str(&value) {
                 Some(s) => match name.as_str() {
                     "module" => attr.module = Some(s),
@@ -177,6 +195,8 @@ fn example_of(key: &str) -> &'static str {
         "name" => "`name = \"purchasing_create_po_draft\"`",
         "example" => "`example = r#\"{\"vendor_code\": \"V-00231\"}\"#`",
         "destructive" => "`destructive = true`",
+        "page_size" => "`page_size = 50`",
+        "max_page_size" => "`max_page_size = 200`",
         _ => "`limit = \"lines[].qty <= 1000\"`",
     }
 }

@@ -175,9 +175,41 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
     if plan.args.is_some() {
         call_args.push(quote!(__erp_tool_args));
     }
+    let page_spec = plan
+        .page
+        .map(|(size, max)| quote!(#private::PageSpec { default_size: #size, max_size: #max }));
+    let page_request = page_spec.as_ref().map(|spec| {
+        call_args.push(quote!(__erp_tool_page));
+        quote!(let __erp_tool_page = #private::page_request(__erp_tool_ctx, #spec);)
+    });
+    let page_def = match &page_spec {
+        Some(spec) => quote!(::core::option::Option::Some(#spec)),
+        None => quote!(::core::option::Option::None),
+    };
     let unused_db = (!plan.takes_db).then(|| quote!(let _ = __erp_tool_db;));
     let future_span = ident.span();
-    let boxed = quote_spanned! {future_span=>
+    let boxed = if page_spec.is_some() {
+        quote_spanned! {future_span=>
+            ::std::boxed::Box::pin(async move {
+                #unused_db
+                #decode
+                #page_request
+                match #ident(#(#call_args),*).await {
+                    ::core::result::Result::Ok(__erp_tool_output) => #private::page_output(
+                        __erp_tool_output,
+                        |__erp_tool_item| {
+                            #[allow(unused_imports)]
+                            use #private::{Rendered as _, Unrendered as _};
+                            #[allow(clippy::needless_borrow)]
+                            (&#private::TextOf(__erp_tool_item)).__erp_model_text()
+                        },
+                    ),
+                    ::core::result::Result::Err(__erp_tool_error) => ::core::result::Result::Err(__erp_tool_error),
+                }
+            })
+        }
+    } else {
+        quote_spanned! {future_span=>
         ::std::boxed::Box::pin(async move {
             #unused_db
             #decode
@@ -189,7 +221,11 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
                     let __erp_tool_text = (&#private::TextOf(&__erp_tool_output)).__erp_model_text();
                     match #serde_json::to_value(&__erp_tool_output) {
                         ::core::result::Result::Ok(__erp_tool_value) => ::core::result::Result::Ok(
-                            #private::HandlerOutput { value: __erp_tool_value, text: __erp_tool_text },
+                            #private::HandlerOutput {
+                                value: __erp_tool_value,
+                                text: __erp_tool_text,
+                                page: ::core::option::Option::None,
+                            },
                         ),
                         ::core::result::Result::Err(__erp_tool_error) => ::core::result::Result::Err(
                             #private::ToolError::internal(__erp_tool_error),
@@ -199,6 +235,7 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
                 ::core::result::Result::Err(__erp_tool_error) => ::core::result::Result::Err(__erp_tool_error),
             }
         })
+        }
     };
 
     let name = &plan.name;
@@ -258,6 +295,7 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
                 input_schema: #as_args::schema,
                 output_schema: #output_schema,
                 handler: #handler_variant(__erp_tool_handler),
+                page: #page_def,
             });
 
             #[automatically_derived]

@@ -4,10 +4,11 @@
 //! `args.rs` holds the rules `#[derive(ToolArgs)]` enforces on each argument type (wire
 //! names, free-form types, units, `client_ref`, shapes); `tool.rs` the rules of
 //! `#[erp_tool]` (keys, tier, scopes, names, doc comment); `signature.rs` the rules of the
-//! handler's signature.
+//! handler's signature; `page.rs` those of a page tool.
 
 mod args;
 mod bounds;
+mod page;
 mod serde;
 mod signature;
 mod tier;

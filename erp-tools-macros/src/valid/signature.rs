@@ -9,14 +9,26 @@ use super::types::type_string;
 use crate::ast::{Param, ParamKind, RuntimeType, ToolFn, last_ident, type_args};
 use crate::errors::Errors;
 
-/// Checks the signature; returns whether the handler takes the database handle (and
-/// whether that handle is a [`RuntimeType::RemoteDraft`]), its arguments type and its
-/// output type (the `T` of `Result<T, ToolError>`).
+/// What the signature says, once checked.
+pub(super) struct Signature<'a> {
+    /// Whether the handler takes the database handle.
+    pub takes_db: bool,
+    /// Whether that handle is a [`RuntimeType::RemoteDraft`].
+    pub remote: bool,
+    /// The arguments type.
+    pub args: Option<&'a Type>,
+    /// The output type (the `T` of `Result<T, ToolError>`).
+    pub output: Option<&'a Type>,
+    /// The `page: PageRequest` parameter, last.
+    pub page: Option<&'a Type>,
+}
+
+/// Checks the signature (the page parameter's own rules are `page.rs`'s).
 pub(super) fn check_signature<'a>(
     f: &ToolFn<'a>,
     tier: Option<Tier>,
     errors: &mut Errors,
-) -> (bool, bool, Option<&'a Type>, Option<&'a Type>) {
+) -> Signature<'a> {
     let sig = &f.original.sig;
     let fn_name = f.ident;
     if sig.asyncness.is_none() {
@@ -52,6 +64,7 @@ pub(super) fn check_signature<'a>(
     let mut takes_db = false;
     let mut remote = false;
     let mut args: Option<&'a Type> = None;
+    let mut page: Option<&'a Type> = None;
     for p in f
         .params
         .iter()
@@ -107,8 +120,29 @@ pub(super) fn check_signature<'a>(
             seen_ctx = true;
             continue;
         }
+        if page.is_some() {
+            errors.spanned(
+                p.original,
+                "`page: PageRequest` is the last parameter of a page tool; move it after the arguments",
+            );
+        }
         match &p.kind {
             ParamKind::Receiver => {}
+            ParamKind::Page { reference, ty } => {
+                if reference.is_some() {
+                    errors.spanned(
+                        ty,
+                        "the page request is taken by value; write `page: PageRequest`",
+                    );
+                }
+                if page.is_some() {
+                    errors.spanned(
+                        ty,
+                        format!("only one parameter is the page request; {SHAPE}"),
+                    );
+                }
+                page = Some(ty);
+            }
             ParamKind::Runtime {
                 which: RuntimeType::Context,
                 ty,
@@ -221,7 +255,13 @@ pub(super) fn check_signature<'a>(
             None
         }
     };
-    (takes_db, remote, args, output)
+    Signature {
+        takes_db,
+        remote,
+        args,
+        output,
+        page,
+    }
 }
 
 fn result_ok_type(ty: &Type) -> Option<&Type> {

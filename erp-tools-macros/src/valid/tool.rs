@@ -7,7 +7,8 @@ use syn::Type;
 
 use erp_tools_internals::names::valid_key;
 
-use super::signature::check_signature;
+use super::page::check_page;
+use super::signature::{Signature, check_signature};
 use super::tier::Tier;
 use crate::ast::ToolFn;
 use crate::attr::ToolAttr;
@@ -42,6 +43,8 @@ pub(crate) struct ToolPlan<'a> {
     pub args: Option<&'a Type>,
     /// The `T` of `Result<T, ToolError>`.
     pub output: &'a Type,
+    /// A page tool's `(page_size, max_page_size)`.
+    pub page: Option<(u32, u32)>,
     /// `crate = ".."`: the path to erp-tools-core, when not `::erp_tools_core`.
     pub krate: Option<syn::Path>,
 }
@@ -309,7 +312,14 @@ pub(crate) fn check_tool<'a>(
         );
     }
 
-    let (takes_db, remote, args, output) = check_signature(f, tier, errors);
+    let Signature {
+        takes_db,
+        remote,
+        args,
+        output,
+        page: page_param,
+    } = check_signature(f, tier, errors);
+    let page = check_page(attr, tier, output, page_param, errors);
 
     if !errors.is_empty() {
         return None;
@@ -328,6 +338,7 @@ pub(crate) fn check_tool<'a>(
         remote,
         args,
         output: output?,
+        page,
         krate: attr.krate.clone(),
     })
 }

@@ -58,6 +58,13 @@ pub struct SearchPosArgs {
     needed_before: Option<NaiveDate>,
 }
 
+/// Arguments of `purchasing_get_item_summary`.
+#[derive(Deserialize, ToolArgs)]
+pub struct ItemSummaryArgs {
+    /// Item code, e.g. BRG-0042
+    item_code: String,
+}
+
 /// Arguments of `purchasing_get_po`.
 #[derive(Deserialize, ToolArgs)]
 pub struct GetPoArgs {

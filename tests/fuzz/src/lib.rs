@@ -28,7 +28,7 @@ pub fn tools() -> Vec<Tool> {
     vec![
         (
             "purchasing_search_vendors",
-            SearchVendorsArgs::tool_schema(),
+            paged(SearchVendorsArgs::tool_schema()),
             de::<SearchVendorsArgs>,
         ),
         (
@@ -38,7 +38,7 @@ pub fn tools() -> Vec<Tool> {
         ),
         (
             "purchasing_search_pos",
-            SearchPosArgs::tool_schema(),
+            paged(SearchPosArgs::tool_schema()),
             de::<SearchPosArgs>,
         ),
         (
@@ -52,11 +52,25 @@ pub fn tools() -> Vec<Tool> {
             de::<PoDraftArgs>,
         ),
         (
+            "purchasing_get_item_summary",
+            ItemSummaryArgs::tool_schema(),
+            de::<ItemSummaryArgs>,
+        ),
+        (
             "inventory_get_stock",
             GetStockArgs::tool_schema(),
             de::<GetStockArgs>,
         ),
     ]
+}
+
+/// A page tool's schema: its arguments, then the `cursor` and `page_size` the framework
+/// adds (the example's page tools keep the default bounds).
+fn paged(mut schema: Schema) -> Schema {
+    if let erp_tools_core::schema::SchemaKind::Object(props) = &mut schema.kind {
+        props.extend(erp_tools_core::page::PageSpec::DEFAULT.properties());
+    }
+    schema
 }
 
 /// The tools' MCP input schemas by name, for the comparison with the example.

@@ -63,6 +63,7 @@ static PAYMENT: ToolDef = crate::__private_0_1_0::tool_def(ToolDefParts {
     input_schema: payment_schema,
     output_schema: no_output,
     handler: Handler::Draft(draft_stub),
+    page: None,
 });
 
 static VENDOR: ToolDef = crate::__private_0_1_0::tool_def(ToolDefParts {
@@ -79,6 +80,7 @@ static VENDOR: ToolDef = crate::__private_0_1_0::tool_def(ToolDefParts {
     input_schema: vendor_schema,
     output_schema: no_output,
     handler: Handler::Read(read_stub),
+    page: None,
 });
 
 type Responder = Box<dyn Fn(&ToolCall) -> Result<CallOutcome, CallError> + Send + Sync>;
