@@ -40,7 +40,8 @@ async fn migrations(t: &TestDb) {
     ];
     if t.db.backend() == erp_tools_core::Backend::Sqlite {
         // On SQLite the result sizes and the run summaries are migrations of the audit file.
-        expected.retain(|v| !v.ends_with("0018_result_tokens") && !v.ends_with("0021_run_summaries"));
+        expected
+            .retain(|v| !v.ends_with("0018_result_tokens") && !v.ends_with("0021_run_summaries"));
     }
     assert_eq!(applied, expected);
 

@@ -47,9 +47,9 @@ pub(crate) mod review;
 mod review_runs;
 #[cfg(feature = "review")]
 pub(crate) mod review_sessions;
-mod run_story;
 #[cfg(feature = "agent")]
 pub(crate) mod run_log;
+mod run_story;
 mod runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;

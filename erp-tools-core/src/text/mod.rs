@@ -23,10 +23,10 @@ use crate::tool::handles::DocumentRef;
 use crate::validate::ArgumentErrors;
 
 pub(crate) mod handler;
-#[cfg(feature = "mcp")]
-pub(crate) mod tasks;
 #[cfg(feature = "runtime")]
 pub(crate) mod pages;
+#[cfg(feature = "mcp")]
+pub(crate) mod tasks;
 pub(crate) use handler::{NO_DRAFT_CREATED, NOTHING_CHANGED};
 
 /// The "what did not happen" sentence of a failed call of `tier`.
