@@ -4,7 +4,7 @@ use erp_tools_core::prelude::*;
 #[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"])]
 async fn list_pos(_ctx: &ToolContext, page: PageRequest) -> Result<Page, ToolError> {
     let _ = page;
-    todo!()
+    Err(ToolError::rejected("no purchase orders"))
 }
 
 fn main() {}
