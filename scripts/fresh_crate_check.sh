@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The newcomer's path, as CI proof: scratch crates outside the workspace (each with its own
-# [workspace] table), with exactly the dependency block and the src/main.rs of a README
+# [workspace] table), with exactly the dependency block and the src/main.rs of a README or guide
 # section (erp-tools-core taken by path instead of from crates.io), are built and driven
 # with the official Python MCP client:
 #
-# - "Declaring tools" (fresh-erp, stdio): tools/list, a draft call, its replay, a read;
-# - "A remote-draft server of your own" (fresh-remote, streamable HTTP) against the REST
+# - the README's "A complete server" (fresh-erp, stdio): tools/list, a draft call, its replay, a read;
+# - the guide's "A remote-draft server of your own" (guide/src/drafts.md; fresh-remote, streamable HTTP) against the REST
 #   ERP fixture (tests/src/bin/rest_erp.rs): scripts/fresh_remote_check.py.
 #
 # Usage: scripts/fresh_crate_check.sh   (needs python3 with PyPI `mcp`)
@@ -13,12 +13,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-# fresh_crate <README heading> <crate name>: target/<crate name>/ from that section, built.
+# fresh_crate <markdown file> <heading> <crate name>: target/<crate name>/ from that
+# section of the README or a guide chapter, built.
 fresh_crate() {
-  local dir=$root/target/$2
+  local dir=$root/target/$3
   rm -rf "$dir"
   mkdir -p "$dir/src"
-  python3 - "$root/README.md" "$1" "$dir" "$2" "$root/erp-tools-core" <<'PY'
+  python3 - "$root/$1" "$2" "$dir" "$3" "$root/erp-tools-core" <<'PY'
 import re, sys
 readme, heading, out, name, core = sys.argv[1:]
 text = open(readme).read()
@@ -28,13 +29,13 @@ section = re.split(r"\n#{1,%d} " % len(level), section, maxsplit=1)[0]
 toml = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
 rust = re.search(r"```rust[^\n]*\n(.*?)```", section, re.S).group(1)
 line = 'erp-tools-core = "0.1"'
-assert line in toml, f"the README's dependency block no longer has `{line}`"
+assert line in toml, f"{readme}: the dependency block no longer has `{line}`"
 toml = toml.replace(line, f'erp-tools-core = {{ path = "{core}" }}')
 open(f"{out}/Cargo.toml", "w").write(
     f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2024"\npublish = false\n\n'
     "# Outside the erp-tools workspace, as a new user's crate is.\n[workspace]\n\n" + toml)
 open(f"{out}/src/main.rs", "w").write(rust)
-print(f"{name}: dependencies as in the README:\n" + toml)
+print(f"{name}: dependencies as in {readme}:\n" + toml)
 print(f"{name}: src/main.rs has {len(rust.splitlines())} lines")
 PY
   # Same versions as the workspace (and no registry look-ups beyond it); cargo prunes the
@@ -45,7 +46,7 @@ PY
   (cd "$dir" && CARGO_TARGET_DIR="$root/target" cargo build --quiet)
 }
 
-fresh_crate "## Declaring tools" fresh-erp
+fresh_crate README.md "## A complete server" fresh-erp
 
 python3 - "$root/target/debug/fresh-erp" <<'PY'
 import asyncio, os, subprocess, sys, tempfile
@@ -94,6 +95,6 @@ print(f"\n{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
 PY
 
-fresh_crate "### A remote-draft server of your own" fresh-remote
+fresh_crate guide/src/drafts.md "## A remote-draft server of your own" fresh-remote
 cargo build --quiet -p erp-tools-tests --bin rest_erp
 python3 scripts/fresh_remote_check.py "$root/target/debug/fresh-remote" "$root/target/debug/rest_erp"

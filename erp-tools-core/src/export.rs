@@ -9,6 +9,8 @@
 //! The `*_for` variants keep only the tools a principal may use. [`check_export`] vets
 //! any export (ours or hand-written) against the strict schema rules and the envelope
 //! each provider expects.
+//!
+//! The guide's chapter: *Declaring tools: what the compiler refuses* (`guide/src/declaring.md` in the repository).
 
 use std::collections::BTreeSet;
 

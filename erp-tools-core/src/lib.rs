@@ -30,6 +30,35 @@ pub mod telemetry;
 #[cfg(feature = "stderr-log")]
 mod logging;
 
+/// The guide's chapters (`guide/src/`, an mdBook): every Rust block in them is a doctest of
+/// this crate, as the README's are, so the guide cannot drift from the API.
+#[cfg(doctest)]
+mod guide {
+    macro_rules! chapters {
+        ($($name:ident = $file:literal),* $(,)?) => {
+            $(#[doc = include_str!(concat!("../../guide/src/", $file))] struct $name;)*
+        };
+    }
+    chapters! {
+        Introduction = "introduction.md",
+        RunningTheExample = "running-the-example.md",
+        FirstServer = "first-server.md",
+        Declaring = "declaring.md",
+        Identity = "identity.md",
+        Drafts = "drafts.md",
+        Pages = "pages.md",
+        Tasks = "tasks.md",
+        Agent = "agent.md",
+        Review = "review.md",
+        Operations = "operations.md",
+        Replicas = "replicas.md",
+        Telemetry = "telemetry.md",
+        Audit = "audit.md",
+        SurfaceLock = "surface-lock.md",
+        Reference = "reference.md",
+    }
+}
+
 #[cfg(feature = "agent")]
 pub mod agent;
 #[cfg(feature = "auth")]

@@ -1,4 +1,6 @@
 //! The surface report (see [`SurfaceReport`]).
+//!
+//! The guide's chapter: *Declaring tools: what the compiler refuses* (`guide/src/declaring.md` in the repository).
 
 use std::fmt::Write as _;
 

@@ -66,6 +66,8 @@
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! The guide's chapter: *The agent loop, approvals and notifications* (`guide/src/agent.md` in the repository).
 
 mod approval;
 pub(crate) mod approvals_store;

@@ -41,6 +41,8 @@
 //! assert_eq!(verify(&config, &token)?, buyer);
 //! # Ok::<(), erp_tools_core::auth::AuthError>(())
 //! ```
+//!
+//! The guide's chapter: *Identity* (`guide/src/identity.md` in the repository).
 
 mod authenticator;
 mod branches;

@@ -39,6 +39,8 @@
 //! assert_eq!(read.fingerprint(), *registry.fingerprint());
 //! # Ok::<(), erp_tools_core::RegistryError>(())
 //! ```
+//!
+//! The guide's chapter: *The tool surface lock* (`guide/src/surface-lock.md` in the repository).
 
 mod check;
 mod diff;

@@ -15,6 +15,8 @@
 //! Protocol revisions: `rmcp` negotiates 2024-11-05 through 2025-11-25 with the
 //! `initialize` handshake (sessions over HTTP) and serves 2026-07-28 (`server/discover`,
 //! per-request metadata, stateless HTTP).
+//!
+//! The guide's chapter: *Your first server* (`guide/src/first-server.md` in the repository).
 
 pub mod apps;
 mod asking;

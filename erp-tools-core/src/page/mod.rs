@@ -52,6 +52,8 @@
 //!     Ok(page.page(codes, |code| code.clone()).map(|code| VendorRow { code }))
 //! }
 //! ```
+//!
+//! The guide's chapter: *Pages and result budgets* (`guide/src/pages.md` in the repository).
 
 mod items;
 mod keyset;

@@ -4,6 +4,8 @@
 //! all tools in hand (namespace sizes, module descriptions, duplicate names, schema
 //! budgets, example calls) and renders every schema for every target, so listing tools
 //! later never rebuilds a schema.
+//!
+//! The guide's chapter: *Your first server* (`guide/src/first-server.md` in the repository).
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -29,6 +29,8 @@
 //! The outcome of every request to the other system is on the call's audit row
 //! (`erp_outcome`: created, found by marker, refused with its status, unknown; `erp_error`:
 //! the system's own text, as data) next to the document's id and number.
+//!
+//! The guide's chapter: *Drafts, idempotency and remote ERPs* (`guide/src/drafts.md` in the repository).
 
 pub(crate) mod error;
 pub(crate) mod handle;

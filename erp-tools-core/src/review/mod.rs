@@ -50,6 +50,8 @@
 //! let app = mcp::router(runtime, HttpConfig::from_authenticator(authenticator)).nest("/review", console);
 //! # let _ = app; Ok(()) }
 //! ```
+//!
+//! The guide's chapter: *The review console and cards* (`guide/src/review.md` in the repository).
 
 mod approvals;
 mod auth;

@@ -9,6 +9,8 @@
 //! use and MCP clients all accept: every object closed with `additionalProperties: false`,
 //! no `$ref`/`$defs`, no `title`/`default`/`$schema`, only `anyOf` for unions, and
 //! `format` only from `date`, `date-time`, `time`, `email`, `uuid`.
+//!
+//! The guide's chapter: *Declaring tools: what the compiler refuses* (`guide/src/declaring.md` in the repository).
 
 mod bounds;
 mod model;

@@ -29,6 +29,8 @@
 //! **Caller's trace.** A W3C `traceparent` in the HTTP request or in the request's
 //! `_meta` (MCP SEP-414) becomes the parent of the server's spans, so an agent host's
 //! trace and the tool server's are one trace.
+//!
+//! The guide's chapter: *Traces and metrics* (`guide/src/telemetry.md` in the repository).
 
 mod labels;
 pub(crate) mod record;

@@ -8,6 +8,8 @@
 //! Validation also *normalises* the arguments (absent optional fields become `null`,
 //! decimals are written in one canonical form) so that the idempotency hash of two
 //! equivalent calls is the same.
+//!
+//! The guide's chapter: *Declaring tools: what the compiler refuses* (`guide/src/declaring.md` in the repository).
 
 use std::str::FromStr;
 
