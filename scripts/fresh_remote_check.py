@@ -1,5 +1,5 @@
-"""Drives the README's remote-draft server (built by scripts/fresh_crate_check.sh from the
-README alone) against the REST ERP fixture (tests/src/rest_erp.rs, which names documents
+"""Drives the guide's remote-draft server (built by scripts/fresh_crate_check.sh from the
+guide alone, guide/src/drafts.md) against the REST ERP fixture (tests/src/rest_erp.rs, which names documents
 with strings) with the official Python MCP client over streamable HTTP: the read tool, a
 draft and its replay, a 502 after the ERP committed and its resend (one order), the ERP's
 refusals quoted, a held answer and a kill -9 of the server with the key pending, then the

@@ -1,4 +1,4 @@
-"""Pinning a tool surface with the official Python MCP client (PyPI `mcp`): the README's
+"""Pinning a tool surface with the official Python MCP client (PyPI `mcp`): the guide's
 example ("Pinning the tool surface"), run against the example server. A client pinned to
 the fingerprint of the committed lock (examples/distributor/tools.lock) connects and
 lists the tools; pinned to another fingerprint it refuses the server before any call.
@@ -21,7 +21,7 @@ from mcp_http import Server  # noqa: E402
 BIN = sys.argv[1] if len(sys.argv) > 1 else "target/debug/examples/distributor"
 LOCK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "distributor", "tools.lock")
 
-# --- the README's example -------------------------------------------------------------
+# --- the guide's example (guide/src/surface-lock.md) -------------------------------------------------------------
 SURFACE_KEY = "erp-tools/surface"
 
 

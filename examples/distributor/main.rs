@@ -272,7 +272,7 @@ const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
 #[tokio::main]
 async fn main() -> ExitCode {
     // Built with `--features otel`: the log on stderr plus traces and metrics over OTLP,
-    // configured by the OTEL_* variables (see the README, "Traces and metrics").
+    // configured by the OTEL_* variables (see the guide, guide/src/telemetry.md).
     #[cfg(feature = "otel")]
     let _otel = match erp_tools_core::telemetry::init_otel() {
         Ok(guard) => guard,

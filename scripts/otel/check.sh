@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Traces and metrics against real receivers (see README, "Traces and metrics"):
+# Traces and metrics against real receivers (see the guide, guide/src/telemetry.md):
 # Debian's prometheus scrapes the example's /metrics during a short load, and a loopback
 # OTLP/HTTP receiver decoding with PyPI opentelemetry-proto checks one MCP draft's trace.
 # Installs what is missing; reuses the debug build (the otel example is built next to the
@@ -28,3 +28,13 @@ cp "$target/debug/examples/distributor" "$target/otel/distributor-otel"
 cargo build -q --example distributor  # the default binary back for the steps after
 timeout 180 python3 scripts/otel/trace_check.py "$target/otel/distributor-otel" \
   "$target/otel/draft-trace.json"
+
+# The guide's picture of that trace (guide/src/images/otel/draft-trace.png), made from what
+# the receiver decoded: refresh it with
+#   cp target/otel/draft-trace.png guide/src/images/otel/
+python3 scripts/otel/waterfall.py "$target/otel/draft-trace.json" "$target/otel/draft-trace.html"
+if command -v chromium >/dev/null; then
+  chromium --headless --no-sandbox --hide-scrollbars --screenshot="$target/otel/draft-trace.png" \
+    --window-size=1200,760 "file://$(realpath "$target/otel/draft-trace.html")" 2>/dev/null
+  echo "-- the trace's picture: $target/otel/draft-trace.png"
+fi

@@ -5,7 +5,7 @@ this checks that one MCP draft is one trace continuing the caller's `traceparent
 the OpenTelemetry MCP attributes, each of the protobuf value type its convention defines
 (`http.response.status_code` an int, ...), without the token or argument values; that
 every outcome (ok, replayed, denied, invalid, failed, needs input asked or not, unknown
-tool, rate limited) ends its span with the status and `error.type` of the README's table;
+tool, rate limited) ends its span with the status and `error.type` of the guide's table (guide/src/telemetry.md);
 that a `_meta.traceparent` (SEP-414) is continued too; that the agent loop's GenAI spans
 carry integer token counts; that the metrics arrive over OTLP; and that with the
 collector slow or down no call waits for it.
@@ -81,7 +81,7 @@ def tree(spans, root_parent):
     return lines
 
 
-# Every outcome of the README's table ("Traces and metrics"): how the call is made, and
+# Every outcome of the guide's table (guide/src/telemetry.md): how the call is made, and
 # the span it must end: erp_tools.outcome, error.type (None: no error), the status and
 # erp_tools.error.kind.
 BIG_ORDER = dict(DRAFT, client_ref="otel-big", lines=[{"item_code": "BRG-0042", "qty": "200", "uom": "BOX"}])

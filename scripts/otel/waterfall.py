@@ -1,6 +1,6 @@
 """Renders the draft's trace that trace_check.py saved (as the OTLP receiver decoded it)
 as a waterfall page, one bar a span under its parent, with each span's attributes; a
-headless Chromium turns it into the README's picture.
+headless Chromium turns it into the guide's picture (scripts/otel/check.sh does both).
 
     python3 scripts/otel/waterfall.py target/otel/draft-trace.json target/otel/draft-trace.html
     chromium --headless --screenshot=docs.png --window-size=1200,760 target/otel/draft-trace.html

@@ -1,5 +1,5 @@
 //! A small REST ERP that names its documents with strings, as ERPNext does
-//! (`PUR-ORD-2026-00001`), for the remote-draft tests and the README's remote-draft server:
+//! (`PUR-ORD-2026-00001`), for the remote-draft tests and the guide's remote-draft server (guide/src/drafts.md):
 //!
 //! - `GET /api/resource/Supplier`: `{"data": [{"name": "SUP-0001", "supplier_name": ..}]}`;
 //! - `POST /api/resource/Purchase Order` with `{"supplier", "items": [{"item_code",

@@ -37,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 /// Timeouts and caps of the HTTP edge. Defaults: header 10 s, body 30 s and 4 MiB, idle
-/// 60 s, 512 connections (the README's Identity section says what each protects against).
+/// 60 s, 512 connections (the guide's Identity chapter says what each protects against).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EdgeLimits {
     /// Time for a request's head to arrive.

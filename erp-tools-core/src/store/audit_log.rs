@@ -108,7 +108,7 @@ impl Database {
         &self.inner.audit_pool
     }
 
-    /// Walks the audit log's hash chains (see the README's "Tamper evidence") and reports
+    /// Walks the audit log's hash chains (see the guide's audit chapter, guide/src/audit.md) and reports
     /// the first row of each chain that was altered, inserted or removed, and finished
     /// rows in no chain. `known` are chain heads exported earlier
     /// ([`Database::audit_chain_heads`]) and kept elsewhere: a chain that now ends before

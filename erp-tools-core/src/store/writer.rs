@@ -11,7 +11,7 @@
 //!   the same before its transaction commits. "Durable" is what a commit means on the
 //!   backend: PostgreSQL with `synchronous_commit` as configured, SQLite in WAL mode with
 //!   `synchronous = FULL` by default (survives a crash of the process and of the
-//!   operating system; see the README's "What survives what").
+//!   operating system; see the guide's audit chapter, "What survives what").
 //! - **Every call ends with exactly one finished audit row.** The final outcome is
 //!   written on the same row: by the draft's own transaction (PostgreSQL), by the writer
 //!   after the call (reads, failed drafts, SQLite drafts), or folded into the attempt row

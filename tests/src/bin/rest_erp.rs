@@ -1,4 +1,4 @@
-//! The REST ERP fixture (`erp_tools_tests::rest_erp`) as a process, for the README's
+//! The REST ERP fixture (`erp_tools_tests::rest_erp`) as a process, for the guide's
 //! remote-draft server check (`scripts/fresh_crate_check.sh`): listens on 127.0.0.1 (a free
 //! port, or `--port N`), prints its base URL, serves until killed.
 
