@@ -35,6 +35,6 @@ timeout 180 python3 scripts/otel/trace_check.py "$target/otel/distributor-otel" 
 python3 scripts/otel/waterfall.py "$target/otel/draft-trace.json" "$target/otel/draft-trace.html"
 if command -v chromium >/dev/null; then
   chromium --headless --no-sandbox --hide-scrollbars --screenshot="$target/otel/draft-trace.png" \
-    --window-size=1200,760 "file://$(realpath "$target/otel/draft-trace.html")" 2>/dev/null
+    --window-size=1200,460 "file://$(realpath "$target/otel/draft-trace.html")" 2>/dev/null
   echo "-- the trace's picture: $target/otel/draft-trace.png"
 fi

@@ -3,7 +3,7 @@ as a waterfall page, one bar a span under its parent, with each span's attribute
 headless Chromium turns it into the guide's picture (scripts/otel/check.sh does both).
 
     python3 scripts/otel/waterfall.py target/otel/draft-trace.json target/otel/draft-trace.html
-    chromium --headless --screenshot=docs.png --window-size=1200,760 target/otel/draft-trace.html
+    chromium --headless --screenshot=docs.png --window-size=1200,460 target/otel/draft-trace.html
 """
 
 import html
