@@ -1,9 +1,10 @@
 //! The loop's writes to the [`RunLog`](super::RunLog), and a run's state rebuilt from them.
 //!
-//! A turn's answer is written before its action runs, in one transaction with the outcome
-//! of the previous turn's action (the messages it fed back, the repeat counts, the
-//! running time): one commit a step. The run's status is written when it stops or
-//! pauses. A process that dies after an action ended and before the next answer was
+//! A turn's answer is written the moment it arrives, before its action runs, in one
+//! transaction with the outcome of the previous turn's action (the messages it fed back,
+//! the repeat counts, the running time): one commit a step, which survives the process
+//! without waiting for the disk (`store/run_turn.rs` says why that is enough). The run's
+//! status is written when it stops or pauses. A process that dies after an action ended and before the next answer was
 //! stored leaves that action without an outcome: it runs again when the run is taken
 //! over, with the same idempotency key (a draft is replayed, a read is read again).
 //! Every write names the driver's lease token: a driver that lost its run (another
@@ -23,6 +24,7 @@ use super::outcome::RunStatus;
 use super::state::State;
 use crate::audit::now_text;
 use crate::store::run_log::{self as sql, NewRun, RunRow, TurnRow};
+use crate::store::run_turn::checkpoint;
 use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
 
@@ -171,7 +173,7 @@ impl Agent {
             outcome: None,
         };
         let prior = st.unsaved.take();
-        let held = sql::turn(log.db.pool(), &st.run_id, token, &turn, prior, &now_text())
+        let held = checkpoint(&log.db, &st.run_id, token, &turn, prior, &now_text())
             .await
             .map_err(failed)?;
         if held { Ok(()) } else { Err(lost(&st.run_id)) }

@@ -140,64 +140,6 @@ pub(crate) async fn reopen(
     Ok(taken == 1)
 }
 
-/// Stores turn `step`'s answer, before its action runs, with the outcome of the previous
-/// turn's action (`prior`: its step and outcome) in the same transaction; `false` if the
-/// lease is lost.
-pub(crate) async fn turn(
-    pool: &AnyPool,
-    run_id: &str,
-    token: &str,
-    turn: &TurnRow,
-    prior: Option<(i64, String)>,
-    now: &str,
-) -> Result<bool, sqlx::Error> {
-    let mut tx = pool.begin().await?;
-    let held = sqlx::query(
-        "UPDATE erp_run_log SET steps = $1, input_tokens = input_tokens + $2, \
-         output_tokens = output_tokens + $3, updated_at = $4 \
-         WHERE agent_run_id = $5 AND lease_token = $6 AND status = 'running'",
-    )
-    .bind(turn.step)
-    .bind(turn.input_tokens)
-    .bind(turn.output_tokens)
-    .bind(now.to_string())
-    .bind(run_id.to_string())
-    .bind(token.to_string())
-    .execute(&mut *tx)
-    .await?
-    .rows_affected();
-    if held != 1 {
-        tx.rollback().await?;
-        return Ok(false);
-    }
-    if let Some((step, outcome)) = prior {
-        sqlx::query(
-            "UPDATE erp_run_turns SET outcome = $1, done_at = $2 \
-             WHERE agent_run_id = $3 AND step = $4",
-        )
-        .bind(outcome)
-        .bind(now.to_string())
-        .bind(run_id.to_string())
-        .bind(step)
-        .execute(&mut *tx)
-        .await?;
-    }
-    sqlx::query(
-        "INSERT INTO erp_run_turns (agent_run_id, step, action, input_tokens, output_tokens, \
-         asked_at) VALUES ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(run_id.to_string())
-    .bind(turn.step)
-    .bind(turn.action.clone())
-    .bind(turn.input_tokens)
-    .bind(turn.output_tokens)
-    .bind(now.to_string())
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(true)
-}
-
 /// Stores the status the run ended (or paused) with; `false` if the lease is lost.
 pub(crate) async fn finish(
     pool: &AnyPool,
