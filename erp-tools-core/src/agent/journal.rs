@@ -23,6 +23,7 @@ use super::model::{Message, ModelAction};
 use super::outcome::RunStatus;
 use super::state::State;
 use crate::audit::now_text;
+use crate::store::relaxed::Relaxed;
 use crate::store::run_log::{self as sql, NewRun, RunRow, TurnRow};
 use crate::store::run_turn::checkpoint;
 use crate::tool::context::Principal;
@@ -113,7 +114,10 @@ impl Agent {
             token: &token,
             now: &now_text(),
         };
-        if !sql::start(log.db.pool(), new).await.map_err(failed)? {
+        let mut tx = Relaxed::begin(&log.db).await.map_err(failed)?;
+        let started = sql::start(tx.conn(), new).await.map_err(failed)?;
+        tx.commit().await.map_err(failed)?;
+        if !started {
             return Err(AuditError(format!(
                 "run {} is being driven by another process; continue it there, or with \
                  Agent::take_over once that process is gone",
@@ -209,12 +213,36 @@ impl Agent {
             }
         };
         let now = now_text();
-        match sql::finish(log.db.pool(), run_id, token, status.as_str(), result, &now).await {
+        let (word, db) = (status.as_str(), &log.db);
+        // A run that is done can end without waiting for the disk: lost in a machine's
+        // crash, it is taken over and ends again from its stored answer. A pause stays
+        // durable, next to the approval or question it waits for.
+        let stored = if matches!(status, RunStatus::Done { .. }) {
+            finish_relaxed(db, run_id, token, word, result, &now).await
+        } else {
+            sql::finish(db.pool(), run_id, token, word, result, &now).await
+        };
+        match stored {
             Ok(true) => {}
             Ok(false) => tracing::warn!(run = %run_id, "{}", lost(run_id)),
             Err(e) => tracing::warn!(error = %e, run = %run_id, "the run log failed"),
         }
     }
+}
+
+/// [`sql::finish`] in a [`Relaxed`] transaction.
+async fn finish_relaxed(
+    db: &crate::Database,
+    run_id: &str,
+    token: &str,
+    status: &str,
+    result: String,
+    now: &str,
+) -> Result<bool, sqlx::Error> {
+    let mut tx = Relaxed::begin(db).await?;
+    let done = sql::finish(tx.conn(), run_id, token, status, result, now).await?;
+    tx.commit().await?;
+    Ok(done)
 }
 
 /// A run's state rebuilt from its log: the opening messages, then every stored turn with

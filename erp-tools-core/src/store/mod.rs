@@ -37,6 +37,8 @@ mod pools;
 mod postgres;
 pub(crate) mod rate_buckets;
 mod recover;
+#[cfg(feature = "agent")]
+pub(crate) mod relaxed;
 mod replicas;
 #[cfg(feature = "mcp")]
 pub(crate) mod request_states;
