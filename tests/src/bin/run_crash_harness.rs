@@ -16,6 +16,7 @@
 //!
 //! ```text
 //! run_crash_harness --backend sqlite --kills 20 --runs 20 --seed 1
+//! run_crash_harness --backend postgres --kill-ms 300-1500   # a slow machine: later kills
 //! ERP_TOOLS_PG_URL=postgres://root@127.0.0.1:5432/test run_crash_harness --backend postgres
 //! ```
 //!
@@ -57,6 +58,8 @@ struct Args {
     seed: u64,
     child: Option<(String, String)>,
     batch: usize,
+    /// The kill lands this many milliseconds after a child started, at random between.
+    kill_ms: (u64, u64),
 }
 
 fn parse_args() -> Args {
@@ -67,6 +70,7 @@ fn parse_args() -> Args {
         seed: 1,
         child: None,
         batch: 0,
+        kill_ms: (30, 400),
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut it = argv.iter();
@@ -81,7 +85,16 @@ fn parse_args() -> Args {
             "--child-url" => url = Some(value.clone()),
             "--turns-file" => turns = Some(value.clone()),
             "--batch" => a.batch = value.parse().expect("--batch N"),
-            other => panic!("unknown flag {other}; flags: --backend --kills --runs --seed"),
+            "--kill-ms" => {
+                a.kill_ms = value
+                    .split_once('-')
+                    .and_then(|(lo, hi)| Some((lo.parse().ok()?, hi.parse().ok()?)))
+                    .filter(|(lo, hi)| lo <= hi)
+                    .expect("--kill-ms LO-HI, e.g. 30-400 (milliseconds after a child started)")
+            }
+            other => panic!(
+                "unknown flag {other}; flags: --backend --kills --runs --seed --kill-ms LO-HI"
+            ),
         }
     }
     a.child = url.zip(turns);
@@ -287,7 +300,8 @@ async fn main() {
     for round in 0..a.kills {
         let mut c = spawn(round);
         // A random moment: opening the database, taking over, or anywhere in a run.
-        tokio::time::sleep(Duration::from_millis(rng.between(30, 400))).await;
+        let (lo, hi) = a.kill_ms;
+        tokio::time::sleep(Duration::from_millis(rng.between(lo, hi))).await;
         if c.try_wait().expect("child status").is_some() {
             f.children_done_before_kill += 1;
         } else {
