@@ -332,6 +332,9 @@ async fn run(cli: Cli) -> Result<(), String> {
             let authenticator = authenticator(identity, &db).await?;
             let runtime = with_cursor_key(ToolRuntime::new(registry.clone(), db.clone()))?;
             let agent = Arc::new(review::agent(registry.clone(), db.clone())?);
+            // Runs cut off by a dead process (an `agent` command killed mid-run, another
+            // server) go on here.
+            let worker = review::take_over_worker(&agent, Duration::from_secs(15));
             let console = review::console(authenticator.clone(), agent.clone(), &registry)?;
             let provider = authenticator.authorization_servers();
             let config = with_request_state_key(
@@ -357,7 +360,8 @@ async fn run(cli: Cli) -> Result<(), String> {
             let served = erp_tools_core::mcp::serve_http(addr, router, options)
                 .await
                 .map_err(|e| format!("cannot serve on {addr}: {e}"));
-            // Commits the audit rows still queued.
+            // Lets a take-over under way finish, then commits the audit rows still queued.
+            worker.stop().await;
             db.close().await;
             served
         }

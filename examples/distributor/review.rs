@@ -7,12 +7,16 @@
 //!                                              # the console's approve resumes the run (on_approved)
 //! distributor resume --approval 1              # or resume an approved action from the command line
 //! ```
+//!
+//! Runs are kept in the database's run log: a run whose process died (an `agent` command
+//! killed mid-run, a server stopped) is taken over by the take-over worker of a running
+//! `serve` ([`take_over_worker`]), which goes on from its last stored turn.
 
 use std::sync::Arc;
 
 use erp_tools_core::agent::{
-    Agent, ApprovalQueue, ModelAction, Policy, RunOutcome, ScriptedModel, StoredApproval,
-    last_tool_result,
+    Agent, ApprovalQueue, Model, ModelAction, Policy, RunLog, RunOutcome, RunWorker, ScriptedModel,
+    StoredApproval, last_tool_result,
 };
 use erp_tools_core::auth::Authenticator;
 use erp_tools_core::mcp::apps::McpApps;
@@ -80,12 +84,24 @@ fn purchase_order_view(db: erp_tools_core::Database) -> DocumentView {
 }
 
 /// The agent of the `agent` command and of every resume: the example's tools, the loop
-/// policy, pauses stored in the database.
+/// policy, pauses stored in the database, runs kept in the run log.
 pub fn agent(registry: Arc<ToolRegistry>, db: erp_tools_core::Database) -> Result<Agent, String> {
     let queue = ApprovalQueue::new(db.clone());
+    let log = RunLog::new(db.clone());
     Agent::new(ToolRuntime::new(registry, db), policy())
-        .map(|a| a.max_steps(8).approval_queue(queue))
+        .map(|a| a.max_steps(8).approval_queue(queue).run_log(log))
         .map_err(|e| e.to_string())
+}
+
+/// `serve`'s take-over worker: every `every`, the runs cut off by a dead process go on
+/// here, as the person they act for, with the scripted model (which picks its next move
+/// from the run's history, so it continues any run of the `agent` command).
+pub fn take_over_worker(agent: &Arc<Agent>, every: std::time::Duration) -> RunWorker {
+    agent.recover_runs_every(every, |run| {
+        let principal = agent_principal(&run.user_id, run.branch_id, &run.branch_code);
+        let model: Box<dyn Model> = Box::new(reorder_model());
+        Ok((principal, model))
+    })
 }
 
 /// The person a loop run acts for, with the agent's scopes (the application knows its

@@ -8,6 +8,9 @@
 #   scripts/crash/runs.sh                  # 100 kills per backend, 20 runs a round
 #   KILLS=10 scripts/crash/runs.sh         # CI's smaller count
 #   BACKENDS=sqlite SEED=7 scripts/crash/runs.sh
+#   KILL_MS=300-1500 scripts/crash/runs.sh  # kills 0.3 to 1.5 s after a child started
+#                                          # (default 30-400; later on a slow machine,
+#                                          # where a child needs longer to start runs)
 #
 # PostgreSQL is used when ERP_TOOLS_PG_URL is set (a fresh schema per run, dropped after).
 # Bounded: each round takes at most about a second; the harness stops by itself.
@@ -16,6 +19,7 @@ cd "$(dirname "$0")/../.."
 KILLS="${KILLS:-100}"
 RUNS="${RUNS:-20}"
 SEED="${SEED:-1}"
+KILL_MS="${KILL_MS:-30-400}"
 BACKENDS="${BACKENDS:-sqlite postgres}"
 cargo build -q -p erp-tools-tests --bin run_crash_harness
 for backend in $BACKENDS; do
@@ -24,5 +28,5 @@ for backend in $BACKENDS; do
         continue
     fi
     timeout 900 target/debug/run_crash_harness --backend "$backend" --kills "$KILLS" \
-        --runs "$RUNS" --seed "$SEED"
+        --runs "$RUNS" --seed "$SEED" --kill-ms "$KILL_MS"
 done

@@ -352,3 +352,124 @@ async fn a_paused_run_is_not_cut_off_and_resumes_in_its_log(t: &TestDb) {
     assert_eq!(d.app.payment_requests().await.len(), 1);
 }
 on_both_backends!(a_paused_run_is_not_cut_off_and_resumes_in_its_log);
+
+/// The process that takes a run over no longer has the tool whose call was cut off (a
+/// new version dropped it): the call's outcome is unknown, and the tool is neither a read
+/// nor a draft replayed through its idempotency key, so it is not run again; the run ends
+/// as `cannot_continue`, saying why, and the model is not asked.
+async fn a_call_that_cannot_be_replayed_ends_the_run_instead(t: &TestDb) {
+    let d = Deployment::new(&t.db).await;
+    let run_id = "run-durable-5";
+    let db_a = t.open_again().await;
+    let sink = HangingSink::new(AgentEventKind::Started, 2);
+    let reached = sink.reached();
+    let agent_a = durable_agent(&db_a).audit_sink(sink);
+    let model_a = HangingModel::new(ScriptedModel::new(script()), 0);
+    cut_off(db_a.clone(), agent_a, model_a, reached, run_id).await;
+
+    // Process B: the fixture's tools but the payment request.
+    let without_payments = app::namespaces()
+        .tools(
+            app::registry()
+                .tools()
+                .iter()
+                .map(|tool| tool.def())
+                .filter(|def| def.name() != app::tools::CREATE_PAYMENT_REQUEST_DRAFT),
+        )
+        .build()
+        .unwrap();
+    let agent_b = Agent::new(
+        ToolRuntime::new(Arc::new(without_payments), t.db.clone()),
+        erp_tools_core::agent::Policy::new(),
+    )
+    .unwrap()
+    .run_log(RunLog::new(t.db.clone()));
+    let mut model_b = ScriptedModel::new([script()[2].clone()]);
+    let refused = agent_b.take_over(&manager(), &mut model_b, run_id).await;
+    let Err(TakeOverError::CannotContinue { reason, .. }) = &refused else {
+        panic!("{refused:?}");
+    };
+    assert!(
+        reason.contains("step 2's call of `finance_create_payment_request_draft`")
+            && reason.contains("not a tool of this process's registry")
+            && reason.contains("check in the ERP"),
+        "{reason}"
+    );
+    assert_eq!(model_b.calls(), 0, "the model was not asked");
+    assert!(d.app.payment_requests().await.is_empty(), "nothing ran");
+    let stored = RunLog::new(t.db.clone())
+        .get(run_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.status, CANNOT_CONTINUE);
+    assert_eq!(stored.reason.as_deref(), Some(reason.as_str()));
+    assert!(
+        d.app
+            .outcomes(run_id)
+            .await
+            .iter()
+            .any(|o| o == RUN_CANNOT_CONTINUE)
+    );
+    // The process that has the tool would have replayed it; the run has ended.
+    let again = durable_agent(&t.db)
+        .take_over(&manager(), &mut ScriptedModel::new([]), run_id)
+        .await;
+    assert!(
+        matches!(again, Err(TakeOverError::NotRunning { .. })),
+        "{again:?}"
+    );
+}
+on_both_backends!(a_call_that_cannot_be_replayed_ends_the_run_instead);
+
+/// The built-in worker (`Agent::recover_runs_every`) finds a cut-off run on its own and
+/// drives it to its end: the payment runs once, the model is asked for turn 3 only.
+async fn the_take_over_worker_continues_a_cut_off_run(t: &TestDb) {
+    let d = Deployment::new(&t.db).await;
+    let run_id = "run-durable-6";
+    let db_a = t.open_again().await;
+    let sink = HangingSink::new(AgentEventKind::Started, 2);
+    let reached = sink.reached();
+    let agent_a = durable_agent(&db_a).audit_sink(sink);
+    let model_a = HangingModel::new(ScriptedModel::new(script()), 0);
+    cut_off(db_a.clone(), agent_a, model_a, reached, run_id).await;
+
+    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = asked.clone();
+    let worker =
+        Arc::new(durable_agent(&t.db)).recover_runs_every(Duration::from_millis(50), move |run| {
+            assert_eq!(run.run_id, "run-durable-6");
+            counted.fetch_add(1, Ordering::SeqCst);
+            let model = ScriptedModel::new([script()[2].clone()]);
+            Ok((
+                manager(),
+                Box::new(model) as Box<dyn erp_tools_core::agent::Model>,
+            ))
+        });
+    let log = RunLog::new(t.db.clone());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let run = log.get(run_id).await.unwrap().unwrap();
+        if run.status != "running" {
+            assert_eq!(run.status, "done", "{run:?}");
+            assert_eq!((run.steps, run.resume_count), (3, 1));
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the worker did not take the run over within 20 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // A pass or two more: the ended run is not taken again.
+    let passes = worker.passes();
+    while worker.passes() < passes + 2 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!((worker.continued(), worker.cannot_continue()), (1, 0));
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    worker.stop().await;
+    assert_eq!(d.app.payment_requests().await.len(), 1);
+    assert_eq!(d.app.purchase_orders().await.len(), 1);
+}
+on_both_backends!(the_take_over_worker_continues_a_cut_off_run);

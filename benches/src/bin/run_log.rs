@@ -5,9 +5,10 @@
 //! Each run takes `--steps` model turns: tool calls alternating a read
 //! (`catalog_get_item`) and a draft (`orders_create_order_draft`, its own `client_ref`),
 //! then the answer. With the log, each turn stores the model's answer before its action
-//! runs, and each action its outcome (two writes a step), plus the run's row at start
-//! and end. Reports the median time of a step with and without, and the checkpoint's
-//! share of a step: (with - without) / without (the target is at most 0.10).
+//! runs, with the previous action's outcome (one commit a step, not waiting for the disk:
+//! `store/relaxed.rs`), plus the run's row at start and end. Reports the median time of
+//! a step with and without, and the checkpoint's share of a step: (with - without) /
+//! without (the target is at most 0.10).
 
 use std::sync::Arc;
 use std::time::Instant;

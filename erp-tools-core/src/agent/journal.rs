@@ -1,9 +1,10 @@
 //! The loop's writes to the [`RunLog`](super::RunLog), and a run's state rebuilt from them.
 //!
-//! A turn's answer is written before its action runs, in one transaction with the outcome
-//! of the previous turn's action (the messages it fed back, the repeat counts, the
-//! running time): one commit a step. The run's status is written when it stops or
-//! pauses. A process that dies after an action ended and before the next answer was
+//! A turn's answer is written the moment it arrives, before its action runs, in one
+//! transaction with the outcome of the previous turn's action (the messages it fed back,
+//! the repeat counts, the running time): one commit a step, which survives the process
+//! without waiting for the disk (`store/run_turn.rs` says why that is enough). The run's
+//! status is written when it stops or pauses. A process that dies after an action ended and before the next answer was
 //! stored leaves that action without an outcome: it runs again when the run is taken
 //! over, with the same idempotency key (a draft is replayed, a read is read again).
 //! Every write names the driver's lease token: a driver that lost its run (another
@@ -22,7 +23,9 @@ use super::model::{Message, ModelAction};
 use super::outcome::RunStatus;
 use super::state::State;
 use crate::audit::now_text;
+use crate::store::relaxed::Relaxed;
 use crate::store::run_log::{self as sql, NewRun, RunRow, TurnRow};
+use crate::store::run_turn::checkpoint;
 use crate::tool::context::Principal;
 use crate::tool::input::InputAnswers;
 
@@ -111,7 +114,10 @@ impl Agent {
             token: &token,
             now: &now_text(),
         };
-        if !sql::start(log.db.pool(), new).await.map_err(failed)? {
+        let mut tx = Relaxed::begin(&log.db).await.map_err(failed)?;
+        let started = sql::start(tx.conn(), new).await.map_err(failed)?;
+        tx.commit().await.map_err(failed)?;
+        if !started {
             return Err(AuditError(format!(
                 "run {} is being driven by another process; continue it there, or with \
                  Agent::take_over once that process is gone",
@@ -171,7 +177,7 @@ impl Agent {
             outcome: None,
         };
         let prior = st.unsaved.take();
-        let held = sql::turn(log.db.pool(), &st.run_id, token, &turn, prior, &now_text())
+        let held = checkpoint(&log.db, &st.run_id, token, &turn, prior, &now_text())
             .await
             .map_err(failed)?;
         if held { Ok(()) } else { Err(lost(&st.run_id)) }
@@ -207,12 +213,36 @@ impl Agent {
             }
         };
         let now = now_text();
-        match sql::finish(log.db.pool(), run_id, token, status.as_str(), result, &now).await {
+        let (word, db) = (status.as_str(), &log.db);
+        // A run that is done can end without waiting for the disk: lost in a machine's
+        // crash, it is taken over and ends again from its stored answer. A pause stays
+        // durable, next to the approval or question it waits for.
+        let stored = if matches!(status, RunStatus::Done { .. }) {
+            finish_relaxed(db, run_id, token, word, result, &now).await
+        } else {
+            sql::finish(db.pool(), run_id, token, word, result, &now).await
+        };
+        match stored {
             Ok(true) => {}
             Ok(false) => tracing::warn!(run = %run_id, "{}", lost(run_id)),
             Err(e) => tracing::warn!(error = %e, run = %run_id, "the run log failed"),
         }
     }
+}
+
+/// [`sql::finish`] in a [`Relaxed`] transaction.
+async fn finish_relaxed(
+    db: &crate::Database,
+    run_id: &str,
+    token: &str,
+    status: &str,
+    result: String,
+    now: &str,
+) -> Result<bool, sqlx::Error> {
+    let mut tx = Relaxed::begin(db).await?;
+    let done = sql::finish(tx.conn(), run_id, token, status, result, now).await?;
+    tx.commit().await?;
+    Ok(done)
 }
 
 /// A run's state rebuilt from its log: the opening messages, then every stored turn with

@@ -30,7 +30,8 @@
 //!   when a run pauses, decided by another person (four eyes), expiring, resumed once.
 //! - [`Agent`] / [`RunOutcome`] / [`RunStatus`]: the loop and how it ended.
 //! - [`RunLog`] / [`LoggedRun`]: runs kept as a log in the database, continued after a
-//!   crash by any process ([`Agent::take_over`], [`Agent::recover_runs`]).
+//!   crash by any process ([`Agent::take_over`], [`Agent::recover_runs`], or a
+//!   [`RunWorker`] started with [`Agent::recover_runs_every`]).
 //! - [`Clock`] / [`SystemClock`] / [`ManualClock`]: time, injectable for tests.
 //! - [`AuditSink`] / [`AgentEvent`]: the loop's audit events.
 //!
@@ -97,6 +98,7 @@ mod takeover;
 mod text;
 #[cfg(feature = "webhook")]
 mod webhook;
+mod worker;
 
 #[cfg(test)]
 mod tests;
@@ -131,3 +133,4 @@ pub use stored::{ApprovalStatus, StoredApproval};
 pub use takeover::{Recovered, TakeOverError};
 #[cfg(feature = "webhook")]
 pub use webhook::{WebhookSender, signature as webhook_signature};
+pub use worker::RunWorker;

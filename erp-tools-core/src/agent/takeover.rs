@@ -65,6 +65,17 @@ pub enum TakeOverError {
         /// What is wrong.
         detail: String,
     },
+    /// The run was cut off during a call whose outcome is unknown and which cannot be run
+    /// again safely (its tool is no longer registered, so it is neither a read nor a
+    /// draft replayed through its idempotency key): the run was ended as
+    /// [`CANNOT_CONTINUE`] with `reason`.
+    #[error("run {run_id} was ended as cannot_continue: {reason}")]
+    CannotContinue {
+        /// The run.
+        run_id: String,
+        /// Why, as stored with the run.
+        reason: String,
+    },
     /// The store failed.
     #[error("the run log failed: {0}")]
     Store(#[from] StoreError),
@@ -121,6 +132,13 @@ impl Agent {
                 });
             }
         };
+        if let Some(why) = self.replay_refusal(&st, &next) {
+            end_cannot_continue(db, &row, &token, &why).await?;
+            return Err(TakeOverError::CannotContinue {
+                run_id: run_id.to_string(),
+                reason: why,
+            });
+        }
         st.lease = Some(token.clone());
         let chosen = run_id::choose(principal, Some(&st.run_id));
         let status = match self.refused_run(principal, &mut st, chosen).await {
@@ -137,6 +155,27 @@ impl Agent {
         self.log_finish(&outcome.run_id, Some(&token), &outcome.status)
             .await;
         Ok(outcome)
+    }
+
+    /// Why the call a rebuilt run would run again first (`next`, its outcome unknown)
+    /// must not run again, if it must not. A read has no effect and a draft is replayed
+    /// through its idempotency key (`agent_run_id:client_ref`; a draft call without a
+    /// `client_ref` is refused before it runs), so either may run again; a tool this
+    /// process does not know is neither, and might have taken effect.
+    fn replay_refusal(&self, st: &State, next: &Next) -> Option<String> {
+        let Next::Call { name, .. } = next else {
+            return None;
+        };
+        if self.exec.registry().get(name).is_some() {
+            return None;
+        }
+        Some(format!(
+            "the process driving it stopped during step {}'s call of `{name}`, whose outcome \
+             is unknown, and `{name}` is not a tool of this process's registry, so the call \
+             can be neither replayed through its idempotency key nor known to be a read; \
+             check in the ERP whether it took effect, then start a new run",
+            st.steps
+        ))
     }
 
     /// The rebuilt run goes on from `next`.
@@ -199,6 +238,9 @@ impl Agent {
                         .await
                     {
                         Ok(outcome) => Recovered::Continued(Box::new(outcome)),
+                        Err(TakeOverError::CannotContinue { reason, .. }) => {
+                            Recovered::CannotContinue(reason)
+                        }
                         Err(e) => Recovered::Skipped(e),
                     }
                 }

@@ -37,6 +37,8 @@ mod pools;
 mod postgres;
 pub(crate) mod rate_buckets;
 mod recover;
+#[cfg(feature = "agent")]
+pub(crate) mod relaxed;
 mod replicas;
 #[cfg(feature = "mcp")]
 pub(crate) mod request_states;
@@ -50,6 +52,8 @@ pub(crate) mod review_sessions;
 #[cfg(feature = "agent")]
 pub(crate) mod run_log;
 mod run_story;
+#[cfg(feature = "agent")]
+pub(crate) mod run_turn;
 mod runs;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -90,6 +94,10 @@ struct Inner {
     /// (run, user, branch) pairs already checked against `erp_agent_runs`. A run's owner
     /// never changes, so remembering a positive answer is safe; a refusal is never cached.
     known_runs: Mutex<HashSet<(String, String, i64)>>,
+    /// SQLite: the `PRAGMA synchronous` of the writer connections (`FULL` or `NORMAL`),
+    /// put back after a run's checkpoint, which commits with `NORMAL`.
+    #[cfg_attr(not(feature = "agent"), allow(dead_code))]
+    write_sync: &'static str,
 }
 
 /// A connection to the application database: the write pool, the read-only pool, the
@@ -250,6 +258,10 @@ impl Database {
                 );
             }
         }
+        #[cfg(feature = "sqlite")]
+        let write_sync = options.sqlite_synchronous();
+        #[cfg(not(feature = "sqlite"))]
+        let write_sync = "FULL";
         let replica: Arc<str> = replicas::new_id().into();
         let lease = options.lease();
         replicas::register(&pools.write, &replica, lease).await?;
@@ -287,6 +299,7 @@ impl Database {
             grace,
             heartbeat: Mutex::new(None),
             known_runs: Mutex::new(HashSet::new()),
+            write_sync,
         });
         let task = tokio::spawn(recover::heartbeat(Arc::downgrade(&inner), lease_task));
         *inner.heartbeat.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
@@ -342,6 +355,12 @@ impl Database {
     /// Which database this is.
     pub fn backend(&self) -> Backend {
         self.inner.backend
+    }
+
+    /// SQLite: the `PRAGMA synchronous` of the writer connections.
+    #[cfg(feature = "agent")]
+    pub(crate) fn write_sync(&self) -> &'static str {
+        self.inner.write_sync
     }
 
     /// The write pool. Tool handlers never get it (draft handlers get a [`DraftTx`]

@@ -4,7 +4,7 @@
 //! Every write of a driver names its `lease_token`; a driver whose run was taken over
 //! (its replica was taken for dead) changes nothing and learns it lost the run.
 
-use sqlx::{AnyPool, Row};
+use sqlx::{AnyConnection, AnyPool, Row};
 
 const RUN_COLUMNS: &str = "agent_run_id, user_id, branch_id, branch_code, opening, grants, \
      status, result, replica_id, lease_token, steps, input_tokens, output_tokens, created_at, \
@@ -61,11 +61,10 @@ pub(crate) struct NewRun<'a> {
     pub now: &'a str,
 }
 
-/// Writes a new run's row as `running`, driven by `replica` under `token`. A run id
-/// logged before starts a new log unless a driver still holds it (`false`: nothing
-/// written).
-pub(crate) async fn start(pool: &AnyPool, new: NewRun<'_>) -> Result<bool, sqlx::Error> {
-    let mut tx = pool.begin().await?;
+/// Writes a new run's row as `running`, driven by `replica` under `token`, in the
+/// transaction open on `tx`. A run id logged before starts a new log unless a driver
+/// still holds it (`false`: nothing written).
+pub(crate) async fn start(tx: &mut AnyConnection, new: NewRun<'_>) -> Result<bool, sqlx::Error> {
     let inserted = sqlx::query(
         "INSERT INTO erp_run_log (agent_run_id, user_id, branch_id, branch_code, opening, \
          grants, status, replica_id, lease_token, created_at, updated_at) \
@@ -102,7 +101,6 @@ pub(crate) async fn start(pool: &AnyPool, new: NewRun<'_>) -> Result<bool, sqlx:
         .await?
         .rows_affected();
         if restarted == 0 {
-            tx.rollback().await?;
             return Ok(false);
         }
         sqlx::query("DELETE FROM erp_run_turns WHERE agent_run_id = $1")
@@ -110,7 +108,6 @@ pub(crate) async fn start(pool: &AnyPool, new: NewRun<'_>) -> Result<bool, sqlx:
             .execute(&mut *tx)
             .await?;
     }
-    tx.commit().await?;
     Ok(true)
 }
 
@@ -140,67 +137,10 @@ pub(crate) async fn reopen(
     Ok(taken == 1)
 }
 
-/// Stores turn `step`'s answer, before its action runs, with the outcome of the previous
-/// turn's action (`prior`: its step and outcome) in the same transaction; `false` if the
-/// lease is lost.
-pub(crate) async fn turn(
-    pool: &AnyPool,
-    run_id: &str,
-    token: &str,
-    turn: &TurnRow,
-    prior: Option<(i64, String)>,
-    now: &str,
-) -> Result<bool, sqlx::Error> {
-    let mut tx = pool.begin().await?;
-    let held = sqlx::query(
-        "UPDATE erp_run_log SET steps = $1, input_tokens = input_tokens + $2, \
-         output_tokens = output_tokens + $3, updated_at = $4 \
-         WHERE agent_run_id = $5 AND lease_token = $6 AND status = 'running'",
-    )
-    .bind(turn.step)
-    .bind(turn.input_tokens)
-    .bind(turn.output_tokens)
-    .bind(now.to_string())
-    .bind(run_id.to_string())
-    .bind(token.to_string())
-    .execute(&mut *tx)
-    .await?
-    .rows_affected();
-    if held != 1 {
-        tx.rollback().await?;
-        return Ok(false);
-    }
-    if let Some((step, outcome)) = prior {
-        sqlx::query(
-            "UPDATE erp_run_turns SET outcome = $1, done_at = $2 \
-             WHERE agent_run_id = $3 AND step = $4",
-        )
-        .bind(outcome)
-        .bind(now.to_string())
-        .bind(run_id.to_string())
-        .bind(step)
-        .execute(&mut *tx)
-        .await?;
-    }
-    sqlx::query(
-        "INSERT INTO erp_run_turns (agent_run_id, step, action, input_tokens, output_tokens, \
-         asked_at) VALUES ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(run_id.to_string())
-    .bind(turn.step)
-    .bind(turn.action.clone())
-    .bind(turn.input_tokens)
-    .bind(turn.output_tokens)
-    .bind(now.to_string())
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(true)
-}
-
-/// Stores the status the run ended (or paused) with; `false` if the lease is lost.
-pub(crate) async fn finish(
-    pool: &AnyPool,
+/// Stores the status the run ended (or paused) with, through `exec` (the pool, or a
+/// transaction's connection); `false` if the lease is lost.
+pub(crate) async fn finish<'e>(
+    exec: impl sqlx::Executor<'e, Database = sqlx::Any>,
     run_id: &str,
     token: &str,
     status: &str,
@@ -216,7 +156,7 @@ pub(crate) async fn finish(
     .bind(now.to_string())
     .bind(run_id.to_string())
     .bind(token.to_string())
-    .execute(pool)
+    .execute(exec)
     .await?
     .rows_affected();
     Ok(done == 1)

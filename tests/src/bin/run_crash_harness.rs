@@ -9,11 +9,14 @@
 //! - no draft exists twice (one purchase order and one payment request per run);
 //! - token usage is counted once (each run's log holds exactly its three turns' tokens);
 //! - model turns requested vs needed: a turn is requested again only in a run that was cut
-//!   off, at most once per cut (the process died between the model's answer and its
-//!   storing).
+//!   off, at most once per cut, and only because the process died between the model's
+//!   answer and its storing (`answer_lost_before_stored`: the answer went with the
+//!   process); a turn whose answer was stored is never asked again (`stored_asked_again`,
+//!   from the log as the model saw it when asked, must be 0).
 //!
 //! ```text
 //! run_crash_harness --backend sqlite --kills 20 --runs 20 --seed 1
+//! run_crash_harness --backend postgres --kill-ms 300-1500   # a slow machine: later kills
 //! ERP_TOOLS_PG_URL=postgres://root@127.0.0.1:5432/test run_crash_harness --backend postgres
 //! ```
 //!
@@ -55,6 +58,8 @@ struct Args {
     seed: u64,
     child: Option<(String, String)>,
     batch: usize,
+    /// The kill lands this many milliseconds after a child started, at random between.
+    kill_ms: (u64, u64),
 }
 
 fn parse_args() -> Args {
@@ -65,6 +70,7 @@ fn parse_args() -> Args {
         seed: 1,
         child: None,
         batch: 0,
+        kill_ms: (30, 400),
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut it = argv.iter();
@@ -79,7 +85,16 @@ fn parse_args() -> Args {
             "--child-url" => url = Some(value.clone()),
             "--turns-file" => turns = Some(value.clone()),
             "--batch" => a.batch = value.parse().expect("--batch N"),
-            other => panic!("unknown flag {other}; flags: --backend --kills --runs --seed"),
+            "--kill-ms" => {
+                a.kill_ms = value
+                    .split_once('-')
+                    .and_then(|(lo, hi)| Some((lo.parse().ok()?, hi.parse().ok()?)))
+                    .filter(|(lo, hi)| lo <= hi)
+                    .expect("--kill-ms LO-HI, e.g. 30-400 (milliseconds after a child started)")
+            }
+            other => panic!(
+                "unknown flag {other}; flags: --backend --kills --runs --seed --kill-ms LO-HI"
+            ),
         }
     }
     a.child = url.zip(turns);
@@ -108,11 +123,14 @@ fn run_id(batch: usize, i: usize) -> String {
 }
 
 /// The scripted model of run `i`: order, pay, answer, chosen by the tool results seen so
-/// far; each answered request is appended to the turns file (`<run> <turn>`) before it
-/// is returned, as the provider would bill it.
+/// far; each answered request is appended to the turns file (`<run> <turn> <state>`)
+/// before it is returned, as the provider would bill it. `<state>` is what the run log
+/// held of that turn when it was asked: `stored` (the turn's answer was already in the
+/// log: a stored turn asked again, which must never happen) or `new`.
 struct CountingModel {
     run: String,
     turns: Arc<std::fs::File>,
+    db: Database,
 }
 
 impl Model for CountingModel {
@@ -135,8 +153,18 @@ impl Model for CountingModel {
                 1 => pay(VENDOR, "1200.00", &format!("pay-{i}")),
                 _ => ModelAction::answer(format!("run {i}: ordered and paid")),
             };
+            // Turn `seen + 1` is stored if the log holds a step past the `seen` answered.
+            let stored: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM erp_run_turns WHERE agent_run_id = $1 AND step > $2",
+            )
+            .bind(i.clone())
+            .bind(seen as i64)
+            .fetch_one(self.db.read_db().pool())
+            .await
+            .map_err(|e| ModelError::new(e.to_string()))?;
+            let state = if stored > 0 { "stored" } else { "new" };
             (&*self.turns)
-                .write_all(format!("{i} {}\n", seen + 1).as_bytes())
+                .write_all(format!("{i} {} {state}\n", seen + 1).as_bytes())
                 .map_err(|e| ModelError::new(e.to_string()))?;
             Ok(action)
         })
@@ -172,6 +200,7 @@ async fn child(url: &str, turns_file: &str, batch: usize, runs: usize) {
                 let model = CountingModel {
                     run: run.run_id.clone(),
                     turns: turns.clone(),
+                    db: db.clone(),
                 };
                 Ok((principal.clone(), Box::new(model) as Box<dyn Model>))
             })
@@ -197,9 +226,10 @@ async fn child(url: &str, turns_file: &str, batch: usize, runs: usize) {
         }
         let started = todo.into_iter().map(|run| {
             let (agent, principal, turns) = (&agent, principal.clone(), turns.clone());
+            let db = db.clone();
             async move {
                 let request = RunRequest::new("Order 5 boxes and pay").run_id(run.clone());
-                let mut model = CountingModel { run, turns };
+                let mut model = CountingModel { run, turns, db };
                 agent.run_with(&principal, &mut model, request).await
             }
         });
@@ -215,6 +245,11 @@ struct Figures {
     turns_requested: usize,
     turns_needed: usize,
     turns_requested_twice: usize,
+    /// Asked again because the process died after the model answered and before the
+    /// answer was stored (the answer was lost with the process).
+    answer_lost_before_stored: usize,
+    /// Asked again although the answer was stored: a bug, must be 0.
+    stored_asked_again: usize,
     taken_over: i64,
     runs_cut_off: usize,
     duplicates: usize,
@@ -265,7 +300,8 @@ async fn main() {
     for round in 0..a.kills {
         let mut c = spawn(round);
         // A random moment: opening the database, taking over, or anywhere in a run.
-        tokio::time::sleep(Duration::from_millis(rng.between(30, 400))).await;
+        let (lo, hi) = a.kill_ms;
+        tokio::time::sleep(Duration::from_millis(rng.between(lo, hi))).await;
         if c.try_wait().expect("child status").is_some() {
             f.children_done_before_kill += 1;
         } else {
@@ -336,11 +372,19 @@ async fn main() {
     if f.duplicates > 0 {
         fail(&format!("{} drafts exist twice", f.duplicates));
     }
-    // Turns requested (the model's own count) against turns needed.
+    // Turns requested (the model's own count) against turns needed, and why a turn was
+    // asked again: its answer lost with the process, or (a bug) asked though stored.
     let text = std::fs::read_to_string(&turns_file).unwrap_or_default();
     let mut seen = std::collections::HashMap::<&str, usize>::new();
     for line in text.lines() {
-        *seen.entry(line).or_default() += 1;
+        let (turn, state) = line.rsplit_once(' ').unwrap_or((line, ""));
+        let n = seen.entry(turn).or_default();
+        *n += 1;
+        match (state, *n) {
+            ("stored", _) => f.stored_asked_again += 1,
+            (_, 1) => {}
+            _ => f.answer_lost_before_stored += 1,
+        }
     }
     f.turns_requested = text.lines().count();
     f.turns_needed = all.len() * TURNS;
@@ -349,6 +393,13 @@ async fn main() {
         for (turn, n) in seen.iter().filter(|(_, n)| **n > 1) {
             eprintln!("requested {n} times: {turn}");
         }
+    }
+    if f.stored_asked_again > 0 {
+        fail(&format!(
+            "{} stored turns were asked again (see the `stored` lines of {})",
+            f.stored_asked_again,
+            turns_file.display()
+        ));
     }
     if seen.len() != f.turns_needed {
         fail(&format!(
@@ -377,7 +428,8 @@ async fn main() {
     println!(
         "run crash harness {}: runs={} kills={} children_done_before_kill={} runs_cut_off={} \
          taken_over={} turns_requested={} turns_needed={} turns_requested_twice={} \
-         duplicates={} all_done=true secs={:.1}",
+         answer_lost_before_stored={} stored_asked_again={} duplicates={} all_done=true \
+         secs={:.1}",
         a.backend,
         all.len(),
         f.kills,
@@ -387,6 +439,8 @@ async fn main() {
         f.turns_requested,
         f.turns_needed,
         f.turns_requested_twice,
+        f.answer_lost_before_stored,
+        f.stored_asked_again,
         f.duplicates,
         started.elapsed().as_secs_f64()
     );
