@@ -15,11 +15,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use erp_tools_core::{CallOutcome, Principal, ToolCall, ToolRuntime};
+use erp_tools_tests::app::Session;
 use erp_tools_tests::app::arguments::{order, po_draft};
 use erp_tools_tests::app::faults::{VENDOR_FAILS_AFTER_INSERT, VENDOR_PANICS_AFTER_INSERT};
 use erp_tools_tests::app::seed::VENDOR_OTHER;
 use erp_tools_tests::app::tools::{CREATE_PO_DRAFT, GET_PO};
-use erp_tools_tests::app::Session;
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::principals::{BUYER, SECOND_BUYER, VIEWER};
 use serde_json::{Value, json};
@@ -71,22 +71,64 @@ async fn pipeline_entries(t: &TestDb) -> (Vec<Entry>, Vec<String>) {
         e.push(Entry::of(situation, tool, args, &out));
     };
     call(&buyer, "A draft is created (the fixture's output has no `ModelText`: the framework's sentence, then the output as JSON)", CREATE_PO_DRAFT, po_draft("R-1")).await;
-    call(&buyer, "The same draft is sent again with the same `client_ref` (a retry after a lost answer)", CREATE_PO_DRAFT, po_draft("R-1")).await;
-    call(&buyer, "The `client_ref` was used in this run for other arguments", CREATE_PO_DRAFT, order(VENDOR_OTHER, "5", "R-1")).await;
-    call(&buyer, "An empty `client_ref`", CREATE_PO_DRAFT, po_draft("")).await;
-    call(&buyer, "Arguments that do not match the schema", CREATE_PO_DRAFT, json!({"vendor_code": 42, "junk": true})).await;
-    call(&buyer, "A value over a hard limit declared on the tool (`limit = \"lines[].qty <= 10000\"`)", CREATE_PO_DRAFT, order(VENDOR_OTHER, "20000", "R-2")).await;
+    call(
+        &buyer,
+        "The same draft is sent again with the same `client_ref` (a retry after a lost answer)",
+        CREATE_PO_DRAFT,
+        po_draft("R-1"),
+    )
+    .await;
+    call(
+        &buyer,
+        "The `client_ref` was used in this run for other arguments",
+        CREATE_PO_DRAFT,
+        order(VENDOR_OTHER, "5", "R-1"),
+    )
+    .await;
+    call(
+        &buyer,
+        "An empty `client_ref`",
+        CREATE_PO_DRAFT,
+        po_draft(""),
+    )
+    .await;
+    call(
+        &buyer,
+        "Arguments that do not match the schema",
+        CREATE_PO_DRAFT,
+        json!({"vendor_code": 42, "junk": true}),
+    )
+    .await;
+    call(
+        &buyer,
+        "A value over a hard limit declared on the tool (`limit = \"lines[].qty <= 10000\"`)",
+        CREATE_PO_DRAFT,
+        order(VENDOR_OTHER, "20000", "R-2"),
+    )
+    .await;
     call(&buyer, "A document the caller's branch cannot see (the same text whether it exists elsewhere or not at all)", GET_PO, json!({"number": "PO-2026-9999"})).await;
     call(&buyer, "The handler refused the call with its own `ToolError::rejected` (here after writing, which the draft's transaction rolls back)", CREATE_PO_DRAFT, order(VENDOR_FAILS_AFTER_INSERT, "1", "R-3")).await;
     call(&buyer, "The handler panicked or failed inside the server (its detail goes to the log and the audit row only)", CREATE_PO_DRAFT, order(VENDOR_PANICS_AFTER_INSERT, "1", "R-4")).await;
     let viewer = buyer.app.session(VIEWER);
-    call(&viewer, "The caller lacks a scope the tool needs", CREATE_PO_DRAFT, po_draft("R-5")).await;
+    call(
+        &viewer,
+        "The caller lacks a scope the tool needs",
+        CREATE_PO_DRAFT,
+        po_draft("R-5"),
+    )
+    .await;
     let intruder = Session {
         app: buyer.app.clone(),
         who: SECOND_BUYER.shared(),
         run: buyer.run.clone(),
     };
-    call(&intruder, "A call in an agent run that belongs to another person", GET_PO, json!({"number": "PO-2026-0001"})).await;
+    call(
+        &intruder,
+        "A call in an agent run that belongs to another person",
+        GET_PO,
+        json!({"number": "PO-2026-0001"}),
+    )
+    .await;
     let unknown = buyer
         .app
         .runtime
@@ -155,16 +197,33 @@ async fn page_entries(t: &TestDb) -> Vec<Entry> {
         .to_string()
         .into_bytes();
     altered[5] = if altered[5] == b'A' { b'B' } else { b'A' };
-    let altered = json!({"query": "v-s", "page_size": 2, "cursor": String::from_utf8(altered).unwrap()});
+    let altered =
+        json!({"query": "v-s", "page_size": 2, "cursor": String::from_utf8(altered).unwrap()});
     let refused = call(altered.clone()).await;
     let mut shown = first_args.clone();
     shown["page_size"] = json!(2);
     vec![
         Entry {
-            text: first.text.lines().take(1).chain(first.text.lines().last()).collect::<Vec<_>>().join("\n…\n"),
-            ..Entry::of("A page of a page tool, with more to come (its first and last lines; the items between)", tool, shown, &first)
+            text: first
+                .text
+                .lines()
+                .take(1)
+                .chain(first.text.lines().last())
+                .collect::<Vec<_>>()
+                .join("\n…\n"),
+            ..Entry::of(
+                "A page of a page tool, with more to come (its first and last lines; the items between)",
+                tool,
+                shown,
+                &first,
+            )
         },
-        Entry::of("A cursor that was altered, forged, issued to someone else, for another tool or other filters, or expired (here: altered)", tool, json!({"query": "v-s", "page_size": 2, "cursor": "<altered cursor>"}), &refused),
+        Entry::of(
+            "A cursor that was altered, forged, issued to someone else, for another tool or other filters, or expired (here: altered)",
+            tool,
+            json!({"query": "v-s", "page_size": 2, "cursor": "<altered cursor>"}),
+            &refused,
+        ),
     ]
 }
 

@@ -66,6 +66,9 @@ pub(crate) const LAZY_DELAY: Duration = Duration::from_millis(2);
 const FINISH_RETRIES: u32 = 8;
 /// The longest wait between two retries of a failed batch's outcome updates.
 const MAX_RETRY_WAIT: Duration = Duration::from_millis(640);
+/// How often a batch the database rolled back to break a deadlock (or refused as a
+/// serialization failure) is committed again, whole, before its callers are failed.
+const VICTIM_RETRIES: u32 = 4;
 
 /// What a caller waits on for its row: the id once committed, or why it was not.
 type Ack = oneshot::Sender<Result<AuditId, String>>;
@@ -345,7 +348,7 @@ async fn run(
             // A batch of flushes only: everything before it is committed already.
             Ok(Vec::new())
         } else {
-            commit(&pool, backend, &chain, &mut work).await
+            commit_again_if_chosen_as_victim(&pool, backend, &chain, &mut work).await
         };
         match committed {
             Ok(ids) => {
@@ -406,6 +409,40 @@ async fn run(
     for done in stopping {
         let _ = done.send(());
     }
+}
+
+/// [`commit`], again when PostgreSQL rolled the batch back to break a deadlock or a
+/// serialization conflict: several replicas' writers and lease passes update the same
+/// runs' summary lines, and one of two transactions waiting on each other is chosen as the
+/// victim. Nothing of a rolled-back batch was written and its links are assigned anew, so
+/// committing it again is safe; its callers are failed only if it keeps losing.
+async fn commit_again_if_chosen_as_victim(
+    pool: &AnyPool,
+    backend: Backend,
+    chain: &tokio::sync::Mutex<Chain>,
+    work: &mut Work,
+) -> Result<Vec<AuditId>, sqlx::Error> {
+    let mut lost = 0;
+    loop {
+        match commit(pool, backend, chain, work).await {
+            Err(e) if lost < VICTIM_RETRIES && chosen_as_victim(&e) => {
+                lost += 1;
+                tracing::warn!(error = %e, attempt = lost,
+                    "the database rolled back a batch of audit rows to break a conflict; \
+                    committing it again");
+                tokio::time::sleep(Duration::from_millis(10) * 2u32.pow(lost)).await;
+            }
+            done => return done,
+        }
+    }
+}
+
+/// A transaction PostgreSQL rolled back because of another one: `40P01`
+/// (deadlock_detected) or `40001` (serialization_failure).
+fn chosen_as_victim(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .and_then(|d| d.code())
+        .is_some_and(|code| code == "40P01" || code == "40001")
 }
 
 /// The row to insert: finished with the call's outcome if the caller got there first.
