@@ -79,6 +79,7 @@ impl Replica {
     async fn client(&self, token: &str) -> Client {
         let config =
             StreamableHttpClientTransportConfig::with_uri(self.url.clone()).auth_header(token);
+        let mut last = String::new();
         for _ in 0..100 {
             let transport = StreamableHttpClientTransport::from_config(config.clone());
             let host = Declaring {
@@ -87,12 +88,13 @@ impl Replica {
             let lifecycle = ClientLifecycleMode::Discover {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             };
-            if let Ok(client) = host.serve_with_lifecycle(transport, lifecycle).await {
-                return client;
+            match host.serve_with_lifecycle(transport, lifecycle).await {
+                Ok(client) => return client,
+                Err(e) => last = e.to_string(),
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        panic!("the replica at {} does not answer", self.url);
+        panic!("the replica at {} does not answer: {last}", self.url);
     }
 
     fn pid(&self) -> String {
@@ -154,6 +156,16 @@ async fn takeover_of(t: &TestDb, id: &str) -> (Option<String>, i64) {
         .unwrap()
 }
 
+/// How many drafts exist for `client_ref`.
+async fn drafts(t: &TestDb, client_ref: &str) -> i64 {
+    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM task_drafts WHERE client_ref = $1")
+        .bind(client_ref.to_string())
+        .fetch_one(t.db.pool())
+        .await
+        .unwrap();
+    n
+}
+
 fn structured(result: &GetTaskResult) -> Value {
     let TaskPayload::Completed { result } = &result.task.payload else {
         panic!("expected completed, got {result:?}");
@@ -196,22 +208,14 @@ async fn a_killed_replicas_draft_is_taken_over_and_drafted_once(t: &TestDb) {
     let (by, times) = takeover_of(t, &id).await;
     assert!(by.is_some(), "the take-over is recorded");
     assert_eq!(times, 1);
-    let count = |t: &TestDb| async move {
-        let (n,): (i64,) =
-            sqlx::query_as("SELECT COUNT(*) FROM task_drafts WHERE client_ref = 'nightly-1'")
-                .fetch_one(t.db.pool())
-                .await
-                .unwrap();
-        n
-    };
-    assert_eq!(count(t).await, 1);
+    assert_eq!(drafts(t, "nightly-1").await, 1);
 
     // The same client_ref again: the draft that exists, not a second.
     let again = start(&on_b, "tasks_slow_draft", args).await;
     let replay = structured(&settled(&on_b, &again, Duration::from_secs(30)).await);
     assert_eq!(replay["replayed"], true, "{replay}");
     assert_eq!(replay["drafted_by"], draft["drafted_by"]);
-    assert_eq!(count(t).await, 1);
+    assert_eq!(drafts(t, "nightly-1").await, 1);
 }
 on_both_backends!(a_killed_replicas_draft_is_taken_over_and_drafted_once);
 

@@ -14,8 +14,8 @@
 //!   then answers; a stopped replica's report is failed, not run again;
 //! - `tasks_slow_count` (read, `task = "optional"`): works for `seconds`, then answers.
 //!
-//! `--token-out` receives a development token (scopes `tasks:read`, `tasks:draft`) that
-//! every replica started with the same flags accepts.
+//! `--token-out` receives a development token (scopes `tasks:read`, `tasks:draft`) for
+//! `--resource` (default `http://127.0.0.1/mcp`), which every replica accepts.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,6 +67,12 @@ async fn slow_draft(
         .execute(tx.conn())
         .await
         .map_err(ToolError::internal)?;
+    let number = format!("TD-{}", args.client_ref);
+    tx.record_document(DocumentRef::new(
+        "task_draft",
+        args.client_ref.clone(),
+        number,
+    ));
     Ok(Drafted {
         client_ref: args.client_ref,
         label: args.label,
@@ -140,6 +146,8 @@ struct Flags {
     db: String,
     addr: std::net::SocketAddr,
     token_out: String,
+    /// The URL tokens are issued for: one for every replica, as behind a load balancer.
+    resource: String,
     lease: Duration,
     sweep: Duration,
     grace: Duration,
@@ -151,6 +159,7 @@ fn flags() -> Result<Flags, String> {
         db: String::new(),
         addr: "127.0.0.1:0".parse().expect("an address"),
         token_out: String::new(),
+        resource: "http://127.0.0.1/mcp".into(),
         lease: Duration::from_secs(15),
         sweep: Duration::from_secs(5),
         grace: Duration::from_secs(30),
@@ -166,6 +175,7 @@ fn flags() -> Result<Flags, String> {
             "--db" => f.db = value,
             "--addr" => f.addr = value.parse().map_err(|e| format!("--addr {value}: {e}"))?,
             "--token-out" => f.token_out = value,
+            "--resource" => f.resource = value,
             "--lease-ms" => f.lease = ms(&value)?,
             "--sweep-ms" => f.sweep = ms(&value)?,
             "--grace-ms" => f.grace = ms(&value)?,
@@ -175,7 +185,7 @@ fn flags() -> Result<Flags, String> {
     if f.db.is_empty() || f.token_out.is_empty() || !f.addr.ip().is_loopback() {
         return Err(
             "usage: task_replica --db URL --addr 127.0.0.1:PORT --token-out FILE \
-                    [--lease-ms N] [--sweep-ms N] [--grace-ms N]"
+                    [--resource URL] [--lease-ms N] [--sweep-ms N] [--grace-ms N]"
                 .into(),
         );
     }
@@ -191,6 +201,7 @@ async fn main() {
 }
 
 async fn run() -> Result<(), String> {
+    erp_tools_core::log_to_stderr();
     let flags = flags()?;
     let registry = ToolRegistry::builder()
         .module(
@@ -203,13 +214,15 @@ async fn run() -> Result<(), String> {
     let db = Database::connect(DatabaseOptions::new(flags.db.clone()).replica_lease(flags.lease))
         .await
         .map_err(|e| format!("cannot open {}: {e}", flags.db))?;
-    let resource = format!("http://{}/mcp", flags.addr);
-    let tokens = TokenConfig::development().for_resource(resource);
+    let tokens = TokenConfig::development().for_resource(flags.resource.clone());
     let caller = Principal::builder("u-tasks", 1, "HQ")
         .scopes(["tasks:read", "tasks:draft"])
         .build();
     let token = auth::mint(&tokens, &caller, Duration::from_secs(3600));
-    std::fs::write(&flags.token_out, token)
+    // Written whole, then renamed: a reader never sees half a token.
+    let part = format!("{}.part", flags.token_out);
+    std::fs::write(&part, token)
+        .and_then(|()| std::fs::rename(&part, &flags.token_out))
         .map_err(|e| format!("cannot write {}: {e}", flags.token_out))?;
     let runtime = ToolRuntime::new(Arc::new(registry), db.clone());
     let config = HttpConfig::new(tokens)
