@@ -52,6 +52,7 @@
 //! ```
 
 mod approvals;
+mod attachments;
 mod auth;
 mod changes;
 mod config;
@@ -81,7 +82,8 @@ use axum::routing::{get, post};
 /// | `GET /` | redirects to the runs |
 /// | `GET /sign-in?next=`, `POST /sign-in`, `POST /sign-out` | the session (back to `next`) |
 /// | `GET /runs?outcome=&q=&page=` | Runs, those needing attention first; `q` searches |
-/// | `GET /runs/{run_id}` | Run: its story, call by call |
+/// | `GET /runs/{run_id}` | Run: its story, call by call, and the documents its tasks produced |
+/// | `GET /runs/{run_id}/documents/{task_id}/{n}` | a document a task of the run produced (download) |
 /// | `GET /drafts?page=` | Drafts |
 /// | `GET /documents/{doc_type}/{number}` | a drafted document |
 /// | `GET /approvals` | Approvals, each with its priced preview |
@@ -99,6 +101,10 @@ pub fn router(config: ReviewConfig) -> Router {
         .route("/sign-out", post(auth::sign_out))
         .route("/runs", get(pages::runs))
         .route("/runs/{run_id}", get(story::run))
+        .route(
+            "/runs/{run_id}/documents/{task_id}/{n}",
+            get(attachments::download),
+        )
         .route("/drafts", get(documents::drafts))
         .route("/documents/{doc_type}/{number}", get(documents::document))
         .route("/approvals", get(approvals::approvals))

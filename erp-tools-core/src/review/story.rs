@@ -78,6 +78,10 @@ pub(super) async fn run(
     };
 
     let cards = cards(&c, &records, &documents);
+    let attachments = match super::attachments::of_run(&c, &run_id, branch, &records).await {
+        Ok(a) => a,
+        Err(e) => return c.store_failed(&session, e),
+    };
     let first = &records[0];
     let title = records
         .iter()
@@ -138,6 +142,7 @@ pub(super) async fn run(
                 "text": story.answer, "at": story.ended_at.as_deref().map(when),
             })),
             "log": log,
+            "attachments": attachments,
         }),
     )
 }

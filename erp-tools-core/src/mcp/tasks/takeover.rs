@@ -12,9 +12,10 @@
 //! instead, saying why.
 //!
 //! Two ways in, bounded by the lease: every replica's sweep ([`sweep`], run by
-//! [`router`](crate::mcp::router) every few seconds) and the next `tasks/get` of the
-//! task on any replica. Of two replicas taking one task, one wins (a conditional
-//! `UPDATE` on the holder they both saw).
+//! [`router`](crate::mcp::router) every few seconds; it leaves a task of a tool it does
+//! not serve to a replica that does) and the next `tasks/get` of the task on any replica.
+//! Of two replicas taking one task, one wins (a conditional `UPDATE` on the holder they
+//! both saw).
 
 use std::sync::Arc;
 
@@ -61,6 +62,10 @@ pub(crate) async fn sweep(runtime: &ToolRuntime, board: &TaskBoard) -> Result<us
         let Some(row) = store::get(db.pool(), &id).await? else {
             continue;
         };
+        if runtime.registry().get(&row.tool_name).is_none() {
+            // Left to a replica that serves its tool (or failed by the next tasks/get).
+            continue;
+        }
         if take_over(runtime, board, &row, &stopped).await? == Orphan::TakenOver {
             taken += 1;
         }
