@@ -322,8 +322,8 @@ impl ServerHandler for ErpMcpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let caller = self.caller_or_refuse(&context)?;
-        let place = &self.tasks;
-        tasks::get(self.runtime(), place, &caller.principal, &request.task_id).await
+        let (rt, id) = (self.runtime(), &request.task_id);
+        tasks::get(rt, &self.tasks, &caller.principal, id).await
     }
 
     async fn update_task(
@@ -332,18 +332,9 @@ impl ServerHandler for ErpMcpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let caller = self.caller_or_refuse(&context)?;
-        let responses = &request.input_responses;
+        let (rt, id, answers) = (self.runtime(), &request.task_id, &request.input_responses);
         let notifier = tasks::Notifier::of(&context);
-        let id = &request.task_id;
-        tasks::update(
-            self.runtime(),
-            &self.tasks,
-            caller.principal,
-            id,
-            responses,
-            notifier,
-        )
-        .await
+        tasks::update(rt, &self.tasks, caller.principal, id, answers, notifier).await
     }
 
     async fn cancel_task(

@@ -53,8 +53,7 @@ use worker::{Job, audit_run};
 /// How long a task is kept by default, from its creation: one hour.
 pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
 
-/// How often clients are asked to poll `tasks/get`, in milliseconds.
-const POLL_INTERVAL_MS: u64 = 500;
+use wire::POLL_INTERVAL_MS;
 
 /// How a server keeps tasks: for how long, and the tasks this replica runs.
 #[derive(Clone, Debug)]

@@ -71,7 +71,7 @@ impl Notifier {
             }
             *last = Some(now);
         }
-        let Ok(task) = wire::detailed(&row, super::POLL_INTERVAL_MS) else {
+        let Ok(task) = wire::detailed(&row, wire::POLL_INTERVAL_MS) else {
             return;
         };
         let notification = TaskStatusNotification::new(TaskStatusNotificationParams::new(task));

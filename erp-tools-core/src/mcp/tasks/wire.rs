@@ -8,6 +8,9 @@ use serde_json::{Value, json};
 use crate::store::tasks::{self as store, TaskRow};
 use crate::text;
 
+/// How often clients are asked to poll `tasks/get`, in milliseconds.
+pub(super) const POLL_INTERVAL_MS: u64 = 500;
+
 /// The `DetailedTask` of `row`: status, times, TTL, the poll interval, the latest progress
 /// (or, once it ended, whether it was taken over) and the status's payload (questions,
 /// result or error).
