@@ -684,26 +684,20 @@ async fn status_changes_are_notified_to_a_client_that_asked(t: &TestDb) {
         panic!("expected a task");
     };
     let id = created.task.task_id;
+    let asked = || {
+        let seen = watching.seen.lock().unwrap();
+        seen.iter()
+            .any(|n| n.task.task.task_id == id && n.task.status() == TaskStatus::InputRequired)
+    };
     for _ in 0..200 {
-        let asked = watching
-            .seen
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|n| n.task.task.task_id == id && n.task.status() == TaskStatus::InputRequired);
-        if asked {
+        if asked() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let got = client.get_task(GetTaskParams::new(&id)).await.unwrap();
     assert_eq!(got.task.status(), TaskStatus::InputRequired);
-    let asked = watching
-        .seen
-        .lock()
-        .unwrap()
-        .iter()
-        .any(|n| n.task.task.task_id == id && n.task.status() == TaskStatus::InputRequired);
+    let asked = asked();
     assert!(asked, "input_required is notified");
 }
 on_both_backends!(status_changes_are_notified_to_a_client_that_asked);

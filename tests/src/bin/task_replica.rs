@@ -107,11 +107,7 @@ struct Reported {
     rerun = false
 )]
 async fn slow_report(ctx: &ToolContext, args: ReportArgs) -> Result<Reported, ToolError> {
-    work(ctx, args.seconds, &args.label).await?;
-    Ok(Reported {
-        label: args.label,
-        reported_by: std::process::id().to_string(),
-    })
+    report(ctx, args).await
 }
 
 /// Works for `seconds` (reporting progress), then answers; run again after a stop.
@@ -122,6 +118,11 @@ async fn slow_report(ctx: &ToolContext, args: ReportArgs) -> Result<Reported, To
     task = "optional"
 )]
 async fn slow_count(ctx: &ToolContext, args: ReportArgs) -> Result<Reported, ToolError> {
+    report(ctx, args).await
+}
+
+/// The report both report tools make.
+async fn report(ctx: &ToolContext, args: ReportArgs) -> Result<Reported, ToolError> {
     work(ctx, args.seconds, &args.label).await?;
     Ok(Reported {
         label: args.label,
