@@ -52,6 +52,7 @@
 //! ```
 
 mod approvals;
+#[cfg(feature = "mcp")]
 mod attachments;
 mod auth;
 mod changes;
@@ -95,23 +96,26 @@ use axum::routing::{get, post};
 /// origin (`Origin`, `Sec-Fetch-Site`) and carry the session's CSRF token.
 pub fn router(config: ReviewConfig) -> Router {
     let state = Arc::new(pages::Console::new(config));
-    Router::new()
+    let router = Router::new()
         .route("/", get(pages::home))
         .route("/sign-in", get(auth::sign_in_page).post(auth::sign_in))
         .route("/sign-out", post(auth::sign_out))
         .route("/runs", get(pages::runs))
         .route("/runs/{run_id}", get(story::run))
-        .route(
-            "/runs/{run_id}/documents/{task_id}/{n}",
-            get(attachments::download),
-        )
         .route("/drafts", get(documents::drafts))
         .route("/documents/{doc_type}/{number}", get(documents::document))
         .route("/approvals", get(approvals::approvals))
         .route("/approvals/{id}/approve", post(approvals::approve))
         .route("/approvals/{id}/reject", post(approvals::reject))
         .route("/notifications/{id}/resend", post(approvals::resend))
-        .route("/style.css", get(render::stylesheet))
+        .route("/style.css", get(render::stylesheet));
+    // The documents a run's tasks produced (tasks are MCP's).
+    #[cfg(feature = "mcp")]
+    let router = router.route(
+        "/runs/{run_id}/documents/{task_id}/{n}",
+        get(attachments::download),
+    );
+    router
         .fallback(pages::not_found)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
