@@ -145,7 +145,7 @@ pub mod __private_0_1_0 {
     pub use crate::tool::args::{ClientRefIn, DerivedToolArgs, DraftCheck, HasClientRef, shape};
     pub use crate::tool::handler::{Handler, HandlerFuture, HandlerOutput};
     pub use crate::tool::output::{Rendered, TextOf, Unrendered};
-    pub use crate::tool::{ErpTool, ToolDef, ToolDefParts};
+    pub use crate::tool::{ErpTool, TaskSupport, ToolDef, ToolDefParts};
     pub use crate::{DraftTx, Limit, NoArgs, ReadDb, Tier, ToolArgs, ToolContext, ToolError};
     pub use ::core;
     pub use ::futures;

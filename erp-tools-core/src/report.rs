@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::page::PageSpec;
-use crate::registry::{RegisteredTool, ToolRegistry};
+use crate::registry::{RegisteredTool, TaskSupport, ToolRegistry};
 use crate::schema::{OptIn, Target, check_strict};
 use crate::tool::Tier;
 
@@ -51,6 +51,10 @@ pub struct ToolReport {
     pub opt_ins: Vec<(String, OptIn)>,
     /// A page tool's bounds: items a page holds by default and at most (`page_size`).
     pub page: Option<PageSpec>,
+    /// How its calls run as MCP tasks (`Forbidden`: answered in the request).
+    pub task: TaskSupport,
+    /// Whether a task of it taken over from a stopped replica runs again.
+    pub task_rerun: bool,
 }
 
 impl ToolReport {
@@ -196,6 +200,8 @@ impl SurfaceReport {
             audit: Answer::new(true, "attempt + outcome rows, denied calls included"),
             opt_ins,
             page: def.page(),
+            task: t.task_support(),
+            task_rerun: t.task_rerun(),
         }
     }
 
@@ -233,6 +239,21 @@ impl SurfaceReport {
                     "", "page", "", page.default_size, page.max_size
                 );
             }
+            if t.task.allows_task() {
+                let rerun = if t.task_rerun {
+                    "taken over: run again"
+                } else {
+                    "taken over: failed, not run again"
+                };
+                let _ = writeln!(
+                    out,
+                    "{:<width$}  {:<20}  {:<4}  runs as an MCP task ({}); {rerun}",
+                    "",
+                    "task",
+                    "",
+                    t.task.as_str()
+                );
+            }
             for (path, o) in &t.opt_ins {
                 let _ = writeln!(
                     out,
@@ -252,6 +273,15 @@ impl SurfaceReport {
             .collect();
         if !pages.is_empty() {
             let _ = writeln!(out, "Page tools: {}.", pages.join(", "));
+        }
+        let tasks: Vec<String> = self
+            .tools
+            .iter()
+            .filter(|t| t.task.allows_task())
+            .map(|t| format!("{} ({})", t.name, t.task.as_str()))
+            .collect();
+        if !tasks.is_empty() {
+            let _ = writeln!(out, "Task tools: {}.", tasks.join(", "));
         }
         let passing = self.tools.iter().filter(|t| t.all_pass()).count();
         let _ = writeln!(

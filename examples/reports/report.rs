@@ -2,7 +2,7 @@
 //! MCP task, with its progress, its cancellation and its CSV attached to the result.
 
 use erp_tools_core::prelude::*;
-use erp_tools_core::{Backend, Database, MAX_ATTACHMENT_BYTES, TaskSupport};
+use erp_tools_core::{Backend, Database, MAX_ATTACHMENT_BYTES};
 use sqlx::Row;
 
 /// The namespace description: what the module does, and what it cannot do.
@@ -13,12 +13,11 @@ pub const DESCRIPTION: &str = "Reports over the caller's branch: stock valuation
 const PAGE: i64 = 500;
 
 /// The example's registry: the valuation runs as a task for a client that can take one,
-/// in the request for any other.
+/// in the request for any other (`task = "optional"`).
 pub fn registry() -> Result<ToolRegistry, RegistryError> {
     ToolRegistry::builder()
         .module("reports", DESCRIPTION)
         .tools(tools![stock_valuation])
-        .task::<stock_valuation>(TaskSupport::Optional)
         .build()
 }
 
@@ -79,7 +78,12 @@ impl ModelText for Valuation {
 /// Value the stock of the caller's branch per warehouse, at each item's unit cost, as a
 /// CSV document (warehouse, item, quantity, unit cost, value) with per-warehouse totals.
 /// Long on a large branch: it runs as a task and reports its progress.
-#[erp_tool(module = "reports", tier = "read", scopes = ["reports:read"])]
+#[erp_tool(
+    module = "reports",
+    tier = "read",
+    scopes = ["reports:read"],
+    task = "optional"
+)]
 pub async fn stock_valuation(
     ctx: &ToolContext,
     db: &ReadDb,

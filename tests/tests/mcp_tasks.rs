@@ -465,7 +465,7 @@ async fn capability_decides_task_or_answer(t: &TestDb) {
 }
 on_both_backends!(capability_decides_task_or_answer);
 
-async fn a_restart_forgets_no_task_and_a_dead_replicas_task_fails(t: &TestDb) {
+async fn a_restart_forgets_no_task_and_a_stopped_replicas_task_is_taken_over(t: &TestDb) {
     // A finished task outlives its server and its database handle.
     let before = t.open_again().await;
     let first = client(&before, "u-1", true).await;
@@ -480,7 +480,7 @@ async fn a_restart_forgets_no_task_and_a_dead_replicas_task_fails(t: &TestDb) {
     let cut = start(
         &first,
         "reports_count_slowly",
-        json!({"label": "d-2", "steps": 400}),
+        json!({"label": "d-2", "steps": 20}),
     )
     .await;
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -491,21 +491,31 @@ async fn a_restart_forgets_no_task_and_a_dead_replicas_task_fails(t: &TestDb) {
     let after = client(&t.db, "u-1", true).await;
     let kept = get(&after, &done).await;
     assert_eq!(result_of(&kept)["structuredContent"]["label"], "d-1");
-    let failed = get(&after, &cut).await;
-    let TaskPayload::Failed { error } = &failed.task.payload else {
-        panic!("expected the cut-off task failed, got {failed:?}");
-    };
-    assert_eq!(error["code"], json!(-32603));
-    let why = error["message"].as_str().unwrap();
-    assert!(why.contains(&dead) && why.contains("stopped"), "{why}");
-    let rows = audit_rows(&t.db, "reports_count_slowly").await;
+    // The next tasks/get takes it over: it runs again here, as its owner.
+    let taken = get(&after, &cut).await;
+    assert_eq!(taken.task.status(), TaskStatus::Working, "{taken:?}");
+    let message = taken.task.task.status_message.clone().unwrap_or_default();
     assert!(
-        rows.contains(&("task_failed".to_string(), cut.clone())),
-        "{rows:?}"
+        message.contains(&dead) && message.contains("taken over by replica"),
+        "{message}"
     );
+    let finished = settled(&after, &cut).await;
+    assert_eq!(result_of(&finished)["structuredContent"]["label"], "d-2");
+    let (by, times): (Option<String>, i64) =
+        sqlx::query_as("SELECT taken_over_by, takeovers FROM erp_tasks WHERE id = $1")
+            .bind(cut.clone())
+            .fetch_one(t.db.pool())
+            .await
+            .unwrap();
+    assert_eq!((by.as_deref(), times), (Some(t.db.replica_id()), 1));
+    let rows = audit_rows(&t.db, "reports_count_slowly").await;
+    for event in ["task_taken_over", "task_completed"] {
+        assert!(rows.contains(&(event.to_string(), cut.clone())), "{rows:?}");
+    }
 
     // A replica killed (its lease row left behind, never renewed) is found dead once its
-    // lease has expired: here a row whose heartbeat is a minute old on a 1 s lease.
+    // lease has expired: here a row whose heartbeat is a minute old on a 1 s lease. Its
+    // task, of a tool declared not safe to run again, is failed with the reason.
     let killed = "killed-replica";
     let old = (chrono::Utc::now() - chrono::Duration::seconds(60))
         .format("%Y-%m-%dT%H:%M:%S%.6fZ")
@@ -518,9 +528,18 @@ async fn a_restart_forgets_no_task_and_a_dead_replicas_task_fails(t: &TestDb) {
     .execute(t.db.pool())
     .await
     .unwrap();
+    let registry = ToolRegistry::builder()
+        .module("reports", "Stock reports. Read only: cannot change stock.")
+        .tools(tools![count_slowly])
+        .task::<count_slowly>(TaskSupport::Required)
+        .no_rerun::<count_slowly>()
+        .build()
+        .unwrap();
+    let runtime = ToolRuntime::new(Arc::new(registry), t.db.clone());
+    let once = client_of(ErpMcpServer::with_principal(runtime, clerk("u-1")), true).await;
     let label = format!("k-{}", backend(t));
     let id = start(
-        &after,
+        &once,
         "reports_count_slowly",
         json!({"label": label, "steps": 400}),
     )
@@ -531,8 +550,21 @@ async fn a_restart_forgets_no_task_and_a_dead_replicas_task_fails(t: &TestDb) {
         .execute(t.db.pool())
         .await
         .unwrap();
-    let failed = get(&after, &id).await;
-    assert_eq!(failed.task.status(), TaskStatus::Failed, "{failed:?}");
+    let failed = get(&once, &id).await;
+    let TaskPayload::Failed { error } = &failed.task.payload else {
+        panic!("expected the stopped task failed, got {failed:?}");
+    };
+    assert_eq!(error["code"], json!(-32603));
+    let why = error["message"].as_str().unwrap();
+    assert!(
+        why.contains(killed) && why.contains("not safe to run again"),
+        "{why}"
+    );
+    let rows = audit_rows(&t.db, "reports_count_slowly").await;
+    assert!(
+        rows.contains(&("task_failed".to_string(), id.clone())),
+        "{rows:?}"
+    );
     // The replica that ran it (this one) sees it taken from it and stops the handler.
     for _ in 0..100 {
         if saw_cancel(&label) {
@@ -542,7 +574,7 @@ async fn a_restart_forgets_no_task_and_a_dead_replicas_task_fails(t: &TestDb) {
     }
     assert!(saw_cancel(&label), "the handler was stopped");
 }
-on_both_backends!(a_restart_forgets_no_task_and_a_dead_replicas_task_fails);
+on_both_backends!(a_restart_forgets_no_task_and_a_stopped_replicas_task_is_taken_over);
 
 async fn expired_tasks_are_deleted(t: &TestDb) {
     let server = ErpMcpServer::with_principal(runtime(&t.db), clerk("u-1"))
@@ -563,3 +595,109 @@ async fn expired_tasks_are_deleted(t: &TestDb) {
     assert_eq!(left, 0);
 }
 on_both_backends!(expired_tasks_are_deleted);
+
+/// A 2026-07-28 client declaring the tasks extension that keeps the task notifications
+/// it gets.
+#[derive(Clone, Default)]
+struct Watching {
+    seen: Arc<Mutex<Vec<rmcp::model::TaskStatusNotificationParams>>>,
+}
+
+impl rmcp::ClientHandler for Watching {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut info = rmcp::model::ClientConfig::default();
+        info.capabilities = ClientCapabilities::builder().enable_tasks().build();
+        info
+    }
+
+    async fn on_task_status(
+        &self,
+        params: rmcp::model::TaskStatusNotificationParams,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.seen.lock().unwrap().push(params);
+    }
+}
+
+impl Watching {
+    /// The statuses notified for task `id`, with their messages, once one is terminal
+    /// (at most 10 s).
+    async fn until_ended(&self, id: &str) -> Vec<(TaskStatus, Option<String>)> {
+        for _ in 0..200 {
+            let seen: Vec<_> = self
+                .seen
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|n| n.task.task.task_id == id)
+                .map(|n| (n.task.status(), n.task.task.status_message.clone()))
+                .collect();
+            if seen.iter().any(|(s, _)| s.is_terminal()) {
+                return seen;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("no terminal notification for task {id}");
+    }
+}
+
+async fn status_changes_are_notified_to_a_client_that_asked(t: &TestDb) {
+    let watching = Watching::default();
+    let server = ErpMcpServer::with_principal(runtime(&t.db), clerk("u-1"));
+    let caps = ClientCapabilities::builder().enable_tasks().build();
+    let client = erp_tools_tests::mcp::pair_directly(
+        server,
+        watching.clone(),
+        rmcp::model::ProtocolVersion::V_2026_07_28,
+        caps,
+    )
+    .await;
+    let request = call("reports_count_slowly", json!({"label": "n-1", "steps": 10}));
+    let CallToolResponse::Task(created) = client.call_tool_once(request).await.unwrap() else {
+        panic!("expected a task");
+    };
+    let id = created.task.task_id;
+    let seen = watching.until_ended(&id).await;
+    assert_eq!(
+        seen.first().map(|s| s.0),
+        Some(TaskStatus::Working),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter().any(|(s, m)| *s == TaskStatus::Working
+            && m.as_deref().is_some_and(|m| m.starts_with("counting ("))),
+        "progress is notified: {seen:?}"
+    );
+    assert_eq!(
+        seen.last().map(|s| s.0),
+        Some(TaskStatus::Completed),
+        "{seen:?}"
+    );
+    // The last notification is the task as tasks/get shows it.
+    let last = watching.seen.lock().unwrap().last().cloned().unwrap();
+    let got = client.get_task(GetTaskParams::new(&id)).await.unwrap();
+    assert_eq!(last.task.payload, got.task.payload);
+
+    // A question: input_required, then the answer's run to its end.
+    let request = call("reports_pick_warehouse", json!({"label": "n-2"}));
+    let CallToolResponse::Task(created) = client.call_tool_once(request).await.unwrap() else {
+        panic!("expected a task");
+    };
+    let id = created.task.task_id;
+    let asked = || {
+        let seen = watching.seen.lock().unwrap();
+        seen.iter()
+            .any(|n| n.task.task.task_id == id && n.task.status() == TaskStatus::InputRequired)
+    };
+    for _ in 0..200 {
+        if asked() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let got = client.get_task(GetTaskParams::new(&id)).await.unwrap();
+    assert_eq!(got.task.status(), TaskStatus::InputRequired);
+    let asked = asked();
+    assert!(asked, "input_required is notified");
+}
+on_both_backends!(status_changes_are_notified_to_a_client_that_asked);

@@ -1,162 +1,302 @@
-//! `kill -9` of the server process running a task: another server on the same PostgreSQL
-//! database (a replica of its own) reports the task `failed`, with the reason, once the
-//! killed replica's lease has expired; never `working` forever. The server killed is the
-//! conformance fixture (a process of its own, its calls as tasks over streamable HTTP).
+//! Tasks whose server process stops mid-call, on both backends: two processes of
+//! `task_replica` (a replica each) on one database, a client of the first.
+//!
+//! - `kill -9` mid-draft: the other replica takes the task over within the lease and
+//!   finishes it, as the task's owner; one draft for the `client_ref`, and a retry with it
+//!   is a replay;
+//! - `kill -9` mid-report of a tool declared `rerun = false`: the task is failed with the
+//!   reason, never left `working`;
+//! - SIGTERM (a rolling restart): the running task gets the grace, then is handed over and
+//!   taken over at once, long before the lease would have expired.
 
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use erp_tools_core::mcp::ErpMcpServer;
-use erp_tools_core::prelude::*;
-use erp_tools_core::{Principal, TaskSupport, ToolRuntime};
+use erp_tools_core::sqlx;
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::mcp::Declaring;
+use erp_tools_tests::on_both_backends;
+use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, GetTaskParams, ProtocolVersion,
-    TaskPayload, TaskStatus,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, GetTaskParams, GetTaskResult,
+    ProtocolVersion, TaskPayload, TaskStatus,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use serde_json::json;
+use serde_json::{Value, json};
 
-/// The default replica lease the fixture runs with.
-const LEASE: Duration = Duration::from_secs(15);
+type Client = RunningService<RoleClient, Declaring>;
 
-/// A task tool, so that this server offers the tasks extension and answers `tasks/get`.
-#[erp_tool(module = "slow", name = "slow_compute", tier = "read", scopes = ["diagnostics:read"])]
-async fn slow_compute(_ctx: &ToolContext, _db: &ReadDb) -> Result<u32, ToolError> {
-    Ok(0)
+/// One `task_replica` process.
+struct Replica {
+    child: tokio::process::Child,
+    url: String,
+    token: String,
+    _dir: tempfile::TempDir,
 }
 
-/// The fixture's caller (its token is for this principal).
-fn caller() -> Principal {
-    Principal::builder("conformance", 1, "HQ")
-        .scopes(["diagnostics:read"])
-        .build()
-}
-
-fn tasks() -> ClientCapabilities {
-    ClientCapabilities::builder().enable_tasks().build()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_killed_replicas_task_is_failed_by_another_within_the_lease() {
-    let Some(t) = TestDb::postgres().await else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let token_file = dir.path().join("token");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let mut fixture = tokio::process::Command::new(env!("CARGO_BIN_EXE_conformance_fixture"))
-        .args(["--db", t.url(), "--addr", &format!("127.0.0.1:{port}")])
-        .args(["--resource", &url, "--token-out"])
-        .arg(&token_file)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start the fixture");
-    let mut token = String::new();
-    for _ in 0..300 {
-        token = std::fs::read_to_string(&token_file).unwrap_or_default();
-        if !token.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(!token.is_empty(), "the fixture wrote its token");
-
-    // A client of the fixture starts a long task over HTTP.
-    let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).auth_header(token);
-    let mut remote = None;
-    for _ in 0..100 {
-        let transport = StreamableHttpClientTransport::from_config(config.clone());
-        let host = Declaring {
-            capabilities: tasks(),
-        };
-        let lifecycle = ClientLifecycleMode::Discover {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        };
-        if let Ok(client) = host.serve_with_lifecycle(transport, lifecycle).await {
-            remote = Some(client);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let remote = remote.expect("the fixture answers");
-    let call = CallToolRequestParams::new("slow_compute").with_arguments(
-        json!({"seconds": 600, "label": "killed"})
-            .as_object()
+impl Replica {
+    /// Starts a replica on `t`'s database with a `lease`, a sweep every 200 ms and a
+    /// shutdown `grace`; returns once it wrote its token.
+    async fn start(t: &TestDb, lease: Duration, grace: Duration) -> Replica {
+        let dir = tempfile::tempdir().unwrap();
+        let token_file = dir.path().join("token");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
-            .clone(),
-    );
-    let CallToolResponse::Task(created) = remote.call_tool_once(call).await.unwrap() else {
-        panic!("expected a task");
-    };
-    let id = created.task.task_id;
-
-    // Another server on the same database: a replica of its own.
-    let registry = ToolRegistry::builder()
-        .module(
-            "slow",
-            "A slow diagnostic job. Cannot read or change ERP data.",
-        )
-        .tools(tools![slow_compute])
-        .task::<slow_compute>(TaskSupport::Optional)
-        .build()
-        .unwrap();
-    let runtime = ToolRuntime::new(Arc::new(registry), t.db.clone());
-    let other =
-        erp_tools_tests::mcp::client_2026(ErpMcpServer::with_principal(runtime, caller()), tasks())
-            .await;
-    // It sees the task run on the fixture, with its progress.
-    let mut running = None;
-    for _ in 0..100 {
-        let got = other.get_task(GetTaskParams::new(&id)).await.unwrap();
-        assert_eq!(got.task.status(), TaskStatus::Working);
-        if got.task.task.status_message.is_some() {
-            running = got.task.task.status_message;
-            break;
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_task_replica"))
+            .args(["--db", t.url(), "--addr", &format!("127.0.0.1:{port}")])
+            .args(["--lease-ms", &lease.as_millis().to_string()])
+            .args(["--grace-ms", &grace.as_millis().to_string()])
+            .args(["--sweep-ms", "200", "--token-out"])
+            .arg(&token_file)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start task_replica");
+        let mut token = String::new();
+        for _ in 0..300 {
+            token = std::fs::read_to_string(&token_file).unwrap_or_default();
+            if !token.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!token.is_empty(), "the replica wrote its token");
+        Replica {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            token,
+            _dir: dir,
+        }
     }
-    assert!(running.is_some_and(|m| m.starts_with("killed (")));
 
-    fixture.start_kill().unwrap();
-    let killed = Instant::now();
-    fixture.wait().await.unwrap();
-    drop(remote);
+    /// A 2026-07-28 client of this replica declaring the tasks extension, with `token`.
+    async fn client(&self, token: &str) -> Client {
+        let config =
+            StreamableHttpClientTransportConfig::with_uri(self.url.clone()).auth_header(token);
+        let mut last = String::new();
+        for _ in 0..100 {
+            let transport = StreamableHttpClientTransport::from_config(config.clone());
+            let host = Declaring {
+                capabilities: ClientCapabilities::builder().enable_tasks().build(),
+            };
+            let lifecycle = ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            };
+            match host.serve_with_lifecycle(transport, lifecycle).await {
+                Ok(client) => return client,
+                Err(e) => last = e.to_string(),
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the replica at {} does not answer: {last}", self.url);
+    }
 
-    let failed = loop {
-        let got = other.get_task(GetTaskParams::new(&id)).await.unwrap();
+    fn pid(&self) -> String {
+        self.child.id().expect("running").to_string()
+    }
+
+    async fn kill(&mut self) -> Instant {
+        self.child.start_kill().unwrap();
+        let killed = Instant::now();
+        self.child.wait().await.unwrap();
+        killed
+    }
+}
+
+/// Starts a task of `tool` with `arguments`; its id.
+async fn start(client: &Client, tool: &'static str, arguments: Value) -> String {
+    let call =
+        CallToolRequestParams::new(tool).with_arguments(arguments.as_object().unwrap().clone());
+    match client.call_tool_once(call).await.unwrap() {
+        CallToolResponse::Task(created) => created.task.task_id,
+        other => panic!("expected a task, got {other:?}"),
+    }
+}
+
+/// Polls task `id` until it is no longer `working`, for at most `bound`.
+async fn settled(client: &Client, id: &str, bound: Duration) -> GetTaskResult {
+    let since = Instant::now();
+    loop {
+        let got = client.get_task(GetTaskParams::new(id)).await.unwrap();
         if got.task.status() != TaskStatus::Working {
-            break got;
+            return got;
         }
         assert!(
-            killed.elapsed() < LEASE + Duration::from_secs(10),
-            "still working {:?} after the kill",
-            killed.elapsed()
+            since.elapsed() < bound,
+            "still working after {bound:?}: {got:?}"
         );
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits until task `id` reports progress (its handler runs).
+async fn running(client: &Client, id: &str) {
+    for _ in 0..100 {
+        let got = client.get_task(GetTaskParams::new(id)).await.unwrap();
+        if got.task.task.status_message.is_some() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("task {id} never reported progress");
+}
+
+/// The task row's take-over columns: (taken over by, times).
+async fn takeover_of(t: &TestDb, id: &str) -> (Option<String>, i64) {
+    sqlx::query_as("SELECT taken_over_by, takeovers FROM erp_tasks WHERE id = $1")
+        .bind(id.to_string())
+        .fetch_one(t.db.pool())
+        .await
+        .unwrap()
+}
+
+/// How many drafts exist for `client_ref`.
+async fn drafts(t: &TestDb, client_ref: &str) -> i64 {
+    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM task_drafts WHERE client_ref = $1")
+        .bind(client_ref.to_string())
+        .fetch_one(t.db.pool())
+        .await
+        .unwrap();
+    n
+}
+
+fn structured(result: &GetTaskResult) -> Value {
+    let TaskPayload::Completed { result } = &result.task.payload else {
+        panic!("expected completed, got {result:?}");
     };
-    let taken_over = killed.elapsed();
-    println!("a killed replica's task was failed {taken_over:?} after the kill");
+    result["structuredContent"].clone()
+}
+
+async fn a_killed_replicas_draft_is_taken_over_and_drafted_once(t: &TestDb) {
+    sqlx::query(
+        "CREATE TABLE task_drafts (client_ref TEXT PRIMARY KEY, label TEXT NOT NULL, \
+         drafted_by TEXT NOT NULL)",
+    )
+    .execute(t.db.pool())
+    .await
+    .unwrap();
+    let lease = Duration::from_secs(3);
+    let mut a = Replica::start(t, lease, Duration::from_secs(1)).await;
+    let b = Replica::start(t, lease, Duration::from_secs(1)).await;
+    let on_a = a.client(&a.token).await;
+    let args = json!({"client_ref": "nightly-1", "label": "restock", "seconds": 3});
+    let id = start(&on_a, "tasks_slow_draft", args.clone()).await;
+    // Mid-draft: the handler has worked for a second and drafted nothing yet.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let a_pid = a.pid();
+    let killed = a.kill().await;
+    drop(on_a);
+
+    let on_b = b.client(&a.token).await;
+    let done = settled(&on_b, &id, lease + Duration::from_secs(15)).await;
+    let took = killed.elapsed();
+    println!("a killed replica's draft task was finished by another {took:?} after the kill");
+    let draft = structured(&done);
+    assert_eq!(draft["client_ref"], "nightly-1");
+    assert_eq!(draft["replayed"], false, "{draft}");
+    assert_ne!(
+        draft["drafted_by"],
+        a_pid.as_str(),
+        "drafted by the replica that took over"
+    );
+    let (by, times) = takeover_of(t, &id).await;
+    assert!(by.is_some(), "the take-over is recorded");
+    assert_eq!(times, 1);
+    assert_eq!(drafts(t, "nightly-1").await, 1);
+
+    // The same client_ref again: the draft that exists, not a second.
+    let again = start(&on_b, "tasks_slow_draft", args).await;
+    let replay = structured(&settled(&on_b, &again, Duration::from_secs(30)).await);
+    assert_eq!(replay["replayed"], true, "{replay}");
+    assert_eq!(replay["drafted_by"], draft["drafted_by"]);
+    assert_eq!(drafts(t, "nightly-1").await, 1);
+}
+on_both_backends!(a_killed_replicas_draft_is_taken_over_and_drafted_once);
+
+async fn a_task_not_safe_to_rerun_is_failed_with_the_reason(t: &TestDb) {
+    let lease = Duration::from_secs(3);
+    let mut a = Replica::start(t, lease, Duration::from_secs(1)).await;
+    let b = Replica::start(t, lease, Duration::from_secs(1)).await;
+    let on_a = a.client(&a.token).await;
+    let id = start(
+        &on_a,
+        "tasks_slow_report",
+        json!({"label": "aging", "seconds": 30}),
+    )
+    .await;
+    let on_b = b.client(&a.token).await;
+    running(&on_b, &id).await;
+    let killed = a.kill().await;
+    drop(on_a);
+    let failed = settled(&on_b, &id, lease + Duration::from_secs(15)).await;
+    println!(
+        "a killed replica's report was failed {:?} after the kill",
+        killed.elapsed()
+    );
     let TaskPayload::Failed { error } = &failed.task.payload else {
         panic!("expected failed, got {failed:?}");
     };
     let why = error["message"].as_str().unwrap();
     assert!(why.contains("stopped before the call finished"), "{why}");
-    // Not before the lease could have expired (the killed replica renewed it until the
-    // kill, at most a third of a lease before).
     assert!(
-        taken_over >= LEASE * 2 / 3 - Duration::from_secs(1),
-        "{taken_over:?}"
+        why.contains("`tasks_slow_report` is declared not safe to run again"),
+        "{why}"
     );
+    assert_eq!(takeover_of(t, &id).await, (None, 0));
 }
+on_both_backends!(a_task_not_safe_to_rerun_is_failed_with_the_reason);
+
+async fn a_draining_replica_hands_its_task_over_at_once(t: &TestDb) {
+    // A lease far longer than the hand-over may take.
+    let lease = Duration::from_secs(20);
+    let mut a = Replica::start(t, lease, Duration::from_millis(500)).await;
+    let b = Replica::start(t, lease, Duration::from_millis(500)).await;
+    let on_a = a.client(&a.token).await;
+    let id = start(
+        &on_a,
+        "tasks_slow_count",
+        json!({"label": "valuation", "seconds": 4}),
+    )
+    .await;
+    let on_b = b.client(&a.token).await;
+    running(&on_b, &id).await;
+    let a_pid = a.pid();
+    // SIGTERM, as a rolling restart sends it.
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &a_pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let term = Instant::now();
+    let exit = a.child.wait().await.unwrap();
+    assert!(exit.success(), "the drained replica exits 0: {exit:?}");
+    drop(on_a);
+    // Taken over once released: well within the lease.
+    loop {
+        if takeover_of(t, &id).await.0.is_some() {
+            break;
+        }
+        assert!(
+            term.elapsed() < lease / 2,
+            "not taken over {:?} after SIGTERM",
+            term.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    println!(
+        "a drained replica's task was taken over {:?} after SIGTERM",
+        term.elapsed()
+    );
+    let done = structured(&settled(&on_b, &id, Duration::from_secs(30)).await);
+    assert_ne!(done["reported_by"], a_pid.as_str(), "{done}");
+    assert_eq!(takeover_of(t, &id).await.1, 1);
+}
+on_both_backends!(a_draining_replica_hands_its_task_over_at_once);

@@ -37,6 +37,7 @@ async fn migrations(t: &TestDb) {
         "erp_tools/0019_tasks",
         "erp_tools/0020_run_log",
         "erp_tools/0021_run_summaries",
+        "erp_tools/0022_task_takeover",
     ];
     if t.db.backend() == erp_tools_core::Backend::Sqlite {
         // On SQLite the result sizes and the run summaries are migrations of the audit file.

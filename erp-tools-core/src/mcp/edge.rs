@@ -76,6 +76,9 @@ pub struct ServeOptions {
     /// the calls in flight finish within `grace`, then cancel `cancellation`.
     pub(crate) drain: CancellationToken,
     pub(crate) grace: Duration,
+    /// The tasks this replica runs: a drain lets them finish within `grace`, then hands
+    /// the rest to another replica.
+    pub(crate) tasks: crate::mcp::tasks::TaskBoard,
     pub(crate) development: bool,
     /// The development key with its default audience, [`DEV_AUDIENCE`](crate::auth::DEV_AUDIENCE):
     /// only [`DEV_ADDR`](crate::auth::DEV_ADDR)'s port may be served.
@@ -275,6 +278,18 @@ pub(crate) async fn serve(
         // Draining: kept-alive connections close after their request; the calls in
         // flight finish (the MCP sessions stay open for them) within the grace.
         tracing::info!(grace = ?options.grace, "draining: no new connections, waiting for the calls in flight");
+        let started = tokio::time::Instant::now();
+        let tasks = options.tasks.clone();
+        // New tasks are refused from now on; the running ones get what is left of the grace.
+        let tasks_drained = tokio::spawn(async move {
+            let released = tasks.drain(options.grace).await;
+            if released > 0 {
+                tracing::info!(
+                    released,
+                    "tasks still running at the end of the grace were handed over"
+                );
+            }
+        });
         let mut closed = false;
         tokio::select! {
             _ = &mut shutdown => closed = true,
@@ -283,6 +298,8 @@ pub(crate) async fn serve(
                 tracing::warn!(grace = ?options.grace, "calls still in flight at the end of the shutdown grace");
             }
         }
+        let left = options.grace.saturating_sub(started.elapsed()) + Duration::from_secs(5);
+        let _ = tokio::time::timeout(left, tasks_drained).await;
         stop.cancel();
         if !closed {
             tokio::select! {

@@ -77,8 +77,9 @@ pub struct ErpMcpServer {
     states: Arc<StateKeeper>,
     /// MCP Apps: the cards and the approval card's queue ([`ErpMcpServer::with_apps`]).
     apps: Arc<McpApps>,
-    /// How long a task is kept ([`ErpMcpServer::with_task_ttl`]).
-    task_ttl: Duration,
+    /// How long a task is kept ([`ErpMcpServer::with_task_ttl`]), and the tasks this
+    /// replica runs (an [`HttpConfig`](super::HttpConfig)'s board, which drains it).
+    pub(super) tasks: tasks::TaskPlace,
 }
 
 /// How long a question's `requestState` stays valid by default.
@@ -113,7 +114,7 @@ impl ErpMcpServer {
             list_ttl_ms: 0,
             states: StateKeeper::random(DEFAULT_INPUT_TTL),
             apps: Arc::default(),
-            task_ttl: tasks::DEFAULT_TASK_TTL,
+            tasks: tasks::TaskPlace::default(),
         }
     }
 
@@ -171,8 +172,16 @@ impl ErpMcpServer {
     /// creation, whatever its status: `tasks/get` answers it until then, and it is
     /// deleted after. Default: [`DEFAULT_TASK_TTL`](super::DEFAULT_TASK_TTL), one hour.
     pub fn with_task_ttl(mut self, ttl: Duration) -> Self {
-        self.task_ttl = ttl;
+        self.tasks.ttl = ttl;
         self
+    }
+
+    /// Takes over the tasks of replicas that stopped (lease expired, or released by a
+    /// drain): each runs again here as its owner, or fails with the reason when its tool
+    /// may not run again; returns how many were taken over. [`router`](super::router)
+    /// does this on a schedule, as does the next `tasks/get`; over stdio, call it yourself.
+    pub async fn take_over_tasks(&self) -> Result<usize, crate::StoreError> {
+        tasks::sweep(self.runtime(), &self.tasks.board).await
     }
 
     /// A handle for a new connection: shares the runtime and the tool definitions.
@@ -211,9 +220,7 @@ impl ErpMcpServer {
                 .cloned(),
         }
     }
-}
 
-impl ErpMcpServer {
     /// The caller, or the refusal of a request without one.
     fn caller_or_refuse(
         &self,
@@ -315,7 +322,8 @@ impl ServerHandler for ErpMcpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let caller = self.caller_or_refuse(&context)?;
-        tasks::get(self.runtime(), &caller.principal, &request.task_id).await
+        let (rt, id) = (self.runtime(), &request.task_id);
+        tasks::get(rt, &self.tasks, &caller.principal, id).await
     }
 
     async fn update_task(
@@ -324,14 +332,9 @@ impl ServerHandler for ErpMcpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let caller = self.caller_or_refuse(&context)?;
-        let responses = &request.input_responses;
-        tasks::update(
-            self.runtime(),
-            caller.principal,
-            &request.task_id,
-            responses,
-        )
-        .await
+        let (rt, id, answers) = (self.runtime(), &request.task_id, &request.input_responses);
+        let notifier = tasks::Notifier::of(&context);
+        tasks::update(rt, &self.tasks, caller.principal, id, answers, notifier).await
     }
 
     async fn cancel_task(
@@ -381,8 +384,9 @@ impl ErpMcpServer {
                     agent_run_id: caller.agent_run_id.clone(),
                     name: request.name.to_string(),
                     arguments,
+                    notifier: tasks::Notifier::of(&context),
                 };
-                return tasks::start(self.runtime(), self.task_ttl, call)
+                return tasks::start(self.runtime(), &self.tasks, call)
                     .await
                     .map(CallToolResponse::Task);
             }

@@ -35,6 +35,8 @@ static DRAFT: ToolDef = crate::__private_0_1_0::tool_def(ToolDefParts {
     output_schema: output,
     handler: Handler::Draft(draft),
     page: None,
+    task: crate::TaskSupport::Forbidden,
+    rerun: true,
 });
 
 #[test]

@@ -20,10 +20,9 @@ use crate::tool::{ErpTool, Tier, ToolDef};
 
 pub(crate) mod rules;
 pub(crate) mod surface;
-mod task_support;
 mod tool;
 
-pub use task_support::TaskSupport;
+pub use crate::tool::TaskSupport;
 pub use tool::{Namespace, RegisteredTool};
 
 /// Most tools one namespace may hold (exclusive): `MAX_TOOLS_PER_MODULE - 1` is allowed.
@@ -97,6 +96,7 @@ pub struct ToolRegistryBuilder {
     tools: Vec<&'static ToolDef>,
     cards: Vec<(&'static str, &'static str)>,
     tasks: Vec<(&'static str, TaskSupport)>,
+    no_rerun: Vec<&'static str>,
 }
 
 impl ToolRegistryBuilder {
@@ -131,8 +131,18 @@ impl ToolRegistryBuilder {
 
     /// Runs the calls of tool `T` as MCP tasks ([`TaskSupport`]): `Optional` for a
     /// request that declares the tasks extension, `Required` always. Add the tool too.
+    /// Overrides the tool's own `task = ".."`.
     pub fn task<T: ErpTool>(mut self, support: TaskSupport) -> Self {
         self.tasks.push((T::definition().name(), support));
+        self
+    }
+
+    /// Declares that tool `T` is not safe to run again (as `rerun = false` does): a task
+    /// of it taken over from a replica that stopped is failed, saying why, instead of run
+    /// again. Reads and drafts (exactly-once through their `client_ref`) are safe; this is
+    /// for a handler with an effect outside the database, e.g. a message it sends.
+    pub fn no_rerun<T: ErpTool>(mut self) -> Self {
+        self.no_rerun.push(T::definition().name());
         self
     }
 
@@ -163,7 +173,8 @@ impl ToolRegistryBuilder {
             }
         }
 
-        for (tool, _) in &self.tasks {
+        let declared = self.tasks.iter().map(|(tool, _)| tool);
+        for tool in declared.chain(&self.no_rerun) {
             if !defs.iter().any(|d| d.name() == *tool) {
                 problems.push(format!(
                     "tool `{tool}` is declared to run as a task, but is not registered: add \
@@ -259,7 +270,8 @@ impl ToolRegistryBuilder {
                     .iter()
                     .rev()
                     .find(|(tool, _)| *tool == def.name())
-                    .map_or(TaskSupport::Forbidden, |(_, support)| *support),
+                    .map_or(def.task_support(), |(_, support)| *support),
+                rerun: def.rerun() && !self.no_rerun.contains(&def.name()),
             });
         }
 
@@ -438,6 +450,8 @@ mod tests {
             output_schema: || serde_json::json!({"type": "object"}),
             handler: Handler::Read(read),
             page: None,
+            task: TaskSupport::Forbidden,
+            rerun: true,
         });
         let err = ToolRegistry::builder()
             .module("notes", "Notes. Read only.")

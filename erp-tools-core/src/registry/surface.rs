@@ -37,6 +37,7 @@ fn tool_entry(tool: &RegisteredTool) -> Entry {
         .field("title", def.title().trim())
         .field("annotations", compact(&def.annotations()))
         .field("card", tool.card().unwrap_or(""))
+        .field("task", task(tool))
         .field("opt_ins", opt_ins(tool))
         .field("description", tool.description());
     for target in Target::ALL {
@@ -64,6 +65,20 @@ fn opt_ins(tool: &RegisteredTool) -> String {
         .collect();
     lines.sort();
     lines.join("\n")
+}
+
+/// How the tool's calls run as MCP tasks: empty for none, `optional` or `required`, and
+/// whether a task taken over runs again.
+fn task(tool: &RegisteredTool) -> String {
+    let support = tool.task_support();
+    match (support.allows_task(), tool.task_rerun()) {
+        (false, _) => String::new(),
+        (true, true) => support.as_str().to_string(),
+        (true, false) => format!(
+            "{}, failed (not run again) when taken over",
+            support.as_str()
+        ),
+    }
 }
 
 fn target_key(target: Target) -> &'static str {

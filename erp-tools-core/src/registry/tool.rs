@@ -5,10 +5,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::task_support::TaskSupport;
 use crate::schema::{Schema, Target};
-use crate::tool::ToolDef;
 use crate::tool::context::Principal;
+use crate::tool::{TaskSupport, ToolDef};
 use crate::validate::ArgumentErrors;
 
 /// One module's namespace: its description (which also says what the module cannot do)
@@ -40,6 +39,9 @@ pub struct RegisteredTool {
     pub(super) card: Option<&'static str>,
     /// Whether its calls run as MCP tasks, from [`ToolRegistryBuilder::task`](super::ToolRegistryBuilder::task).
     pub(super) task: TaskSupport,
+    /// Whether a task taken over runs again (the tool's `rerun`, unless the registry
+    /// declared [`no_rerun`](super::ToolRegistryBuilder::no_rerun)).
+    pub(super) rerun: bool,
 }
 
 impl RegisteredTool {
@@ -83,6 +85,12 @@ impl RegisteredTool {
     /// Whether its calls run as MCP tasks ([`ToolRegistryBuilder::task`](super::ToolRegistryBuilder::task)).
     pub fn task_support(&self) -> TaskSupport {
         self.task
+    }
+
+    /// Whether a task of this tool taken over from a replica that stopped runs its call
+    /// again; otherwise it is failed, saying why ([`ToolRegistryBuilder::no_rerun`](super::ToolRegistryBuilder::no_rerun)).
+    pub fn task_rerun(&self) -> bool {
+        self.rerun
     }
 
     /// Validates and normalises `arguments` against the tool's strict schema, as the

@@ -54,6 +54,8 @@
 //! The guide's chapter: *The review console and cards* (`guide/src/review.md` in the repository).
 
 mod approvals;
+#[cfg(feature = "mcp")]
+mod attachments;
 mod auth;
 mod changes;
 mod config;
@@ -83,7 +85,8 @@ use axum::routing::{get, post};
 /// | `GET /` | redirects to the runs |
 /// | `GET /sign-in?next=`, `POST /sign-in`, `POST /sign-out` | the session (back to `next`) |
 /// | `GET /runs?outcome=&q=&page=` | Runs, those needing attention first; `q` searches |
-/// | `GET /runs/{run_id}` | Run: its story, call by call |
+/// | `GET /runs/{run_id}` | Run: its story, call by call, and the documents its tasks produced |
+/// | `GET /runs/{run_id}/documents/{task_id}/{n}` | a document a task of the run produced (download) |
 /// | `GET /drafts?page=` | Drafts |
 /// | `GET /documents/{doc_type}/{number}` | a drafted document |
 /// | `GET /approvals` | Approvals, each with its priced preview |
@@ -95,7 +98,7 @@ use axum::routing::{get, post};
 /// origin (`Origin`, `Sec-Fetch-Site`) and carry the session's CSRF token.
 pub fn router(config: ReviewConfig) -> Router {
     let state = Arc::new(pages::Console::new(config));
-    Router::new()
+    let router = Router::new()
         .route("/", get(pages::home))
         .route("/sign-in", get(auth::sign_in_page).post(auth::sign_in))
         .route("/sign-out", post(auth::sign_out))
@@ -107,7 +110,14 @@ pub fn router(config: ReviewConfig) -> Router {
         .route("/approvals/{id}/approve", post(approvals::approve))
         .route("/approvals/{id}/reject", post(approvals::reject))
         .route("/notifications/{id}/resend", post(approvals::resend))
-        .route("/style.css", get(render::stylesheet))
+        .route("/style.css", get(render::stylesheet));
+    // The documents a run's tasks produced (tasks are MCP's).
+    #[cfg(feature = "mcp")]
+    let router = router.route(
+        "/runs/{run_id}/documents/{task_id}/{n}",
+        get(attachments::download),
+    );
+    router
         .fallback(pages::not_found)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

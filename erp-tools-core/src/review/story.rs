@@ -78,6 +78,14 @@ pub(super) async fn run(
     };
 
     let cards = cards(&c, &records, &documents);
+    // The documents the run's tasks produced (tasks are MCP's).
+    #[cfg(feature = "mcp")]
+    let attachments = match super::attachments::of_run(&c, &run_id, branch, &records).await {
+        Ok(a) => a,
+        Err(e) => return c.store_failed(&session, e),
+    };
+    #[cfg(not(feature = "mcp"))]
+    let attachments: Vec<Value> = Vec::new();
     let first = &records[0];
     let title = records
         .iter()
@@ -138,6 +146,7 @@ pub(super) async fn run(
                 "text": story.answer, "at": story.ended_at.as_deref().map(when),
             })),
             "log": log,
+            "attachments": attachments,
         }),
     )
 }

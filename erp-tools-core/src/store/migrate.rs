@@ -77,6 +77,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0020_run_log",
         include_str!("../../migrations/sqlite/0020_run_log.sql"),
     ),
+    (
+        "erp_tools/0022_task_takeover",
+        include_str!("../../migrations/sqlite/0022_task_takeover.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -154,6 +158,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/0021_run_summaries",
         include_str!("../../migrations/postgres/0021_run_summaries.sql"),
+    ),
+    (
+        "erp_tools/0022_task_takeover",
+        include_str!("../../migrations/postgres/0022_task_takeover.sql"),
     ),
 ];
 

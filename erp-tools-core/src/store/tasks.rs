@@ -2,10 +2,10 @@
 //! database: the row is the task, so whichever replica a client reaches reads, answers
 //! and cancels the same task, and a restart forgets none.
 //!
-//! Every change of state is one conditional `UPDATE` (on the status it expects and, for
-//! the replica running the task, on its id), so two replicas racing (a cancel against
-//! the result, a dead replica's task failed while it comes back) leave exactly one
-//! outcome.
+//! Every change of state is one conditional `UPDATE` (`transition`: on the status it
+//! expects and, for the replica running the task, on its id), so two replicas racing (a
+//! cancel against the result, two replicas taking over one dead replica's task, a dead
+//! replica's task taken over while it comes back) leave exactly one outcome.
 
 use sqlx::{AnyPool, Row};
 
@@ -49,6 +49,14 @@ pub(crate) struct TaskRow {
     pub created_at: String,
     pub updated_at: String,
     pub ttl_ms: i64,
+    /// JSON text of the principal who started it (`None` for a task stored before
+    /// principals were kept).
+    pub principal: Option<String>,
+    /// The replica that took it over last, and when.
+    pub taken_over_by: Option<String>,
+    pub taken_over_at: Option<String>,
+    /// How many times it was taken over.
+    pub takeovers: i64,
 }
 
 /// A task to insert, `working` on `replica_id`.
@@ -62,11 +70,13 @@ pub(crate) struct NewTask<'a> {
     pub answers: &'a str,
     pub replica_id: &'a str,
     pub ttl_ms: i64,
+    /// JSON text of the principal (see `TaskRow::principal`).
+    pub principal: &'a str,
 }
 
 const COLUMNS: &str = "id, user_id, branch_id, agent_run_id, tool_name, arguments, status, \
      status_message, question, input_requests, answers, result, error, replica_id, \
-     created_at, updated_at, ttl_ms";
+     created_at, updated_at, ttl_ms, principal, taken_over_by, taken_over_at, takeovers";
 
 /// Milliseconds since the Unix epoch, now.
 pub(crate) fn now_ms() -> i64 {
@@ -81,8 +91,8 @@ pub(crate) async fn insert(pool: &AnyPool, task: &NewTask<'_>) -> Result<String,
     let created = now_text();
     sqlx::query(
         "INSERT INTO erp_tasks (id, user_id, branch_id, agent_run_id, tool_name, arguments, \
-         status, answers, replica_id, created_at, updated_at, ttl_ms, expires_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+         status, answers, replica_id, created_at, updated_at, ttl_ms, expires_at, principal) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
     )
     .bind(task.id.to_string())
     .bind(task.user_id.to_string())
@@ -97,6 +107,7 @@ pub(crate) async fn insert(pool: &AnyPool, task: &NewTask<'_>) -> Result<String,
     .bind(created.clone())
     .bind(task.ttl_ms)
     .bind(now.saturating_add(task.ttl_ms))
+    .bind(task.principal.to_string())
     .execute(pool)
     .await?;
     Ok(created)
@@ -141,16 +152,96 @@ fn task_row(row: &sqlx::any::AnyRow) -> Result<TaskRow, StoreError> {
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
         ttl_ms: row.try_get("ttl_ms")?,
+        principal: row.try_get("principal")?,
+        taken_over_by: row.try_get("taken_over_by")?,
+        taken_over_at: row.try_get("taken_over_at")?,
+        takeovers: row.try_get("takeovers")?,
     })
 }
 
-/// The status of task `id` (`None` once deleted).
-pub(crate) async fn status(pool: &AnyPool, id: &str) -> Result<Option<String>, StoreError> {
-    let row: Option<(String,)> = sqlx::query_as("SELECT status FROM erp_tasks WHERE id = $1")
-        .bind(id.to_string())
-        .fetch_optional(pool)
-        .await?;
-    Ok(row.map(|(s,)| s))
+/// The status of task `id` and the replica holding it (`None` once deleted).
+pub(crate) async fn holder(
+    pool: &AnyPool,
+    id: &str,
+) -> Result<Option<(String, Option<String>)>, StoreError> {
+    let row: Option<(String, Option<String>)> =
+        sqlx::query_as("SELECT status, replica_id FROM erp_tasks WHERE id = $1")
+            .bind(id.to_string())
+            .fetch_optional(pool)
+            .await?;
+    Ok(row)
+}
+
+/// A value a transition writes: text (or `NULL`), or a SQL expression of the row itself.
+#[derive(Clone, Copy)]
+enum Set<'a> {
+    Text(Option<&'a str>),
+    Sql(&'static str),
+}
+
+/// Which replica a transition expects to hold the task.
+#[derive(Clone, Copy)]
+enum Holder<'a> {
+    /// Any (or none).
+    Any,
+    /// This one.
+    Is(&'a str),
+    /// This one, or none when the name is empty (a task whose lease was released).
+    WasOrNone(&'a str),
+}
+
+/// One change of state: sets `columns` (and `updated_at`) on task `id` if its status is
+/// one of `from` and `holder` holds it. `true` when it did (exactly one row changed).
+async fn transition(
+    pool: &AnyPool,
+    id: &str,
+    columns: &[(&str, Set<'_>)],
+    from: &[&str],
+    holder: Holder<'_>,
+) -> Result<bool, StoreError> {
+    let mut sql = String::from("UPDATE erp_tasks SET ");
+    let mut n = 0;
+    let mut binds: Vec<Option<&str>> = Vec::new();
+    for (column, value) in columns {
+        match value {
+            Set::Text(text) => {
+                n += 1;
+                sql.push_str(&format!("{column} = ${n}, "));
+                binds.push(*text);
+            }
+            Set::Sql(expr) => sql.push_str(&format!("{column} = {expr}, ")),
+        }
+    }
+    let now = now_text();
+    binds.push(Some(now.as_str()));
+    binds.push(Some(id));
+    sql.push_str(&format!("updated_at = ${} WHERE id = ${}", n + 1, n + 2));
+    n += 2;
+    let statuses: Vec<String> = from
+        .iter()
+        .map(|status| {
+            n += 1;
+            binds.push(Some(*status));
+            format!("${n}")
+        })
+        .collect();
+    sql.push_str(&format!(" AND status IN ({})", statuses.join(", ")));
+    match holder {
+        Holder::Any => {}
+        Holder::Is(replica) => {
+            binds.push(Some(replica));
+            sql.push_str(&format!(" AND replica_id = ${}", n + 1));
+        }
+        Holder::WasOrNone(replica) => {
+            binds.push(Some(replica));
+            sql.push_str(&format!(" AND COALESCE(replica_id, '') = ${}", n + 1));
+        }
+    }
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for bind in binds {
+        query = query.bind(bind.map(str::to_string));
+    }
+    Ok(query.execute(pool).await?.rows_affected() == 1)
 }
 
 /// Records the latest progress of a task `replica` runs; `false` when it no longer does.
@@ -160,18 +251,8 @@ pub(crate) async fn progress(
     replica: &str,
     message: &str,
 ) -> Result<bool, StoreError> {
-    let done = sqlx::query(
-        "UPDATE erp_tasks SET status_message = $1, updated_at = $2 \
-         WHERE id = $3 AND status = $4 AND replica_id = $5",
-    )
-    .bind(message.to_string())
-    .bind(now_text())
-    .bind(id.to_string())
-    .bind(WORKING)
-    .bind(replica.to_string())
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+    let columns = [("status_message", Set::Text(Some(message)))];
+    transition(pool, id, &columns, &[WORKING], Holder::Is(replica)).await
 }
 
 /// Ends a task `replica` runs as `status` (`completed` with `result`, or `failed` with
@@ -184,21 +265,14 @@ pub(crate) async fn finish(
     result: Option<&str>,
     error: Option<&str>,
 ) -> Result<bool, StoreError> {
-    let done = sqlx::query(
-        "UPDATE erp_tasks SET status = $1, result = $2, error = $3, replica_id = NULL, \
-         status_message = NULL, updated_at = $4 \
-         WHERE id = $5 AND status = $6 AND replica_id = $7",
-    )
-    .bind(status.to_string())
-    .bind(result.map(str::to_string))
-    .bind(error.map(str::to_string))
-    .bind(now_text())
-    .bind(id.to_string())
-    .bind(WORKING)
-    .bind(replica.to_string())
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+    let columns = [
+        ("status", Set::Text(Some(status))),
+        ("result", Set::Text(result)),
+        ("error", Set::Text(error)),
+        ("replica_id", Set::Text(None)),
+        ("status_message", Set::Text(None)),
+    ];
+    transition(pool, id, &columns, &[WORKING], Holder::Is(replica)).await
 }
 
 /// Parks a task `replica` runs on a question: `input_required`, run by no replica.
@@ -210,22 +284,14 @@ pub(crate) async fn ask(
     input_requests: &str,
     message: &str,
 ) -> Result<bool, StoreError> {
-    let done = sqlx::query(
-        "UPDATE erp_tasks SET status = $1, question = $2, input_requests = $3, \
-         status_message = $4, replica_id = NULL, updated_at = $5 \
-         WHERE id = $6 AND status = $7 AND replica_id = $8",
-    )
-    .bind(INPUT_REQUIRED)
-    .bind(question.to_string())
-    .bind(input_requests.to_string())
-    .bind(message.to_string())
-    .bind(now_text())
-    .bind(id.to_string())
-    .bind(WORKING)
-    .bind(replica.to_string())
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+    let columns = [
+        ("status", Set::Text(Some(INPUT_REQUIRED))),
+        ("question", Set::Text(Some(question))),
+        ("input_requests", Set::Text(Some(input_requests))),
+        ("status_message", Set::Text(Some(message))),
+        ("replica_id", Set::Text(None)),
+    ];
+    transition(pool, id, &columns, &[WORKING], Holder::Is(replica)).await
 }
 
 /// Takes an answered task (`input_required`) to run it again on `replica` with
@@ -236,60 +302,97 @@ pub(crate) async fn resume(
     replica: &str,
     answers: &str,
 ) -> Result<bool, StoreError> {
-    let done = sqlx::query(
-        "UPDATE erp_tasks SET status = $1, answers = $2, question = NULL, \
-         input_requests = NULL, status_message = NULL, replica_id = $3, updated_at = $4 \
-         WHERE id = $5 AND status = $6",
-    )
-    .bind(WORKING)
-    .bind(answers.to_string())
-    .bind(replica.to_string())
-    .bind(now_text())
-    .bind(id.to_string())
-    .bind(INPUT_REQUIRED)
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+    let columns = [
+        ("status", Set::Text(Some(WORKING))),
+        ("answers", Set::Text(Some(answers))),
+        ("question", Set::Text(None)),
+        ("input_requests", Set::Text(None)),
+        ("status_message", Set::Text(None)),
+        ("replica_id", Set::Text(Some(replica))),
+    ];
+    transition(pool, id, &columns, &[INPUT_REQUIRED], Holder::Any).await
 }
 
 /// Cancels task `id` if it has not ended; `false` when it had (cancelling is idempotent).
 /// The replica running it sees the status and cancels the handler.
 pub(crate) async fn cancel(pool: &AnyPool, id: &str) -> Result<bool, StoreError> {
-    let done = sqlx::query(
-        "UPDATE erp_tasks SET status = $1, question = NULL, input_requests = NULL, \
-         status_message = NULL, updated_at = $2 WHERE id = $3 AND status IN ($4, $5)",
-    )
-    .bind(CANCELLED)
-    .bind(now_text())
-    .bind(id.to_string())
-    .bind(WORKING)
-    .bind(INPUT_REQUIRED)
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+    let columns = [
+        ("status", Set::Text(Some(CANCELLED))),
+        ("question", Set::Text(None)),
+        ("input_requests", Set::Text(None)),
+        ("status_message", Set::Text(None)),
+    ];
+    transition(pool, id, &columns, &[WORKING, INPUT_REQUIRED], Holder::Any).await
 }
 
-/// Fails a task left `working` by the replica `dead` with `error`; `false` when it ended
-/// or moved meanwhile.
+/// Fails a task left `working` by the replica `dead` (`""`: released by a drain) with
+/// `error`; `false` when it ended or moved meanwhile.
 pub(crate) async fn fail_orphan(
     pool: &AnyPool,
     id: &str,
     dead: &str,
     error: &str,
 ) -> Result<bool, StoreError> {
-    let done = sqlx::query(
-        "UPDATE erp_tasks SET status = $1, error = $2, replica_id = NULL, \
-         status_message = NULL, updated_at = $3 WHERE id = $4 AND status = $5 AND replica_id = $6",
+    let columns = [
+        ("status", Set::Text(Some(FAILED))),
+        ("error", Set::Text(Some(error))),
+        ("replica_id", Set::Text(None)),
+        ("status_message", Set::Text(None)),
+    ];
+    transition(pool, id, &columns, &[WORKING], Holder::WasOrNone(dead)).await
+}
+
+/// Takes a task left `working` by the replica `dead` (`""`: released by a drain) for
+/// `replica`, recording the take-over (by whom, when, how many so far) and `message` as
+/// its status; `false` when another replica took it first, or it ended or moved.
+pub(crate) async fn take_over(
+    pool: &AnyPool,
+    id: &str,
+    dead: &str,
+    replica: &str,
+    message: &str,
+) -> Result<bool, StoreError> {
+    let now = now_text();
+    let columns = [
+        ("replica_id", Set::Text(Some(replica))),
+        ("taken_over_by", Set::Text(Some(replica))),
+        ("taken_over_at", Set::Text(Some(&now))),
+        ("takeovers", Set::Sql("takeovers + 1")),
+        ("status_message", Set::Text(Some(message))),
+    ];
+    transition(pool, id, &columns, &[WORKING], Holder::WasOrNone(dead)).await
+}
+
+/// Releases a task `replica` runs (a drain that ran out of time): still `working`, held
+/// by no replica, so the next live replica takes it over at once; `false` when it ended.
+pub(crate) async fn release(
+    pool: &AnyPool,
+    id: &str,
+    replica: &str,
+    message: &str,
+) -> Result<bool, StoreError> {
+    let columns = [
+        ("replica_id", Set::Text(None)),
+        ("status_message", Set::Text(Some(message))),
+    ];
+    transition(pool, id, &columns, &[WORKING], Holder::Is(replica)).await
+}
+
+/// The tasks `working` and not expired, with the replica holding each (`None`: released).
+pub(crate) async fn working(pool: &AnyPool) -> Result<Vec<(String, Option<String>)>, StoreError> {
+    let rows: Vec<(String, Option<String>)> = sqlx::query_as(
+        "SELECT id, replica_id FROM erp_tasks WHERE status = $1 AND expires_at > $2",
     )
-    .bind(FAILED)
-    .bind(error.to_string())
-    .bind(now_text())
-    .bind(id.to_string())
     .bind(WORKING)
-    .bind(dead.to_string())
-    .execute(pool)
+    .bind(now_ms())
+    .fetch_all(pool)
     .await?;
-    Ok(done.rows_affected() == 1)
+    Ok(rows)
+}
+
+/// The replicas holding a live lease now (`me` always counts as live).
+pub(crate) async fn live_replicas(pool: &AnyPool, me: &str) -> Result<Vec<String>, StoreError> {
+    Ok(super::replicas::live(pool, me, chrono::Utc::now()).await?)
 }
 
 /// Whether the replica `id` holds a live lease at `now` (its row exists and was renewed

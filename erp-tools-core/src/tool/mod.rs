@@ -11,6 +11,7 @@ pub(crate) mod handles;
 pub(crate) mod input;
 pub(crate) mod output;
 pub(crate) mod progress;
+pub(crate) mod task_support;
 pub(crate) mod tier;
 
 use serde_json::Value;
@@ -18,6 +19,7 @@ use serde_json::Value;
 use crate::page::PageSpec;
 use crate::schema::{Schema, SchemaKind};
 use handler::Handler;
+pub use task_support::TaskSupport;
 pub use tier::{Limit, Tier};
 
 /// Everything the framework knows about one tool. Produced by `#[erp_tool]` as a
@@ -40,6 +42,8 @@ pub struct ToolDef {
     output_schema: fn() -> Value,
     handler: Handler,
     page: Option<PageSpec>,
+    task: TaskSupport,
+    rerun: bool,
 }
 
 /// The parts of a [`ToolDef`] that `#[erp_tool]` writes; built only by generated code
@@ -61,6 +65,8 @@ pub struct ToolDefParts {
     pub output_schema: fn() -> Value,
     pub handler: Handler,
     pub page: Option<PageSpec>,
+    pub task: TaskSupport,
+    pub rerun: bool,
 }
 
 impl ToolDef {
@@ -82,6 +88,8 @@ impl ToolDef {
             output_schema: parts.output_schema,
             handler: parts.handler,
             page: parts.page,
+            task: parts.task,
+            rerun: parts.rerun,
         }
     }
 
@@ -165,6 +173,16 @@ impl ToolDef {
     /// The page bounds of a page tool (one returning [`Page`](crate::page::Page)).
     pub fn page(&self) -> Option<PageSpec> {
         self.page
+    }
+    /// Whether its calls run as MCP tasks, as declared with `task = ".."` (a registry can
+    /// override it with [`ToolRegistryBuilder::task`](crate::ToolRegistryBuilder::task)).
+    pub fn task_support(&self) -> TaskSupport {
+        self.task
+    }
+    /// Whether a task of this tool taken over from a stopped replica runs its call again
+    /// (`true` unless declared `rerun = false`); otherwise the task is failed, saying why.
+    pub fn rerun(&self) -> bool {
+        self.rerun
     }
     /// The output schema (built once, when the registry is built).
     pub fn output_schema(&self) -> Value {

@@ -26,6 +26,8 @@ pub(super) const TOOL_KEYS: &[&str] = &[
     "limit",
     "page_size",
     "max_page_size",
+    "task",
+    "rerun",
 ];
 
 /// The keys of one `#[erp_tool(..)]`, as written.
@@ -51,6 +53,10 @@ pub(crate) struct ToolAttr {
     pub page_size: Option<LitInt>,
     /// `max_page_size = N`.
     pub max_page_size: Option<LitInt>,
+    /// `task = "optional" | "required"`.
+    pub task: Option<LitStr>,
+    /// `rerun = true|false`.
+    pub rerun: Option<LitBool>,
     /// `crate = ".."`: the path to erp-tools-core, when not `::erp_tools_core`.
     pub krate: Option<syn::Path>,
     /// Whether the key list could not be read at all (then missing keys are not reported).
@@ -146,13 +152,19 @@ pub(crate) fn parse_tool_attr(tokens: TokenStream, errors: &mut Errors) -> ToolA
                     ),
                 ),
             },
-            "destructive" => match &value {
+            "destructive" | "rerun" => match &value {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Bool(b), ..
+                }) if name == "rerun" => attr.rerun = Some(b.clone()),
                 Expr::Lit(ExprLit {
                     lit: Lit::Bool(b), ..
                 }) => attr.destructive = Some(b.clone()),
                 other => errors.spanned(
                     other,
-                    "`destructive` takes `true` or `false`: write `destructive = true`",
+                    format!(
+                        "`{name}` takes `true` or `false`: write {}",
+                        example_of(&name)
+                    ),
                 ),
             },
             "page_size" | "max_page_size" => match &value {
@@ -174,6 +186,7 @@ pub(crate) fn parse_tool_attr(tokens: TokenStream, errors: &mut Errors) -> ToolA
                     "title" => attr.title = Some(s),
                     "name" => attr.name = Some(s),
                     "example" => attr.example = Some(s),
+                    "task" => attr.task = Some(s),
                     _ => attr.limits.push(s),
                 },
                 None => errors.spanned(
@@ -197,6 +210,8 @@ fn example_of(key: &str) -> &'static str {
         "destructive" => "`destructive = true`",
         "page_size" => "`page_size = 50`",
         "max_page_size" => "`max_page_size = 200`",
+        "task" => "`task = \"optional\"` or `task = \"required\"`",
+        "rerun" => "`rerun = false`",
         _ => "`limit = \"lines[].qty <= 1000\"`",
     }
 }

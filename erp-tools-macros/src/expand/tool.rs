@@ -10,7 +10,7 @@ use super::paths::{private, respan};
 use crate::ast::ToolFn;
 use crate::attr::parse_tool_attr;
 use crate::errors::Errors;
-use crate::valid::{self, Tier, ToolPlan};
+use crate::valid::{self, TaskKind, Tier, ToolPlan};
 
 /// Deepest schema (the root object counts as 1) a tool's arguments may have: the root plus
 /// five levels.
@@ -256,6 +256,12 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         Some(t) => valid::type_string(t),
         None => "NoArgs".to_string(),
     };
+    let task = match plan.task {
+        TaskKind::Forbidden => quote!(#private::TaskSupport::Forbidden),
+        TaskKind::Optional => quote!(#private::TaskSupport::Optional),
+        TaskKind::Required => quote!(#private::TaskSupport::Required),
+    };
+    let rerun = plan.rerun;
     let out_span = out_ty.span();
     let private_out = respan(&private, out_span);
     let output_schema = quote_spanned!(out_span=> #private_out::output_schema_for::<#out_ty>);
@@ -296,6 +302,8 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
                 output_schema: #output_schema,
                 handler: #handler_variant(__erp_tool_handler),
                 page: #page_def,
+                task: #task,
+                rerun: #rerun,
             });
 
             #[automatically_derived]

@@ -9,6 +9,7 @@ use erp_tools_internals::names::valid_key;
 
 use super::page::check_page;
 use super::signature::{Signature, check_signature};
+use super::task::{TaskKind, check_task};
 use super::tier::Tier;
 use crate::ast::ToolFn;
 use crate::attr::ToolAttr;
@@ -45,6 +46,10 @@ pub(crate) struct ToolPlan<'a> {
     pub output: &'a Type,
     /// A page tool's `(page_size, max_page_size)`.
     pub page: Option<(u32, u32)>,
+    /// How its calls run (`task = ".."`).
+    pub task: TaskKind,
+    /// Whether a task taken over runs again (`rerun`, `true` unless declared `false`).
+    pub rerun: bool,
     /// `crate = ".."`: the path to erp-tools-core, when not `::erp_tools_core`.
     pub krate: Option<syn::Path>,
 }
@@ -320,6 +325,7 @@ pub(crate) fn check_tool<'a>(
         page: page_param,
     } = check_signature(f, tier, errors);
     let page = check_page(attr, tier, output, page_param, errors);
+    let (task, rerun) = check_task(attr, tier, errors);
 
     if !errors.is_empty() {
         return None;
@@ -339,6 +345,8 @@ pub(crate) fn check_tool<'a>(
         args,
         output: output?,
         page,
+        task,
+        rerun,
         krate: attr.krate.clone(),
     })
 }

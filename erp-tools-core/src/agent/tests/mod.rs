@@ -64,6 +64,8 @@ static PAYMENT: ToolDef = crate::__private_0_1_0::tool_def(ToolDefParts {
     output_schema: no_output,
     handler: Handler::Draft(draft_stub),
     page: None,
+    task: crate::TaskSupport::Forbidden,
+    rerun: true,
 });
 
 static VENDOR: ToolDef = crate::__private_0_1_0::tool_def(ToolDefParts {
@@ -81,6 +83,8 @@ static VENDOR: ToolDef = crate::__private_0_1_0::tool_def(ToolDefParts {
     output_schema: no_output,
     handler: Handler::Read(read_stub),
     page: None,
+    task: crate::TaskSupport::Forbidden,
+    rerun: true,
 });
 
 type Responder = Box<dyn Fn(&ToolCall) -> Result<CallOutcome, CallError> + Send + Sync>;

@@ -22,6 +22,8 @@ pub struct HttpConfig {
     pub(super) legacy_sessions: bool,
     pub(super) list_ttl: Duration,
     pub(super) task_ttl: Duration,
+    /// The tasks this replica runs: swept for stopped replicas' tasks, drained on shutdown.
+    pub(super) tasks: crate::mcp::tasks::TaskBoard,
     pub(super) apps: crate::mcp::apps::McpApps,
     pub(super) cancellation: CancellationToken,
     pub(super) limits: EdgeLimits,
@@ -58,6 +60,7 @@ impl HttpConfig {
             legacy_sessions: true,
             list_ttl: Duration::ZERO,
             task_ttl: crate::mcp::tasks::DEFAULT_TASK_TTL,
+            tasks: Default::default(),
             apps: Default::default(),
             cancellation: CancellationToken::new(),
             limits: EdgeLimits::default(),
@@ -124,6 +127,15 @@ impl HttpConfig {
     /// [`ErpMcpServer::with_list_ttl`](crate::mcp::ErpMcpServer::with_list_ttl)).
     pub fn with_list_ttl(mut self, ttl: Duration) -> Self {
         self.list_ttl = ttl;
+        self
+    }
+
+    /// How often this replica looks for tasks of stopped replicas to take over (default
+    /// 5 s). A task of a killed replica is taken over within its lease
+    /// ([`DatabaseOptions::replica_lease`](crate::DatabaseOptions::replica_lease)) plus
+    /// this; one released by a draining replica within this, or at its next `tasks/get`.
+    pub fn with_task_sweep(self, every: Duration) -> Self {
+        self.tasks.set_sweep_every(every);
         self
     }
 
@@ -215,6 +227,7 @@ impl HttpConfig {
             cancellation: self.cancellation.clone(),
             drain: self.drain.clone(),
             grace: self.shutdown_grace,
+            tasks: self.tasks.clone(),
             development: self.authenticator.is_development(),
             default_audience: self.authenticator.is_development()
                 && self.authenticator.resource_url() == crate::auth::DEV_AUDIENCE,

@@ -23,9 +23,12 @@
 //! `traceparent` header; the call's `tools/call {tool}` span is its child.
 //!
 //! [`serve_http`] and [`serve_listener`] drain on SIGTERM and SIGINT: they stop accepting,
-//! `/readyz` answers `503`, the calls in flight finish within the shutdown grace
-//! ([`HttpConfig::with_shutdown_grace`], 30 s by default), then the MCP sessions are
-//! closed and they return, so the caller can close its [`Database`](crate::Database).
+//! `/readyz` answers `503`, the calls in flight and the running tasks finish within the
+//! shutdown grace ([`HttpConfig::with_shutdown_grace`], 30 s by default; a task still
+//! running then is handed over to another replica, which takes it over at once), then
+//! the MCP sessions are closed and they return, so the caller can close its
+//! [`Database`](crate::Database). The router also takes over, every few seconds
+//! ([`HttpConfig::with_task_sweep`]), the tasks of replicas that stopped.
 //!
 //! The verified caller is put into the request as [`Authenticated`](super::Authenticated);
 //! the `Authorization` header is removed before the request reaches the MCP layer, so the
@@ -95,10 +98,13 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
         stop: config.cancellation.clone(),
         reconciliation: config.reconciliation.clone(),
     };
+    config.tasks.attach(runtime.database());
+    super::tasks::start_sweeps(&runtime, &config.tasks);
     let mut server = ErpMcpServer::new(runtime)
         .with_list_ttl(config.list_ttl)
         .with_task_ttl(config.task_ttl)
         .with_apps(config.apps.clone());
+    server.tasks.board = config.tasks.clone();
     if let Some(states) = &config.request_states {
         server = server.with_state_keeper(states.clone());
     }

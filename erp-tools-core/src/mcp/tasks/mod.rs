@@ -16,10 +16,18 @@
 //!   replica) runs the call again there, with the answer;
 //! - `tasks/cancel` marks the task `cancelled` at once; the replica running it sees that
 //!   within a poll and sets [`ToolContext::is_cancelled`](crate::ToolContext::is_cancelled);
-//! - a task left `working` by a replica whose lease expired (killed, lost) is marked
-//!   `failed` with the reason by the next `tasks/get`, on any replica;
+//! - a task left `working` by a replica whose lease expired (killed, lost), or released by
+//!   a draining one, is taken over by a live replica and run again as its owner
+//!   (`takeover.rs`), or failed with the reason when its tool may not run again;
+//! - a drain lets running tasks finish within its grace, then hands them over
+//!   (`board.rs`);
+//! - a client that asked for them gets `notifications/tasks` (`notify.rs`);
 //! - a task is deleted once its time to live has passed.
 
+mod board;
+mod identity;
+mod notify;
+mod takeover;
 mod wire;
 mod worker;
 
@@ -37,13 +45,45 @@ use crate::store::tasks::{self as store, NewTask, TaskRow};
 use crate::text;
 use crate::tool::context::Principal;
 use crate::tool::input::{InputAnswers, InputRequest};
+pub(crate) use board::TaskBoard;
+pub(crate) use notify::Notifier;
+pub(crate) use takeover::sweep;
 use worker::{Job, audit_run};
 
 /// How long a task is kept by default, from its creation: one hour.
 pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
 
-/// How often clients are asked to poll `tasks/get`, in milliseconds.
-const POLL_INTERVAL_MS: u64 = 500;
+use wire::POLL_INTERVAL_MS;
+
+/// How a server keeps tasks: for how long, and the tasks this replica runs.
+#[derive(Clone, Debug)]
+pub(crate) struct TaskPlace {
+    pub ttl: Duration,
+    pub board: TaskBoard,
+}
+
+impl Default for TaskPlace {
+    fn default() -> Self {
+        TaskPlace {
+            ttl: DEFAULT_TASK_TTL,
+            board: TaskBoard::default(),
+        }
+    }
+}
+
+/// Starts the sweep that takes over stopped replicas' tasks on this replica, if the
+/// registry has task tools and a Tokio runtime is running; it ends when `board` drains.
+#[cfg_attr(not(feature = "mcp-http"), allow(dead_code))]
+pub(crate) fn start_sweeps(runtime: &ToolRuntime, board: &TaskBoard) {
+    let has_tasks = runtime
+        .registry()
+        .tools()
+        .iter()
+        .any(|t| t.task_support().allows_task());
+    if let (true, Ok(handle)) = (has_tasks, tokio::runtime::Handle::try_current()) {
+        handle.spawn(takeover::run_sweeps(runtime.clone(), board.clone()));
+    }
+}
 
 /// A tool call to run as a task.
 pub(super) struct TaskCall {
@@ -55,17 +95,23 @@ pub(super) struct TaskCall {
     pub name: String,
     /// The arguments as the client sent them.
     pub arguments: Value,
+    /// Where its status changes go.
+    pub notifier: Notifier,
 }
 
-/// Creates the task of `call` (held for `ttl`) and starts running it on this replica.
+/// Creates the task of `call` and starts running it on this replica.
 pub(super) async fn start(
     runtime: &ToolRuntime,
-    ttl: Duration,
+    place: &TaskPlace,
     call: TaskCall,
 ) -> Result<CreateTaskResult, ErrorData> {
+    if place.board.draining() {
+        return Err(ErrorData::internal_error(text::tasks::TASK_DRAINING, None));
+    }
     let db = runtime.database();
     let id = new_id();
-    let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
+    let ttl_ms = i64::try_from(place.ttl.as_millis()).unwrap_or(i64::MAX);
+    let principal = identity::store(&call.principal);
     let run = call.agent_run_id.clone().unwrap_or_default();
     let arguments = call.arguments.to_string();
     let created = store::insert(
@@ -80,6 +126,7 @@ pub(super) async fn start(
             answers: "{}",
             replica_id: db.replica_id(),
             ttl_ms,
+            principal: &principal,
         },
     )
     .await
@@ -113,6 +160,8 @@ pub(super) async fn start(
     seed.ttl_ms = u64::try_from(ttl_ms).ok();
     worker::spawn(Job {
         runtime: runtime.clone(),
+        board: place.board.clone(),
+        notifier: call.notifier,
         principal: call.principal,
         task_id: id,
         run,
@@ -125,35 +174,18 @@ pub(super) async fn start(
 }
 
 /// `tasks/get`: the task of `principal` named `id`, as it stands. A task left `working`
-/// by a dead replica is failed first.
+/// by a stopped replica is taken over first (or failed, when it cannot run again).
 pub(super) async fn get(
     runtime: &ToolRuntime,
+    place: &TaskPlace,
     principal: &Principal,
     id: &str,
 ) -> Result<GetTaskResult, ErrorData> {
-    let db = runtime.database();
     let mut row = owned(runtime, principal, id).await?;
-    if let Some(dead) = orphaned_by(runtime, &row).await? {
-        let error = wire::error_object(
-            rmcp::model::ErrorCode::INTERNAL_ERROR.0,
-            &text::tasks::task_orphaned(&dead),
-        );
-        if store::fail_orphan(db.pool(), id, &dead, &error)
+    if let Some(stopped) = orphaned_by(runtime, &row).await? {
+        takeover::take_over(runtime, &place.board, &row, &stopped)
             .await
-            .map_err(unavailable)?
-        {
-            tracing::warn!(task = id, replica = %dead, "a dead replica's task was marked failed");
-            let event = AuditEntry::new(
-                principal,
-                audit_run(principal, &row.agent_run_id),
-                "task_failed",
-            )
-            .tool(row.tool_name.clone(), id.to_string())
-            .message(text::tasks::task_orphaned(&dead));
-            if let Err(e) = db.record_task_event(event).await {
-                tracing::error!(error = %e, task = id, "the failed task's audit row was not written");
-            }
-        }
+            .map_err(unavailable)?;
         row = owned(runtime, principal, id).await?;
     }
     Ok(GetTaskResult::new(wire::detailed(&row, POLL_INTERVAL_MS)?))
@@ -164,14 +196,20 @@ pub(super) async fn get(
 /// keys the task is not waiting for are ignored.
 pub(super) async fn update(
     runtime: &ToolRuntime,
+    place: &TaskPlace,
     principal: Arc<Principal>,
     id: &str,
     responses: &InputResponses,
+    notifier: Notifier,
 ) -> Result<(), ErrorData> {
     let db = runtime.database();
     let row = owned(runtime, &principal, id).await?;
     if row.status != store::INPUT_REQUIRED {
         return Ok(());
+    }
+    if place.board.draining() {
+        // Left waiting: the client's next tasks/update reaches a replica that runs it.
+        return Err(ErrorData::internal_error(text::tasks::TASK_DRAINING, None));
     }
     let Some(question) = row
         .question
@@ -204,6 +242,8 @@ pub(super) async fn update(
     }
     worker::spawn(Job {
         runtime: runtime.clone(),
+        board: place.board.clone(),
+        notifier,
         principal,
         task_id: id.to_string(),
         arguments: serde_json::from_str(&row.arguments).unwrap_or(Value::Null),
@@ -260,13 +300,17 @@ async fn owned(
     }
 }
 
-/// The replica a `working` task was left by, if that replica's lease has expired.
+/// The replica a `working` task was left by, if that replica has stopped: its lease
+/// expired, or it released the task (`""`).
 async fn orphaned_by(runtime: &ToolRuntime, row: &TaskRow) -> Result<Option<String>, ErrorData> {
     let db = runtime.database();
-    let Some(replica) = row.replica_id.as_deref() else {
+    if row.status != store::WORKING {
         return Ok(None);
+    }
+    let Some(replica) = row.replica_id.as_deref() else {
+        return Ok(Some(String::new()));
     };
-    if row.status != store::WORKING || replica == db.replica_id() {
+    if replica == db.replica_id() {
         return Ok(None);
     }
     let live = store::replica_live(db.pool(), replica, chrono::Utc::now())

@@ -8,8 +8,12 @@ use serde_json::{Value, json};
 use crate::store::tasks::{self as store, TaskRow};
 use crate::text;
 
+/// How often clients are asked to poll `tasks/get`, in milliseconds.
+pub(super) const POLL_INTERVAL_MS: u64 = 500;
+
 /// The `DetailedTask` of `row`: status, times, TTL, the poll interval, the latest progress
-/// and the status's payload (questions, result or error).
+/// (or, once it ended, whether it was taken over) and the status's payload (questions,
+/// result or error).
 pub(super) fn detailed(row: &TaskRow, poll_interval_ms: u64) -> Result<DetailedTask, ErrorData> {
     let status = status_of(&row.status)?;
     let mut task = Task::new(
@@ -24,6 +28,9 @@ pub(super) fn detailed(row: &TaskRow, poll_interval_ms: u64) -> Result<DetailedT
     }
     if let Some(message) = &row.status_message {
         task.status_message = Some(message.clone());
+    } else if let (Some(by), Some(at)) = (&row.taken_over_by, &row.taken_over_at) {
+        // An ended task that was taken over says so.
+        task.status_message = Some(text::tasks::was_taken_over(by, at, row.takeovers));
     }
     let payload = match status {
         TaskStatus::InputRequired => TaskPayload::InputRequired {

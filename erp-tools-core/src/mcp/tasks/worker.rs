@@ -8,6 +8,8 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
+use super::board::TaskBoard;
+use super::notify::Notifier;
 use super::wire;
 use crate::audit::{AuditEntry, Outcome};
 use crate::mcp::input;
@@ -30,6 +32,10 @@ const WATCH: Duration = Duration::from_millis(200);
 /// One run of a task's call.
 pub(super) struct Job {
     pub runtime: ToolRuntime,
+    /// The tasks this replica runs (a drain waits for them).
+    pub board: TaskBoard,
+    /// Where status changes go (the connection that asked for them).
+    pub notifier: Notifier,
     pub principal: Arc<Principal>,
     pub task_id: String,
     /// The run the caller named ('' for none).
@@ -72,6 +78,9 @@ async fn run(job: Job) {
     let db = job.runtime.database().clone();
     let replica = db.replica_id().to_string();
     let flag = CancelFlag::new();
+    let _on_board = job.board.enter(&job.task_id, flag.clone());
+    let notifier = job.notifier.clone();
+    notifier.changed(&db, &job.task_id).await;
     let latest: Arc<Mutex<Option<ProgressNote>>> = Arc::default();
     let sink = {
         let latest = latest.clone();
@@ -85,6 +94,7 @@ async fn run(job: Job) {
         job.task_id.clone(),
         flag.clone(),
         latest,
+        notifier.clone(),
         stopped,
     ));
     let call = ToolCall {
@@ -137,6 +147,7 @@ async fn run(job: Job) {
                 {
                     tracing::error!(task = id, error = %e, "the task's question was not stored");
                 }
+                notifier.changed(&db, id).await;
                 return;
             }
             let internal = outcome
@@ -181,15 +192,18 @@ async fn run(job: Job) {
         Ok(false) => tracing::debug!(task = id, "the task had ended before its call did"),
         Err(e) => tracing::error!(task = id, error = %e, "the task's end was not stored"),
     }
+    notifier.changed(&db, id).await;
 }
 
 /// Until `stopped`: writes the latest progress to the row and, when the row says the task
-/// no longer runs here (cancelled, failed by another replica, deleted), sets `flag`.
+/// no longer runs here (cancelled, failed or taken over by another replica, released by
+/// a drain, deleted), sets `flag`.
 async fn watch(
     db: Database,
     id: String,
     flag: CancelFlag,
     latest: Arc<Mutex<Option<ProgressNote>>>,
+    notifier: Notifier,
     mut stopped: oneshot::Receiver<()>,
 ) {
     let replica = db.replica_id().to_string();
@@ -199,15 +213,21 @@ async fn watch(
             _ = tokio::time::sleep(WATCH) => {}
         }
         let note = latest.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(note) = note
-            && let Err(e) = store::progress(db.pool(), &id, &replica, &status_message(&note)).await
-        {
-            tracing::warn!(task = %id, error = %e, "the task's progress was not stored");
+        if let Some(note) = note {
+            match store::progress(db.pool(), &id, &replica, &status_message(&note)).await {
+                Ok(_) => notifier.changed(&db, &id).await,
+                Err(e) => {
+                    tracing::warn!(task = %id, error = %e, "the task's progress was not stored")
+                }
+            }
         }
-        match store::status(db.pool(), &id).await {
-            Ok(Some(status)) if status == store::WORKING => {}
+        match store::holder(db.pool(), &id).await {
+            Ok(Some((status, holder)))
+                if status == store::WORKING && holder.as_deref() == Some(replica.as_str()) => {}
             Ok(_) => {
+                // Cancelled, taken over by another replica, released, or deleted.
                 flag.cancel();
+                notifier.changed(&db, &id).await;
                 return;
             }
             Err(e) => tracing::warn!(task = %id, error = %e, "the task's status could not be read"),
