@@ -155,6 +155,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0021_run_summaries",
         include_str!("../../migrations/postgres/0021_run_summaries.sql"),
     ),
+    (
+        "erp_tools/0026_run_lines",
+        include_str!("../../migrations/postgres/0026_run_lines.sql"),
+    ),
 ];
 
 /// The SQLite migration that drops the main file's audit table after its rows were copied
@@ -201,6 +205,10 @@ pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/audit/0012_run_summaries",
         include_str!("../../migrations/sqlite/audit/0012_run_summaries.sql"),
+    ),
+    (
+        "erp_tools/audit/0013_run_lines",
+        include_str!("../../migrations/sqlite/audit/0013_run_lines.sql"),
     ),
 ];
 
