@@ -205,10 +205,10 @@ async fn the_passes_queries_use_indexes(t: &TestDb) {
                 .to_string(),
         ),
         (
-            "search: the branch's people",
+            "search: the branch's next person",
             "erp_audit_runs",
-            "SELECT DISTINCT user_id FROM erp_audit_runs WHERE branch_id = 1 \
-             ORDER BY user_id LIMIT 1000"
+            "SELECT MIN(r.user_id) FROM erp_audit_runs r WHERE r.branch_id = 1 \
+             AND r.user_id > 'u-1'"
                 .to_string(),
         ),
     ];

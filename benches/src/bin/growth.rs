@@ -65,6 +65,14 @@ struct Args {
     /// Fill the kept stores and stop (no timings).
     #[arg(long)]
     fill_only: bool,
+    /// PostgreSQL: write the generated rows with the run-summary triggers off and build the
+    /// summaries afterwards, as the migrations do for rows written before them (the same
+    /// lines, several times faster to fill).
+    #[arg(long)]
+    summaries_after: bool,
+    /// Time the kept stores at the size they hold, even if their fill is unfinished.
+    #[arg(long)]
+    as_filled: bool,
     /// PostgreSQL: audit writers filling at the same time (each a replica with chains of
     /// its own, as servers sharing the database have).
     #[arg(long, default_value_t = 2)]
@@ -166,9 +174,23 @@ fn time_text(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
-/// Fills the store with a year of traffic.
+/// Fills the store with a year of traffic: keys and agent runs first, then the audit rows
+/// in chunks, the rows written so far recorded in `growth_fill` after each chunk (a fill
+/// stopped half-way resumes from there; the chunk it was writing may be written twice).
 async fn fill(t: &TestDb, args: &Args) -> Duration {
     let started = Instant::now();
+    let pool = t.db.pool();
+    sqlx::raw_sql(
+        "CREATE TABLE IF NOT EXISTS growth_fill (audit_rows BIGINT, keys BIGINT, runs BIGINT, \
+         rows_done BIGINT)",
+    )
+    .execute(pool)
+    .await
+    .expect("the fill's record");
+    let resumed: Option<i64> = sqlx::query_scalar("SELECT rows_done FROM growth_fill")
+        .fetch_optional(pool)
+        .await
+        .expect("the fill's record");
     let now = chrono::Utc::now() - chrono::Duration::minutes(1);
     let year = chrono::Duration::days(365);
     let first = now - year;
@@ -178,6 +200,17 @@ async fn fill(t: &TestDb, args: &Args) -> Duration {
     )
     .await
     .expect("partitions");
+    let step = year / (args.audit_rows.max(1) as i32);
+    if resumed.is_none() {
+        fill_keys_and_runs(t, args, first, step).await;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO growth_fill VALUES ({}, {}, {}, 0)",
+            args.audit_rows, args.keys, args.runs
+        )))
+        .execute(pool)
+        .await
+        .expect("record the fill");
+    }
     let people: Vec<Principal> = (0..500)
         .map(|u| {
             let (id, code) = if u % 2 == 0 {
@@ -188,7 +221,6 @@ async fn fill(t: &TestDb, args: &Args) -> Duration {
             Principal::builder(format!("user-{u}"), id, code).build()
         })
         .collect();
-    let step = year / (args.audit_rows.max(1) as i32);
     let people = Arc::new(people);
     // A run is a stretch of consecutive calls by one person (a run's rows lie in one or
     // two months, as an agent's do).
@@ -211,15 +243,37 @@ async fn fill(t: &TestDb, args: &Args) -> Duration {
             (time_text(first + step * (i as i32)), entry)
         })
     };
-    // PostgreSQL: several writers at once, each with chains of its own.
-    let mut writers = vec![t.db.clone()];
-    if t.backend() == erp_tools_core::Backend::Postgres {
-        for _ in 1..args.writers.max(1) {
+    // PostgreSQL: several writers at once, each with chains of its own; with
+    // `--summaries-after`, on sessions whose triggers are off
+    // (`session_replication_role = replica`).
+    let postgres = t.backend() == erp_tools_core::Backend::Postgres;
+    let mut writers = Vec::new();
+    if postgres && args.summaries_after {
+        let url = t.url().replace(
+            "options=-c%20search_path",
+            "options=-c%20session_replication_role%3Dreplica%20-c%20search_path",
+        );
+        assert!(
+            url != t.url(),
+            "the store's URL sets the schema: {}",
+            t.url()
+        );
+        for _ in 0..args.writers.max(1) {
+            writers.push(
+                erp_tools_core::Database::open(&url)
+                    .await
+                    .expect("a writer"),
+            );
+        }
+    } else {
+        writers.push(t.db.clone());
+        for _ in 1..if postgres { args.writers.max(1) } else { 1 } {
             writers.push(t.open_again().await);
         }
     }
     const CHUNK: u64 = 100_000;
-    let mut from = 0;
+    let mut from = resumed.unwrap_or(0) as u64;
+    let start = from;
     while from < args.audit_rows {
         let to = (from + CHUNK).min(args.audit_rows);
         let share = (to - from).div_ceil(writers.len() as u64);
@@ -236,18 +290,66 @@ async fn fill(t: &TestDb, args: &Args) -> Duration {
             task.await.expect("writer").expect("backfill");
         }
         from = to;
+        sqlx::query("UPDATE growth_fill SET rows_done = $1")
+            .bind(from as i64)
+            .execute(pool)
+            .await
+            .expect("record the fill");
         if from % 1_000_000 == 0 || from == args.audit_rows {
             let s = started.elapsed().as_secs_f64();
             eprintln!(
                 "{:?}: {from} audit rows in {s:.0} s ({:.0} rows/s)",
                 t.backend(),
-                from as f64 / s
+                (from - start) as f64 / s
             );
         }
     }
-    for db in &writers[1..] {
-        db.close().await;
+    for db in &writers {
+        if db.replica_id() != t.db.replica_id() {
+            db.close().await;
+        }
     }
+    if postgres && args.summaries_after {
+        // The run summaries of the rows written, built as the migrations build them for
+        // rows written before them.
+        let started = Instant::now();
+        for sql in [
+            include_str!("../../../erp-tools-core/migrations/postgres/0021_run_summaries.sql"),
+            include_str!("../../../erp-tools-core/migrations/postgres/0026_run_lines.sql"),
+        ] {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+                .execute(pool)
+                .await
+                .expect("the run summaries");
+        }
+        eprintln!(
+            "Postgres: run summaries built in {:.0} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    analyze(t).await;
+    started.elapsed()
+}
+
+/// Planner statistics (and, on PostgreSQL, the visibility map), as autovacuum or SQLite's
+/// `PRAGMA optimize` would gather them after such a load.
+async fn analyze(t: &TestDb) {
+    let analyze = match t.backend() {
+        erp_tools_core::Backend::Postgres => "VACUUM ANALYZE",
+        erp_tools_core::Backend::Sqlite => "ANALYZE",
+    };
+    for pool in [t.db.pool(), t.db.audit_pool()] {
+        sqlx::raw_sql(analyze).execute(pool).await.expect("analyze");
+    }
+}
+
+/// `--keys` idempotency keys and `--runs` agent runs, by multi-row `INSERT`s.
+async fn fill_keys_and_runs(
+    t: &TestDb,
+    args: &Args,
+    first: chrono::DateTime<chrono::Utc>,
+    step: chrono::Duration,
+) {
     let pool = t.db.pool();
     for chunk_start in (0..args.keys).step_by(200) {
         let end = (chunk_start + 200).min(args.keys);
@@ -296,31 +398,26 @@ async fn fill(t: &TestDb, args: &Args) -> Duration {
             .await
             .expect("runs");
     }
-    // Planner statistics, as autovacuum (PostgreSQL) or `PRAGMA optimize` (SQLite) would
-    // gather them after such a load.
-    sqlx::raw_sql("ANALYZE")
-        .execute(pool)
-        .await
-        .expect("analyze");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-        "CREATE TABLE IF NOT EXISTS growth_fill (audit_rows BIGINT, keys BIGINT, runs BIGINT); \
-         DELETE FROM growth_fill; \
-         INSERT INTO growth_fill VALUES ({}, {}, {})",
-        args.audit_rows, args.keys, args.runs
-    )))
-    .execute(pool)
-    .await
-    .expect("record the fill");
-    started.elapsed()
 }
 
 /// Whether `t` holds a finished fill of the sizes asked for.
 async fn filled(t: &TestDb, args: &Args) -> bool {
-    let sizes: Result<(i64, i64, i64), _> =
-        sqlx::query_as("SELECT audit_rows, keys, runs FROM growth_fill")
-            .fetch_one(t.db.pool())
-            .await;
-    sizes.is_ok_and(|s| s == (args.audit_rows as i64, args.keys as i64, args.runs as i64))
+    fill_record(t).await.is_some_and(|s| {
+        s == (
+            args.audit_rows as i64,
+            args.keys as i64,
+            args.runs as i64,
+            args.audit_rows as i64,
+        )
+    })
+}
+
+/// The kept store's fill: the sizes asked for and the audit rows written so far.
+async fn fill_record(t: &TestDb) -> Option<(i64, i64, i64, i64)> {
+    sqlx::query_as("SELECT audit_rows, keys, runs, rows_done FROM growth_fill")
+        .fetch_one(t.db.pool())
+        .await
+        .ok()
 }
 
 type Figures = Vec<(&'static str, f64, f64)>;
@@ -351,18 +448,29 @@ async fn timed(
 /// The figures of `t` empty and at size; when `t` is a kept store, the empty ones come
 /// from the new store `empty`, timed first in the same run.
 async fn backend(name: &str, t: TestDb, empty: Option<TestDb>, args: &Args) -> serde_json::Value {
-    let fill_it = empty.is_none() || !filled(&t, args).await;
-    if !fill_it {
-        eprintln!("{name}: the kept store holds this size already");
-    } else if empty.is_some() {
-        let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM erp_audit_runs")
-            .fetch_one(t.db.pool())
-            .await
-            .expect("count runs");
-        assert!(
-            rows == 0,
-            "{name}: the kept store holds another size or an unfinished fill: drop it first"
-        );
+    let record = if empty.is_some() {
+        fill_record(&t).await
+    } else {
+        None
+    };
+    let fill_it = !(args.as_filled || filled(&t, args).await);
+    match record {
+        Some((rows, keys, runs, done)) if args.as_filled && done < rows => {
+            eprintln!(
+                "{name}: the kept store holds {done} of {rows} audit rows, {keys} keys, \
+                 {runs} runs (unfinished)"
+            );
+            analyze(&t).await;
+        }
+        Some((rows, keys, runs, done)) if args.as_filled || !fill_it => eprintln!(
+            "{name}: the kept store holds {done} of {rows} audit rows, {keys} keys, {runs} runs"
+        ),
+        Some((rows, keys, runs, done)) => assert!(
+            (rows, keys, runs) == (args.audit_rows as i64, args.keys as i64, args.runs as i64),
+            "{name}: the kept store was filled for {rows} rows, {keys} keys, {runs} runs \
+             ({done} rows written): drop it first, or give those sizes to resume"
+        ),
+        None => {}
     }
     if args.fill_only {
         let s = if fill_it {

@@ -373,9 +373,14 @@ pub(crate) async fn people(
     pool: &sqlx::AnyPool,
     branch_id: i64,
 ) -> Result<Vec<String>, sqlx::Error> {
+    // One index probe per person (`erp_audit_runs_user`), however many runs they have.
     sqlx::query_scalar(
-        "SELECT DISTINCT user_id FROM erp_audit_runs WHERE branch_id = $1 ORDER BY user_id \
-         LIMIT 1000",
+        "WITH RECURSIVE u(user_id, n) AS ( \
+           SELECT MIN(user_id), 1 FROM erp_audit_runs WHERE branch_id = $1 \
+           UNION ALL SELECT (SELECT MIN(r.user_id) FROM erp_audit_runs r \
+             WHERE r.branch_id = $1 AND r.user_id > u.user_id), n + 1 \
+           FROM u WHERE u.user_id IS NOT NULL AND n < 1000) \
+         SELECT user_id FROM u WHERE user_id IS NOT NULL ORDER BY user_id",
     )
     .bind(branch_id)
     .fetch_all(pool)
