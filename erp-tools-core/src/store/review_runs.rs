@@ -168,9 +168,12 @@ impl RunSearch {
         let mut people = vec![self.text.clone()];
         people.extend(self.users.iter().cloned());
         let mut out = vec![
+            // As a set of runs (one index each for the run id and the people), not as a
+            // test on every line of the branch's runs in page order.
             Alternative::new(
                 format!(
-                    "(s.agent_run_id = $5 OR s.user_id IN ({}))",
+                    "s.agent_run_id IN (SELECT r.agent_run_id FROM erp_audit_runs r \
+                     WHERE r.branch_id = $1 AND (r.agent_run_id = $5 OR r.user_id IN ({})))",
                     params(5, people.len())
                 ),
                 people,
