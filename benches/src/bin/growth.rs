@@ -295,7 +295,7 @@ async fn fill(t: &TestDb, args: &Args) -> Duration {
             .execute(pool)
             .await
             .expect("record the fill");
-        if from % 1_000_000 == 0 || from == args.audit_rows {
+        if from.is_multiple_of(1_000_000) || from == args.audit_rows {
             let s = started.elapsed().as_secs_f64();
             eprintln!(
                 "{:?}: {from} audit rows in {s:.0} s ({:.0} rows/s)",
