@@ -112,6 +112,62 @@ impl TestDb {
         })
     }
 
+    /// The SQLite file `erp.db` in `dir` (created with the directory if missing), kept
+    /// when the [`TestDb`] is dropped: a store a benchmark fills once and measures again.
+    pub async fn sqlite_kept(dir: &std::path::Path) -> TestDb {
+        std::fs::create_dir_all(dir)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        let url = format!("sqlite://{}", dir.join("erp.db").display());
+        let db = Database::connect(DatabaseOptions::new(url.clone()))
+            .await
+            .expect("open sqlite");
+        TestDb {
+            db,
+            url,
+            _dir: None,
+            pg_schema: None,
+        }
+    }
+
+    /// The schema `schema` (created if missing) of the PostgreSQL database named by
+    /// `ERP_TOOLS_PG_URL`, kept when the [`TestDb`] is dropped (drop it by hand:
+    /// `DROP SCHEMA <schema> CASCADE`); `None` when the variable is not set.
+    pub async fn postgres_kept(schema: &str) -> Option<TestDb> {
+        assert!(
+            !schema.is_empty()
+                && schema
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+            "a schema name is lower-case letters, digits and `_`, not {schema:?}"
+        );
+        let Ok(base) = std::env::var(PG_URL_VAR) else {
+            println!("skipped: {PG_URL_VAR} not set");
+            return None;
+        };
+        sqlx::any::install_default_drivers();
+        let admin = sqlx::AnyPool::connect(&base)
+            .await
+            .unwrap_or_else(|e| panic!("cannot connect to {PG_URL_VAR} ({base}): {e}"));
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "CREATE SCHEMA IF NOT EXISTS {schema}"
+        )))
+        .execute(&admin)
+        .await
+        .expect("create the schema");
+        admin.close().await;
+        let sep = if base.contains('?') { '&' } else { '?' };
+        let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+        let db = Database::connect(DatabaseOptions::new(url.clone()))
+            .await
+            .expect("open postgres");
+        Some(TestDb {
+            db,
+            url,
+            _dir: None,
+            pg_schema: None,
+        })
+    }
+
     /// The URL this database was opened with (for a server process of its own).
     pub fn url(&self) -> &str {
         &self.url

@@ -93,10 +93,17 @@ async fn the_passes_queries_use_indexes(t: &TestDb) {
                 .to_string(),
         ),
         (
-            "the recovery pass: a replica's open calls",
+            "the recovery pass: the open calls (partial index erp_audit_log_attempts)",
             "erp_audit_log",
-            "SELECT id FROM erp_audit_log WHERE outcome = 'attempt' AND source = 'runtime' \
-             AND replica_id = 'dead' ORDER BY id"
+            "SELECT id, replica_id, at FROM erp_audit_log WHERE outcome = 'attempt' \
+             AND source = 'runtime' ORDER BY id"
+                .to_string(),
+        ),
+        (
+            "the recovery pass: an open call's row",
+            "erp_audit_log",
+            "SELECT id, agent_run_id, tool_name, arguments FROM erp_audit_log \
+             WHERE id = 1500 AND outcome = 'attempt'"
                 .to_string(),
         ),
         (
@@ -134,17 +141,32 @@ async fn the_passes_queries_use_indexes(t: &TestDb) {
                 .to_string(),
         ),
         (
-            "the Runs page: a run's first tool",
-            "erp_audit_log",
-            "SELECT l.tool_name FROM erp_audit_log l WHERE l.agent_run_id = 'run-7' \
-             AND l.branch_id = 1 AND l.tool_name IS NOT NULL ORDER BY l.id LIMIT 1"
+            "the Runs page: the runs with a waiting approval",
+            "erp_approvals",
+            "SELECT p.agent_run_id FROM erp_approvals p WHERE p.branch_id = 1 \
+             AND p.status = 'pending' AND p.expires_at > '2026-03-02'"
+                .to_string(),
+        ),
+        (
+            "the Runs page: a line's waiting approvals",
+            "erp_approvals",
+            "SELECT COUNT(*) FROM erp_approvals p WHERE p.agent_run_id = 'run-7' \
+             AND p.branch_id = 1 AND p.status = 'pending' AND p.expires_at > '2026-03-02'"
+                .to_string(),
+        ),
+        (
+            "the Runs page: the surface of the line before a run",
+            "erp_audit_runs",
+            "SELECT p.last_surface FROM erp_audit_runs p WHERE p.branch_id = 1 \
+             AND p.last_id < 1500 ORDER BY p.last_id DESC LIMIT 1"
                 .to_string(),
         ),
         (
             "search: a person's runs",
             "erp_audit_runs",
-            "SELECT r.agent_run_id FROM erp_audit_runs r WHERE r.branch_id = 1 \
-             AND r.user_id IN ('u-buyer', 'u-2')"
+            "SELECT s.agent_run_id FROM erp_audit_runs s WHERE s.branch_id = 1 \
+             AND (s.agent_run_id = 'u-buyer' OR s.user_id IN ('u-buyer', 'u-2')) \
+             ORDER BY s.last_id DESC LIMIT 51"
                 .to_string(),
         ),
         (
@@ -162,6 +184,20 @@ async fn the_passes_queries_use_indexes(t: &TestDb) {
                 .to_string(),
         ),
         (
+            "search: whether a tool has few runs",
+            "erp_audit_run_tools",
+            "SELECT COUNT(*) FROM (SELECT 1 FROM erp_audit_run_tools t \
+             WHERE t.tool_name IN ('inventory_get_stock') LIMIT 1000) f"
+                .to_string(),
+        ),
+        (
+            "search: whether a run called a common tool",
+            "erp_audit_run_tools",
+            "SELECT 1 FROM erp_audit_run_tools t WHERE t.agent_run_id = 'run-7' \
+             AND t.tool_name IN ('inventory_get_stock', 'purchasing_get_po')"
+                .to_string(),
+        ),
+        (
             "search: a day's runs",
             "erp_audit_log",
             "SELECT x.agent_run_id FROM erp_audit_log x WHERE x.at >= '2026-03-02' \
@@ -169,10 +205,10 @@ async fn the_passes_queries_use_indexes(t: &TestDb) {
                 .to_string(),
         ),
         (
-            "search: the branch's people",
+            "search: the branch's next person",
             "erp_audit_runs",
-            "SELECT DISTINCT user_id FROM erp_audit_runs WHERE branch_id = 1 \
-             ORDER BY user_id LIMIT 1000"
+            "SELECT MIN(r.user_id) FROM erp_audit_runs r WHERE r.branch_id = 1 \
+             AND r.user_id > 'u-1'"
                 .to_string(),
         ),
     ];

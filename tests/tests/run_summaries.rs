@@ -1,6 +1,7 @@
 //! The Runs page's lines (`erp_audit_runs`, kept by triggers) count what an aggregate over
-//! the whole log counts, whatever the order in which a call's rows and the agent loop's
-//! events arrive; archiving a month forgets the lines of runs that ended in it.
+//! the whole log counts, and show the last event, surfaces and first tool the log's rows
+//! say, whatever the order in which a call's rows and the agent loop's events arrive;
+//! archiving a month forgets the lines of runs that ended in it.
 
 use erp_tools_core::sqlx::{self, Row};
 use erp_tools_tests::db::{TestDb, raw_audit_pool};
@@ -50,10 +51,19 @@ async fn insert(
     outcome: &str,
     document: Option<&str>,
 ) {
+    // The tool surface: runs whose id ends in 0 change it from their fifth minute on; the
+    // loop's events have none.
+    let surface = (source == "runtime").then(|| {
+        if run.ends_with('0') && &at[14..16] >= "04" {
+            "fp-2"
+        } else {
+            "fp-1"
+        }
+    });
     sqlx::query(
         "INSERT INTO erp_audit_log (at, source, agent_run_id, tool_call_id, tool_name, user_id, \
-         branch_id, branch_code, outcome, document_number, finished_at) \
-         VALUES ($1, $2, $3, $4, $5, 'u-1', 1, 'SBY-01', $6, $7, $8)",
+         branch_id, branch_code, outcome, document_number, finished_at, surface) \
+         VALUES ($1, $2, $3, $4, $5, 'u-1', 1, 'SBY-01', $6, $7, $8, $9)",
     )
     .bind(at.to_string())
     .bind(source.to_string())
@@ -63,6 +73,7 @@ async fn insert(
     .bind(outcome.to_string())
     .bind(document.map(str::to_string))
     .bind((outcome != "attempt").then(|| at.to_string()))
+    .bind(surface)
     .execute(pool)
     .await
     .unwrap();
@@ -84,6 +95,81 @@ async fn finish(pool: &sqlx::AnyPool, run: &str, call: &str, outcome: &str, doc:
 }
 
 type Counts = Vec<(String, Vec<i64>)>;
+
+/// What a line shows besides its counts.
+#[derive(Debug, Default, PartialEq)]
+struct Shown {
+    last_event: Option<String>,
+    last_surface: Option<String>,
+    first_surface: Option<String>,
+    first_tool: Option<String>,
+    surface_changed: bool,
+}
+
+const LINES_SHOWN: &str = "SELECT agent_run_id, last_event, last_surface, first_surface, \
+     first_tool, surface_changed FROM erp_audit_runs WHERE branch_id = 1 ORDER BY agent_run_id";
+
+async fn shown(pool: &sqlx::AnyPool, sql: &str) -> Vec<(String, Shown)> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql.to_string()))
+        .fetch_all(pool)
+        .await
+        .unwrap();
+    rows.iter()
+        .map(|r| {
+            let changed = r
+                .try_get::<i64, _>("surface_changed")
+                .unwrap_or_else(|_| i64::from(r.try_get::<i32, _>("surface_changed").unwrap()));
+            (
+                r.try_get("agent_run_id").unwrap(),
+                Shown {
+                    last_event: r.try_get("last_event").unwrap(),
+                    last_surface: r.try_get("last_surface").unwrap(),
+                    first_surface: r.try_get("first_surface").unwrap(),
+                    first_tool: r.try_get("first_tool").unwrap(),
+                    surface_changed: changed > 0,
+                },
+            )
+        })
+        .collect()
+}
+
+/// The same, read from the log's rows in order: the last row's outcome and surface, the
+/// first row's surface, the first tool named, whether two rows name different surfaces.
+async fn shown_by_the_log(pool: &sqlx::AnyPool) -> Vec<(String, Shown)> {
+    let rows = sqlx::query(
+        "SELECT agent_run_id, outcome, surface, tool_name FROM erp_audit_log \
+         WHERE branch_id = 1 ORDER BY agent_run_id, id",
+    )
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    let mut out: Vec<(String, Shown, Vec<String>)> = Vec::new();
+    for r in &rows {
+        let run: String = r.try_get("agent_run_id").unwrap();
+        let surface: Option<String> = r.try_get("surface").unwrap();
+        let tool: Option<String> = r.try_get("tool_name").unwrap();
+        if out.last().is_none_or(|(last, _, _)| *last != run) {
+            let first = Shown {
+                first_surface: surface.clone(),
+                ..Shown::default()
+            };
+            out.push((run, first, Vec::new()));
+        }
+        let (_, line, surfaces) = out.last_mut().unwrap();
+        line.last_event = r.try_get("outcome").unwrap();
+        line.last_surface = surface.clone();
+        if line.first_tool.is_none() {
+            line.first_tool = tool;
+        }
+        if let Some(s) = surface
+            && !surfaces.contains(&s)
+        {
+            surfaces.push(s);
+        }
+        line.surface_changed = surfaces.len() > 1;
+    }
+    out.into_iter().map(|(run, line, _)| (run, line)).collect()
+}
 
 async fn counts(pool: &sqlx::AnyPool, sql: &str, columns: &[&str]) -> Counts {
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql.to_string()))
@@ -184,6 +270,15 @@ async fn lines_count_what_the_log_holds(t: &TestDb) {
         .sum();
     assert_eq!(attention, expected_attention);
     assert!(attention > 0 && attention < 40, "{attention}");
+    let shown = shown(&pool, LINES_SHOWN).await;
+    let expected = shown_by_the_log(&pool).await;
+    assert_eq!(shown.len(), 40);
+    assert_eq!(shown, expected, "the lines show other rows than the log's");
+    assert!(
+        shown.iter().any(|(_, s)| s.surface_changed)
+            && shown.iter().any(|(_, s)| !s.surface_changed),
+        "some runs changed their surface, some did not"
+    );
     pool.close().await;
 }
 on_both_backends!(lines_count_what_the_log_holds);

@@ -38,11 +38,16 @@ async fn migrations(t: &TestDb) {
         "erp_tools/0020_run_log",
         "erp_tools/0021_run_summaries",
         "erp_tools/0022_task_takeover",
+        "erp_tools/0026_run_lines",
     ];
     if t.db.backend() == erp_tools_core::Backend::Sqlite {
-        // On SQLite the result sizes and the run summaries are migrations of the audit file.
-        expected
-            .retain(|v| !v.ends_with("0018_result_tokens") && !v.ends_with("0021_run_summaries"));
+        // On SQLite the result sizes and the run summaries and lines are migrations of the
+        // audit file.
+        expected.retain(|v| {
+            !v.ends_with("0018_result_tokens")
+                && !v.ends_with("0021_run_summaries")
+                && !v.ends_with("0026_run_lines")
+        });
     }
     assert_eq!(applied, expected);
 

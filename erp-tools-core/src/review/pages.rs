@@ -365,7 +365,7 @@ pub(super) async fn runs(
                 "attention": l.pending > 0 || l.denials > 0 || l.failures > 0,
                 "surface": l.surface.as_deref().map(short_surface),
                 "surface_title": l.surface,
-                "surface_changed_in_run": l.surfaces > 1,
+                "surface_changed_in_run": l.surface_changed,
                 "surface_changed_since": l.previous_surface.as_deref()
                     .filter(|previous| l.first_surface.as_deref().is_some_and(|first| first != *previous))
                     .map(short_surface),

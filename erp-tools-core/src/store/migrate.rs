@@ -163,6 +163,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0022_task_takeover",
         include_str!("../../migrations/postgres/0022_task_takeover.sql"),
     ),
+    (
+        "erp_tools/0026_run_lines",
+        include_str!("../../migrations/postgres/0026_run_lines.sql"),
+    ),
 ];
 
 /// The SQLite migration that drops the main file's audit table after its rows were copied
@@ -209,6 +213,10 @@ pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/audit/0012_run_summaries",
         include_str!("../../migrations/sqlite/audit/0012_run_summaries.sql"),
+    ),
+    (
+        "erp_tools/audit/0013_run_lines",
+        include_str!("../../migrations/sqlite/audit/0013_run_lines.sql"),
     ),
 ];
 

@@ -154,32 +154,21 @@ pub(crate) async fn recover(
     };
     // Dead: a replica with open rows that has no live lease (expired, or released).
     let live = replicas::live(main, me, now).await?;
+    let cutoff = match others {
+        Others::Unleased(grace) | Others::All(grace) => cutoff_of(grace),
+    };
     let mut rows = Vec::new();
-    for replica in replicas_with_attempts(audit_pool).await? {
-        if !live.contains(&replica) {
-            rows.extend(open_attempts_of(audit_pool, AttemptFilter::Replica(&replica)).await?);
+    for open in open_calls(audit_pool).await? {
+        let closes = match (&open.replica_id, others) {
+            (Some(replica), _) if !live.contains(replica) => true,
+            (None, _) => open.at <= cutoff,
+            (Some(replica), Others::All(_)) => replica != me && open.at <= cutoff,
+            (Some(_), Others::Unleased(_)) => false,
+        };
+        if closes && let Some(row) = open_attempt(audit_pool, open.id).await? {
+            rows.push(row);
         }
     }
-    let more = match others {
-        Others::Unleased(grace) => {
-            let cutoff = cutoff_of(grace);
-            open_attempts_of(audit_pool, AttemptFilter::Unleased { cutoff: &cutoff }).await?
-        }
-        Others::All(grace) => {
-            let cutoff = cutoff_of(grace);
-            open_attempts_of(
-                audit_pool,
-                AttemptFilter::NotMine {
-                    cutoff: &cutoff,
-                    me,
-                },
-            )
-            .await?
-        }
-    };
-    let mut seen = std::collections::HashSet::new();
-    rows.extend(more);
-    rows.retain(|r| seen.insert(r.id));
     let mut done = Recovered::default();
     for row in rows {
         let (message, document) = match committed_by(main, &row).await? {
@@ -280,65 +269,56 @@ struct OpenAttempt {
     arguments: Option<String>,
 }
 
-/// Which `attempt` rows [`open_attempts_of`] returns.
-enum AttemptFilter<'a> {
-    /// Rows without a replica (written before leases) at or before the cutoff.
-    Unleased { cutoff: &'a str },
-    /// Rows of any replica but `me` (or of none) at or before the cutoff.
-    NotMine { cutoff: &'a str, me: &'a str },
-    /// Every row of the replica.
-    Replica(&'a str),
+/// A tool call's row still at `attempt`: its id, replica and start.
+struct OpenCall {
+    id: AuditId,
+    replica_id: Option<String>,
+    at: String,
 }
 
-/// The tool-call rows at `attempt` that `filter` selects, oldest first.
-async fn open_attempts_of(
-    pool: &sqlx::AnyPool,
-    filter: AttemptFilter<'_>,
-) -> Result<Vec<OpenAttempt>, sqlx::Error> {
-    const SELECT: &str = "SELECT id, agent_run_id, tool_name, arguments FROM erp_audit_log \
-         WHERE outcome = $1 AND source = $2";
-    let query = match filter {
-        AttemptFilter::Unleased { cutoff } => sqlx::query(sqlx::AssertSqlSafe(format!(
-            "{SELECT} AND replica_id IS NULL AND at <= $3 ORDER BY id"
-        )))
-        .bind(ATTEMPT)
-        .bind(SOURCE_RUNTIME)
-        .bind(cutoff.to_string()),
-        AttemptFilter::NotMine { cutoff, me } => sqlx::query(sqlx::AssertSqlSafe(format!(
-            "{SELECT} AND (replica_id IS NULL OR replica_id <> $3) AND at <= $4 ORDER BY id"
-        )))
-        .bind(ATTEMPT)
-        .bind(SOURCE_RUNTIME)
-        .bind(me.to_string())
-        .bind(cutoff.to_string()),
-        AttemptFilter::Replica(replica) => sqlx::query(sqlx::AssertSqlSafe(format!(
-            "{SELECT} AND replica_id = $3 ORDER BY id"
-        )))
-        .bind(ATTEMPT)
-        .bind(SOURCE_RUNTIME)
-        .bind(replica.to_string()),
-    };
-    let rows = query.fetch_all(pool).await?;
+/// Every tool-call row still at `attempt`, oldest first: the calls running now and those
+/// of stopped processes, a few rows read through the partial index
+/// `erp_audit_log_attempts` alone, however large the log (on PostgreSQL one small index
+/// per monthly partition). The values are written into the text so that the planner
+/// matches the index's condition.
+async fn open_calls(pool: &sqlx::AnyPool) -> Result<Vec<OpenCall>, sqlx::Error> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT id, replica_id, at FROM erp_audit_log \
+         WHERE outcome = '{ATTEMPT}' AND source = '{SOURCE_RUNTIME}' ORDER BY id"
+    )))
+    .fetch_all(pool)
+    .await?;
     rows.iter()
         .map(|row| {
-            Ok(OpenAttempt {
+            Ok(OpenCall {
                 id: row.try_get("id")?,
-                agent_run_id: row.try_get("agent_run_id")?,
-                tool_name: row.try_get("tool_name")?,
-                arguments: row.try_get("arguments")?,
+                replica_id: row.try_get("replica_id")?,
+                at: row.try_get("at")?,
             })
         })
         .collect()
 }
 
-/// The replicas that have tool-call rows at `attempt`.
-async fn replicas_with_attempts(pool: &sqlx::AnyPool) -> Result<Vec<String>, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT DISTINCT replica_id FROM erp_audit_log \
-         WHERE outcome = $1 AND source = $2 AND replica_id IS NOT NULL",
+/// The row `id` if it is still at `attempt`, as the recovery pass reads it.
+async fn open_attempt(
+    pool: &sqlx::AnyPool,
+    id: AuditId,
+) -> Result<Option<OpenAttempt>, sqlx::Error> {
+    let row = sqlx::query(
+        "SELECT id, agent_run_id, tool_name, arguments FROM erp_audit_log \
+         WHERE id = $1 AND outcome = $2",
     )
+    .bind(id)
     .bind(ATTEMPT)
-    .bind(SOURCE_RUNTIME)
-    .fetch_all(pool)
-    .await
+    .fetch_optional(pool)
+    .await?;
+    row.map(|row| {
+        Ok(OpenAttempt {
+            id: row.try_get("id")?,
+            agent_run_id: row.try_get("agent_run_id")?,
+            tool_name: row.try_get("tool_name")?,
+            arguments: row.try_get("arguments")?,
+        })
+    })
+    .transpose()
 }

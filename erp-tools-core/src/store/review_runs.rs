@@ -1,8 +1,10 @@
 //! The review console's Runs page: one line per agent run, read from `erp_audit_runs`
-//! (kept by triggers with the audit rows it counts, see the migration
-//! `run_summaries`), so a page costs the same at any size of the log: those needing a
-//! person first (denials, failures, waiting approvals), then the latest activity, each
-//! part read in the order of an index.
+//! (kept by triggers with the audit rows it counts and the few it shows, see the
+//! migrations `run_summaries` and `run_lines`), so a page costs the same at any size of
+//! the log: those needing a person first (denials, failures, waiting approvals), then the
+//! latest activity, each part read in the order of an index. A search reads each of its
+//! alternatives (run id or person, document number, tool, date) on its own, through an
+//! index, and merges them.
 
 use serde::Serialize;
 use sqlx::Row;
@@ -27,10 +29,10 @@ pub(crate) struct RunLine {
     pub pending: i64,
     /// The run's first tool, to name it by.
     pub first_tool: Option<String>,
-    /// The tool surface (fingerprint) of the run's last row, and how many different ones
-    /// its rows were written under (more than one: the surface changed during the run).
+    /// The tool surface (fingerprint) of the run's last row, and whether its rows were
+    /// written under more than one (the surface changed during the run).
     pub surface: Option<String>,
-    pub surfaces: i64,
+    pub surface_changed: bool,
     /// The surface of the last row of the branch's run that ended last before this one
     /// began: when it differs from the run's first, the surface changed between the two
     /// runs.
@@ -91,34 +93,59 @@ impl RunFilter {
             RunFilter::Failed => "s.failures > 0",
             RunFilter::Replayed => "s.replays > 0",
             RunFilter::Drafted => "s.drafts > 0",
-            RunFilter::AwaitingApproval => PENDING,
+            RunFilter::AwaitingApproval => PENDING_RUNS,
         }
     }
 }
 
-/// The run `s` has an approval waiting (`$1` the branch, `$2` now).
+/// The run `s` has an approval waiting (`$1` the branch, `$2` now), tested line by line
+/// (an index probe each), for the lines of a walk in page order.
 const PENDING: &str = "EXISTS (SELECT 1 FROM erp_approvals p WHERE p.agent_run_id = s.agent_run_id \
      AND p.branch_id = $1 AND p.status = 'pending' AND p.expires_at > $2)";
 
-/// A run line, the counts from `erp_audit_runs` and the rest read for the line alone
-/// (each an indexed lookup); `{WHERE}` is the part's condition on `s`.
+/// The same, read from the branch's waiting approvals (index `erp_approvals_branch`): the
+/// runs that have one, whatever the number of runs.
+const PENDING_RUNS: &str = "s.agent_run_id IN (SELECT p.agent_run_id FROM erp_approvals p \
+     WHERE p.branch_id = $1 AND p.status = 'pending' AND p.expires_at > $2)";
+
+/// A run line from `erp_audit_runs`, with the surface of the line before it and its
+/// waiting approvals (an index probe each); `{WHERE}` is the part's condition on `s`.
 const LINES_SQL: &str = "SELECT s.agent_run_id, s.user_id, s.branch_code, s.first_at, \
        s.last_at, s.last_id, s.calls, s.denials, s.failures, s.replays, s.drafts, \
-       (SELECT l.outcome FROM erp_audit_log l WHERE l.id = s.last_id) AS last_event, \
-       (SELECT l.surface FROM erp_audit_log l WHERE l.id = s.last_id) AS surface, \
-       (SELECT l.surface FROM erp_audit_log l WHERE l.id = s.first_id) AS first_surface, \
-       (SELECT l.surface FROM erp_audit_log l WHERE l.id = (SELECT p.last_id \
-           FROM erp_audit_runs p WHERE p.branch_id = $1 AND p.last_id < s.first_id \
-           ORDER BY p.last_id DESC LIMIT 1)) AS previous_surface, \
-       (SELECT l.tool_name FROM erp_audit_log l WHERE l.agent_run_id = s.agent_run_id \
-           AND l.branch_id = $1 AND l.tool_name IS NOT NULL ORDER BY l.id LIMIT 1) \
-           AS first_tool, \
-       (SELECT COUNT(DISTINCT l.surface) FROM erp_audit_log l \
-           WHERE l.agent_run_id = s.agent_run_id AND l.branch_id = $1) AS surfaces, \
+       s.last_event, s.last_surface AS surface, s.first_surface, s.first_tool, \
+       s.surface_changed, \
+       (SELECT p.last_surface FROM erp_audit_runs p WHERE p.branch_id = $1 \
+           AND p.last_id < s.first_id ORDER BY p.last_id DESC LIMIT 1) AS previous_surface, \
        (SELECT COUNT(*) FROM erp_approvals p WHERE p.agent_run_id = s.agent_run_id \
            AND p.branch_id = $1 AND p.status = 'pending' AND p.expires_at > $2) AS pending \
      FROM erp_audit_runs s WHERE s.branch_id = $1 AND {WHERE} \
      ORDER BY s.last_id DESC LIMIT $3 OFFSET $4";
+
+/// Below this many runs with a matching tool, the search reads them all and sorts them;
+/// from it on, it walks the branch's runs latest first and tests each (a common tool
+/// fills a page within a few lines).
+const FEW_TOOL_RUNS: i64 = 1000;
+
+/// One alternative of a search: a condition on `s` and its values (from `$5`).
+#[derive(Clone, Debug)]
+pub(crate) struct Alternative {
+    sql: String,
+    values: Vec<String>,
+}
+
+impl Alternative {
+    fn new(sql: String, values: Vec<String>) -> Self {
+        Alternative { sql, values }
+    }
+}
+
+/// `$5, $6, ...` for `n` values from `$5`.
+fn params(from: usize, n: usize) -> String {
+    (from..from + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 impl RunSearch {
     pub(crate) fn new(text: &str) -> Self {
@@ -129,14 +156,74 @@ impl RunSearch {
         }
     }
 
-    /// The condition on `s` (parameters from `$5`), and its values: the run id, a person
-    /// (id, or one whose name matched), a document number (as typed or upper-case), a
-    /// tool whose name contains the text, a date (`2026`, `2026-12`, `2026-12-02`) on
-    /// which the run wrote a row. Each alternative is read through an index.
-    fn condition(&self) -> (String, Vec<String>) {
+    /// The alternatives of the search, each a condition on `s` (parameters from `$5`)
+    /// read through an index on its own: the run id or a person (id, or one whose name
+    /// matched), a document number (as typed or upper-case), a tool whose name contains
+    /// the text (or whose title matched), a date (`2026`, `2026-12`, `2026-12-02`) on which
+    /// the run wrote a row. No text: every run.
+    async fn alternatives(&self, pool: &sqlx::AnyPool) -> Result<Vec<Alternative>, sqlx::Error> {
         if self.text.is_empty() {
-            return ("1 = 1".to_string(), Vec::new());
+            return Ok(vec![Alternative::new("1 = 1".into(), Vec::new())]);
         }
+        let mut people = vec![self.text.clone()];
+        people.extend(self.users.iter().cloned());
+        let mut out = vec![
+            // As a set of runs (one index each for the run id and the people), not as a
+            // test on every line of the branch's runs in page order.
+            Alternative::new(
+                format!(
+                    "s.agent_run_id IN (SELECT r.agent_run_id FROM erp_audit_runs r \
+                     WHERE r.branch_id = $1 AND (r.agent_run_id = $5 OR r.user_id IN ({})))",
+                    params(5, people.len())
+                ),
+                people,
+            ),
+            Alternative::new(
+                "s.agent_run_id IN (SELECT x.agent_run_id FROM erp_audit_log x \
+                 WHERE x.document_number IN ($5, $6) AND x.branch_id = $1)"
+                    .into(),
+                vec![self.text.clone(), self.text.to_uppercase()],
+            ),
+        ];
+        let tools = self.tools(pool).await?;
+        if !tools.is_empty() {
+            let list = params(5, tools.len());
+            let mut count = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM erp_audit_run_tools t \
+                 WHERE t.tool_name IN ({}) LIMIT {FEW_TOOL_RUNS}) f",
+                params(1, tools.len())
+            )));
+            for t in &tools {
+                count = count.bind(t.clone());
+            }
+            let few: i64 = count.fetch_one(pool).await?;
+            let sql = if few < FEW_TOOL_RUNS {
+                format!(
+                    "s.agent_run_id IN (SELECT t.agent_run_id FROM erp_audit_run_tools t \
+                     WHERE t.tool_name IN ({list}))"
+                )
+            } else {
+                format!(
+                    "EXISTS (SELECT 1 FROM erp_audit_run_tools t \
+                     WHERE t.agent_run_id = s.agent_run_id AND t.tool_name IN ({list}))"
+                )
+            };
+            out.push(Alternative::new(sql, tools));
+        }
+        if let Some((from, to)) = date_range(&self.text) {
+            out.push(Alternative::new(
+                "s.agent_run_id IN (SELECT x.agent_run_id FROM erp_audit_log x \
+                 WHERE x.at >= $5 AND x.at < $6 AND x.branch_id = $1)"
+                    .into(),
+                vec![from, to],
+            ));
+        }
+        Ok(out)
+    }
+
+    /// The tools whose name contains the text (from `erp_audit_tools`, one line per
+    /// tool), and those whose title matched.
+    async fn tools(&self, pool: &sqlx::AnyPool) -> Result<Vec<String>, sqlx::Error> {
         // `%`, `_` and `\` match themselves (tool names have `_`): escaped for LIKE.
         let mut like = String::new();
         for c in self.text.to_lowercase().chars() {
@@ -145,49 +232,19 @@ impl RunSearch {
             }
             like.push(c);
         }
-        let mut values = vec![
-            self.text.clone(),
-            self.text.to_uppercase(),
-            format!("%{like}%"),
-        ];
-        let mut people = String::from("$5");
-        for u in &self.users {
-            values.push(u.clone());
-            people.push_str(&format!(", ${}", 4 + values.len()));
-        }
-        // Tools whose title matched, by name.
-        let mut titled = Vec::new();
+        let mut tools: Vec<String> = sqlx::query_scalar(
+            "SELECT tool_name FROM erp_audit_tools WHERE LOWER(tool_name) LIKE $1 ESCAPE '\\' \
+             ORDER BY tool_name LIMIT 100",
+        )
+        .bind(format!("%{like}%"))
+        .fetch_all(pool)
+        .await?;
         for t in &self.tools {
-            values.push(t.clone());
-            titled.push(format!("${}", 4 + values.len()));
+            if !tools.contains(t) {
+                tools.push(t.clone());
+            }
         }
-        let titled = if titled.is_empty() {
-            String::new()
-        } else {
-            format!(" OR n.tool_name IN ({})", titled.join(", "))
-        };
-        let mut sql = format!(
-            "s.agent_run_id IN (\
-             SELECT r.agent_run_id FROM erp_audit_runs r WHERE r.branch_id = $1 \
-               AND (r.agent_run_id = $5 OR r.user_id IN ({people})) \
-             UNION SELECT x.agent_run_id FROM erp_audit_log x \
-               WHERE x.document_number IN ($5, $6) AND x.branch_id = $1 \
-             UNION SELECT t.agent_run_id FROM erp_audit_run_tools t \
-               WHERE t.tool_name IN (SELECT n.tool_name FROM erp_audit_tools n \
-               WHERE LOWER(n.tool_name) LIKE $7 ESCAPE '\\'{titled})"
-        );
-        if let Some((from, to)) = date_range(&self.text) {
-            values.push(from);
-            values.push(to);
-            sql.push_str(&format!(
-                " UNION SELECT x.agent_run_id FROM erp_audit_log x WHERE x.at >= ${} \
-                 AND x.at < ${} AND x.branch_id = $1",
-                3 + values.len(),
-                4 + values.len()
-            ));
-        }
-        sql.push(')');
-        (sql, values)
+        Ok(tools)
     }
 }
 
@@ -232,28 +289,46 @@ pub(crate) async fn runs(
     limit: i64,
     offset: i64,
 ) -> Result<Vec<RunLine>, sqlx::Error> {
-    let (found, values) = search.condition();
-    let matching = format!("{} AND {found}", filter.condition());
-    let part = |group: &str, limit: i64, offset: i64| {
-        let sql = LINES_SQL.replace("{WHERE}", &format!("{group} AND {matching}"));
-        let values = values.clone();
+    let alternatives = search.alternatives(pool).await?;
+    // The lines of one part of the page: each alternative read on its own (the first
+    // `offset + limit` in page order), merged.
+    let part = |group: String, limit: i64, offset: i64| {
+        let alternatives = alternatives.clone();
         async move {
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(branch_id)
-                .bind(now.to_string())
-                .bind(limit)
-                .bind(offset);
-            for v in values {
-                q = q.bind(v);
+            let mut lines: Vec<RunLine> = Vec::new();
+            for alternative in alternatives {
+                let condition =
+                    format!("{group} AND {} AND {}", filter.condition(), alternative.sql);
+                let sql = LINES_SQL.replace("{WHERE}", &condition);
+                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(branch_id)
+                    .bind(now.to_string())
+                    .bind(offset + limit)
+                    .bind(0i64);
+                for v in alternative.values {
+                    q = q.bind(v);
+                }
+                for row in q.fetch_all(pool).await? {
+                    let line = line(&row)?;
+                    if !lines.iter().any(|l| l.run_id == line.run_id) {
+                        lines.push(line);
+                    }
+                }
             }
-            let rows = q.fetch_all(pool).await?;
-            rows.iter().map(line).collect::<Result<Vec<_>, _>>()
+            lines.sort_by_key(|l| std::cmp::Reverse(l.last_id));
+            Ok::<_, sqlx::Error>(
+                lines
+                    .into_iter()
+                    .skip(offset as usize)
+                    .take(limit as usize)
+                    .collect::<Vec<_>>(),
+            )
         }
     };
     // Those needing a person: denials or failures (an index), or a waiting approval.
     let wanted = offset + limit;
-    let mut first = part("s.attention = 1", wanted, 0).await?;
-    first.extend(part(&format!("s.attention = 0 AND {PENDING}"), wanted, 0).await?);
+    let mut first = part("s.attention = 1".into(), wanted, 0).await?;
+    first.extend(part(format!("s.attention = 0 AND {PENDING_RUNS}"), wanted, 0).await?);
     first.sort_by_key(|l| std::cmp::Reverse(l.last_id));
     if first.len() as i64 >= wanted {
         return Ok(first
@@ -267,7 +342,7 @@ pub(crate) async fn runs(
     let mut page: Vec<RunLine> = first.into_iter().skip(offset as usize).collect();
     let rest = format!("s.attention = 0 AND NOT {PENDING}");
     let (rest_offset, rest_limit) = ((offset - taken).max(0), limit - page.len() as i64);
-    page.extend(part(&rest, rest_limit, rest_offset).await?);
+    page.extend(part(rest, rest_limit, rest_offset).await?);
     Ok(page)
 }
 
@@ -279,7 +354,9 @@ fn line(row: &sqlx::any::AnyRow) -> Result<RunLine, sqlx::Error> {
         first_at: row.try_get("first_at")?,
         last_at: row.try_get("last_at")?,
         last_id: row.try_get("last_id")?,
-        last_event: row.try_get("last_event")?,
+        last_event: row
+            .try_get::<Option<String>, _>("last_event")?
+            .unwrap_or_default(),
         calls: count(row, "calls")?,
         denials: count(row, "denials")?,
         failures: count(row, "failures")?,
@@ -288,7 +365,7 @@ fn line(row: &sqlx::any::AnyRow) -> Result<RunLine, sqlx::Error> {
         pending: count(row, "pending")?,
         first_tool: row.try_get("first_tool")?,
         surface: row.try_get("surface")?,
-        surfaces: count(row, "surfaces")?,
+        surface_changed: count(row, "surface_changed")? > 0,
         previous_surface: row.try_get("previous_surface")?,
         first_surface: row.try_get("first_surface")?,
     })
@@ -299,9 +376,14 @@ pub(crate) async fn people(
     pool: &sqlx::AnyPool,
     branch_id: i64,
 ) -> Result<Vec<String>, sqlx::Error> {
+    // One index probe per person (`erp_audit_runs_user`), however many runs they have.
     sqlx::query_scalar(
-        "SELECT DISTINCT user_id FROM erp_audit_runs WHERE branch_id = $1 ORDER BY user_id \
-         LIMIT 1000",
+        "WITH RECURSIVE u(user_id, n) AS ( \
+           SELECT MIN(user_id), 1 FROM erp_audit_runs WHERE branch_id = $1 \
+           UNION ALL SELECT (SELECT MIN(r.user_id) FROM erp_audit_runs r \
+             WHERE r.branch_id = $1 AND r.user_id > u.user_id), n + 1 \
+           FROM u WHERE u.user_id IS NOT NULL AND n < 1000) \
+         SELECT user_id FROM u WHERE user_id IS NOT NULL ORDER BY user_id",
     )
     .bind(branch_id)
     .fetch_all(pool)
