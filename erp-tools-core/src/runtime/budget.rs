@@ -139,20 +139,8 @@ fn number_len(n: &serde_json::Number) -> usize {
     } else if let Some(i) = n.as_i64() {
         1 + digits(i.unsigned_abs())
     } else {
-        // A float: as serde_json writes it (rare in results; decimals travel as strings).
-        struct Count(usize);
-        impl std::io::Write for Count {
-            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.0 += buf.len();
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let mut count = Count(0);
-        let _ = serde_json::to_writer(&mut count, n);
-        count.0
+        // A float, as serde_json writes it (rare in results: decimals travel as strings).
+        n.to_string().len()
     }
 }
 
