@@ -274,7 +274,7 @@ mod tests {
 
     #[test]
     fn a_pages_size_is_counted_from_its_parts_as_the_client_receives_it() {
-        let items = vec![json!({"code": "V-1", "name": "Tab\there"}), json!({"n": 7})];
+        let items = [json!({"code": "V-1", "name": "Tab\there"}), json!({"n": 7})];
         let lens: Vec<usize> = items.iter().map(json_len).collect();
         for next in [None, Some("eyJleHAiOjE3.abc-_")] {
             for sent in 0..=items.len() {
