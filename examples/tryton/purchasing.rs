@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use erp_tools_core::page::RemoteKeyset;
 
-use crate::tryton::{Caller, SYSTEM, Tryton, decimal, domain_after, id_of, to_decimal};
+use crate::tryton::{Caller, SYSTEM, Tryton, decimal, id_of, to_decimal};
 
 /// The namespace description: what the module does, and what it cannot do.
 pub const DESCRIPTION: &str = "Purchasing in Tryton for the caller's branch (one Tryton \
@@ -93,26 +93,18 @@ pub async fn list_suppliers(
     let tryton = client()?;
     let who = caller(ctx);
     let base = vec![json!(["company", "=", ctx.branch_id()])];
-    SUPPLIERS
-        .page(
+    let fields = ["party.name", "template.products"];
+    let rows = tryton
+        .search_page(
+            &who,
+            "purchase.product_supplier",
+            SUPPLIERS,
+            base,
+            &fields,
             &page,
-            |after, limit| async move {
-                tryton
-                    .search_ordered(
-                        &who,
-                        "purchase.product_supplier",
-                        &domain_after(base, after),
-                        &["party.name", "template.products"],
-                        &SUPPLIERS.order(),
-                        Some(limit),
-                    )
-                    .await
-                    .map_err(read_error)
-            },
-            |row: &Value| vec![row["party"]["name"].clone(), row["id"].clone()],
         )
-        .await
-        .map(|page| page.map(|row| supplier(&row)))
+        .await?;
+    Ok(rows.map(|row| supplier(&row)))
 }
 
 /// A `purchase.product_supplier` row as a [`Supplier`].
@@ -185,32 +177,21 @@ pub async fn search_products(
             format!("%{}%", like_escaped(text))
         ]));
     }
-    PRODUCTS
-        .page(
+    let rows = tryton
+        .search_page(
+            &who,
+            "product.product",
+            PRODUCTS,
+            base,
+            &["name", "code"],
             &page,
-            |after, limit| async move {
-                tryton
-                    .search_ordered(
-                        &who,
-                        "product.product",
-                        &domain_after(base, after),
-                        &["name", "code"],
-                        &PRODUCTS.order(),
-                        Some(limit),
-                    )
-                    .await
-                    .map_err(read_error)
-            },
-            |row: &Value| vec![row["name"].clone(), row["id"].clone()],
         )
-        .await
-        .map(|page| {
-            page.map(|row| ProductHit {
-                product_id: row["id"].as_i64().unwrap_or_default(),
-                name: row["name"].as_str().unwrap_or_default().to_string(),
-                code: row["code"].as_str().map(str::to_string),
-            })
-        })
+        .await?;
+    Ok(rows.map(|row| ProductHit {
+        product_id: row["id"].as_i64().unwrap_or_default(),
+        name: row["name"].as_str().unwrap_or_default().to_string(),
+        code: row["code"].as_str().map(str::to_string),
+    }))
 }
 
 /// `text` for a LIKE pattern: its `%`, `_` and `\\` taken literally (Tryton escapes with

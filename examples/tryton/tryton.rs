@@ -31,7 +31,8 @@ use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE;
-use erp_tools_core::page::Condition;
+use erp_tools_core::ToolError;
+use erp_tools_core::page::{Condition, Page, PageRequest, RemoteKeyset};
 use erp_tools_core::remote::RemoteError;
 use serde_json::{Value, json};
 
@@ -215,6 +216,46 @@ impl Tryton {
         }
     }
 
+    /// One page of `model`'s records matching `base`, in `keyset`'s order, after the key
+    /// in the page's cursor (a domain after the last key, Tryton's order, a limit of one
+    /// more than the page, no offset), with `fields` (which name the key's fields). A
+    /// failure is told to the model as a read that Tryton did not answer.
+    pub async fn search_page(
+        &self,
+        caller: &Caller<'_>,
+        model: &str,
+        keyset: RemoteKeyset,
+        base: Vec<Value>,
+        fields: &[&str],
+        page: &PageRequest,
+    ) -> Result<Page<Value>, ToolError> {
+        keyset
+            .page(
+                page,
+                |after, limit| async move {
+                    let domain = domain_after(base, after);
+                    self.search_ordered(
+                        caller,
+                        model,
+                        &domain,
+                        fields,
+                        &keyset.order(),
+                        Some(limit),
+                    )
+                    .await
+                    .map_err(|e| e.to_read_error(SYSTEM))
+                },
+                |row| {
+                    keyset
+                        .fields()
+                        .iter()
+                        .map(|f| field(row, f).clone())
+                        .collect()
+                },
+            )
+            .await
+    }
+
     /// `POST .../<model>?f=<fields>` with `body`: the created record.
     pub async fn create(
         &self,
@@ -354,6 +395,11 @@ pub fn domain_after(base: Vec<Value>, after: Option<Vec<Vec<Condition>>>) -> Val
         domain.push(Value::Array(or));
     }
     Value::Array(domain)
+}
+
+/// A record's field as the REST API returns it: `party.name` is `{"party": {"name": ..}}`.
+fn field<'a>(record: &'a Value, path: &str) -> &'a Value {
+    path.split('.').fold(record, |value, name| &value[name])
 }
 
 /// URL-safe base64 of a JSON value (Tryton's `d=`, `o=` and `X-Tryton-Context`).
