@@ -97,7 +97,7 @@ async def texts(session, label):
         "inventory_get_stock": ({"item_code": "BRG-0042", "warehouse_code": None},
                                 ["BRG-0042 Plastic container 500 ml, ordered in BOX, PCS (1 BOX = 24 PCS)",
                                  "SBY-WH1: 180 PCS on hand, reorder point 480, below the reorder point"]),
-        "inventory_list_below_reorder": ({}, ["below the reorder point in your branch",
+        "inventory_list_below_reorder": ({}, ["inventory_list_below_reorder: items 1 to 2; the last page.",
                                               "BRG-0042 Plastic container 500 ml in SBY-WH1: 180 of 480 PCS, short 300 PCS"]),
     }
     for tool, (args, parts) in expect.items():

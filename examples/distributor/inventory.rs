@@ -144,32 +144,40 @@ pub struct ReorderRow {
     base_uom: String,
 }
 
-/// Result of `inventory_list_below_reorder`.
-#[derive(Serialize, JsonSchema)]
-pub struct ReorderList {
-    /// Items below their reorder point in the caller's branch.
-    items: Vec<ReorderRow>,
-}
-
-/// List every item whose stock is below its reorder point in the caller's branch, per
-/// warehouse, with the shortfall.
+/// List the items whose stock is below their reorder point in the caller's branch, per
+/// warehouse, with the shortfall, by warehouse and item code.
 #[erp_tool(module = "inventory", tier = "read", scopes = ["inventory:read"])]
-pub async fn list_below_reorder(ctx: &ToolContext, db: &ReadDb) -> Result<ReorderList, ToolError> {
-    let rows = sqlx::query(
+pub async fn list_below_reorder(
+    ctx: &ToolContext,
+    db: &ReadDb,
+    page: PageRequest,
+) -> Result<Page<ReorderRow>, ToolError> {
+    // Unique within a branch: a warehouse holds an item once.
+    const KEYSET: Keyset = Keyset::ascending(&["w.code", "i.code"]);
+    let sql = format!(
         "SELECT i.code, i.name, w.code, s.qty, s.reorder_point, i.base_uom
          FROM stock s JOIN warehouses w ON w.id = s.warehouse_id JOIN items i ON i.id = s.item_id
-         WHERE w.branch_id = $1 ORDER BY w.code, i.code",
-    )
-    .bind(ctx.branch_id())
-    .fetch_all(db.pool())
-    .await
-    .map_err(ToolError::internal)?;
+         WHERE w.branch_id = $1 AND CAST(s.qty AS NUMERIC) < CAST(s.reorder_point AS NUMERIC)
+           {}
+         ORDER BY {} LIMIT {}",
+        KEYSET.and_after(&page, 2),
+        KEYSET.order_by(),
+        page.fetch_limit()
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(ctx.branch_id());
+    if let Some((warehouse, item)) = page.after::<(String, String)>()? {
+        query = query.bind(warehouse).bind(item);
+    }
+    let rows = query
+        .fetch_all(db.pool())
+        .await
+        .map_err(ToolError::internal)?;
     let items = rows
         .iter()
-        .filter_map(|r| {
+        .map(|r| {
             let qty = dec(&r.get::<String, _>(3));
             let reorder_point = dec(&r.get::<String, _>(4));
-            (qty < reorder_point).then(|| ReorderRow {
+            ReorderRow {
                 item_code: r.get(0),
                 item_name: r.get(1),
                 warehouse_code: r.get(2),
@@ -177,8 +185,10 @@ pub async fn list_below_reorder(ctx: &ToolContext, db: &ReadDb) -> Result<Reorde
                 reorder_point,
                 shortfall: reorder_point - qty,
                 base_uom: r.get(5),
-            })
+            }
         })
         .collect();
-    Ok(ReorderList { items })
+    Ok(page.page(items, |r: &ReorderRow| {
+        (r.warehouse_code.clone(), r.item_code.clone())
+    }))
 }

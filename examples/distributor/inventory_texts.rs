@@ -2,7 +2,7 @@
 
 use erp_tools_core::ModelText;
 
-use super::{ReorderList, StockView};
+use super::{ReorderRow, StockView};
 use crate::data::qty;
 
 impl ModelText for StockView {
@@ -51,35 +51,18 @@ impl ModelText for StockView {
     }
 }
 
-impl ModelText for ReorderList {
+impl ModelText for ReorderRow {
     fn model_text(&self) -> String {
-        if self.items.is_empty() {
-            return "No item is below its reorder point in your branch.".into();
-        }
-        let items: Vec<String> = self
-            .items
-            .iter()
-            .map(|r| {
-                format!(
-                    "{} {} in {}: {} of {} {}, short {} {}",
-                    r.item_code,
-                    r.item_name,
-                    r.warehouse_code,
-                    qty(r.qty),
-                    qty(r.reorder_point),
-                    r.base_uom,
-                    qty(r.shortfall),
-                    r.base_uom
-                )
-            })
-            .collect();
         format!(
-            "{} below the reorder point in your branch: {}.",
-            match items.len() {
-                1 => "1 item is".to_string(),
-                n => format!("{n} items are"),
-            },
-            items.join("; ")
+            "{} {} in {}: {} of {} {}, short {} {}, below the reorder point",
+            self.item_code,
+            self.item_name,
+            self.warehouse_code,
+            qty(self.qty),
+            qty(self.reorder_point),
+            self.base_uom,
+            qty(self.shortfall),
+            self.base_uom
         )
     }
 }

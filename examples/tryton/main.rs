@@ -90,6 +90,7 @@ fn registry() -> Result<ToolRegistry, String> {
         .module("purchasing", purchasing::DESCRIPTION)
         .tools(erp_tools_core::tools![
             purchasing::list_suppliers,
+            purchasing::search_products,
             purchasing::get_product,
             purchasing::draft_purchase,
         ])

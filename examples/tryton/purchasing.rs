@@ -8,12 +8,14 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
+use erp_tools_core::page::RemoteKeyset;
+
 use crate::tryton::{Caller, SYSTEM, Tryton, decimal, id_of, to_decimal};
 
 /// The namespace description: what the module does, and what it cannot do.
 pub const DESCRIPTION: &str = "Purchasing in Tryton for the caller's branch (one Tryton \
-    company): list suppliers, read a product with its supplier prices, create DRAFT purchases. \
-    Prices come from Tryton's supplier prices. Cannot quote, confirm, process or cancel a \
+    company): list suppliers, search products, read a product with its supplier prices, create \
+    DRAFT purchases. Prices come from Tryton's supplier prices. Cannot quote, confirm, process or cancel a \
     purchase: a person does that in Tryton.";
 
 /// The field of `purchase.purchase` that carries a draft's marker.
@@ -53,66 +55,156 @@ fn read_error(e: RemoteError) -> ToolError {
 // ---------------------------------------------------------------------------------------
 // purchasing_list_suppliers
 
-/// One supplier of the branch.
+/// One supplier of the branch and a product it has prices for.
 #[derive(Serialize, JsonSchema)]
 pub struct Supplier {
     /// Tryton party id, for the other purchasing tools.
     supplier_id: i64,
     /// Name.
     name: String,
-    /// Tryton product ids this supplier has prices for in this branch.
+    /// Tryton product ids these prices are for (the variants of one product).
     product_ids: Vec<i64>,
 }
 
-/// Result of `purchasing_list_suppliers`.
-#[derive(Serialize, JsonSchema)]
-pub struct SupplierList {
-    /// The suppliers with prices in the caller's branch, by name.
-    suppliers: Vec<Supplier>,
+impl ModelText for Supplier {
+    fn model_text(&self) -> String {
+        let products: Vec<String> = self.product_ids.iter().map(i64::to_string).collect();
+        format!(
+            "supplier {} {}: prices for product {}",
+            self.supplier_id,
+            self.name,
+            products.join(", ")
+        )
+    }
 }
 
-/// List the suppliers that have prices in the caller's branch, with the products they
-/// supply. Returns supplier ids for purchasing_get_product and purchasing_draft_purchase.
+/// The supplier prices of a branch by supplier name: `(party.name, id)` of
+/// `purchase.product_supplier`.
+const SUPPLIERS: RemoteKeyset = RemoteKeyset::ascending(&["party.name", "id"]);
+
+/// List the suppliers that have prices in the caller's branch, by name: one item per
+/// supplier and product it supplies. Returns supplier ids for purchasing_get_product and
+/// purchasing_draft_purchase.
 #[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"])]
-pub async fn list_suppliers(ctx: &ToolContext) -> Result<SupplierList, ToolError> {
+pub async fn list_suppliers(
+    ctx: &ToolContext,
+    page: PageRequest,
+) -> Result<Page<Supplier>, ToolError> {
     let tryton = client()?;
+    let who = caller(ctx);
+    let base = vec![json!(["company", "=", ctx.branch_id()])];
+    let fields = ["party.name", "template.products"];
     let rows = tryton
-        .search(
-            &caller(ctx),
+        .search_page(
+            &who,
             "purchase.product_supplier",
-            &json!([["company", "=", ctx.branch_id()]]),
-            &["party.rec_name", "template.products"],
-            Some(500),
+            SUPPLIERS,
+            base,
+            &fields,
+            &page,
         )
-        .await
-        .map_err(read_error)?;
-    let mut by_party: std::collections::BTreeMap<(String, i64), Vec<i64>> = Default::default();
-    for row in &rows {
-        let (Some(id), Some(name)) = (
-            id_of(&row["party"]),
-            row["party"]["rec_name"].as_str().map(str::to_string),
-        ) else {
-            continue;
-        };
-        let products = by_party.entry((name, id)).or_default();
-        for p in row["template"]["products"].as_array().into_iter().flatten() {
-            if let Some(p) = id_of(p)
-                && !products.contains(&p)
-            {
-                products.push(p);
-            }
+        .await?;
+    Ok(rows.map(|row| supplier(&row)))
+}
+
+/// A `purchase.product_supplier` row as a [`Supplier`].
+fn supplier(row: &Value) -> Supplier {
+    Supplier {
+        supplier_id: id_of(&row["party"]).unwrap_or_default(),
+        name: row["party"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        product_ids: row["template"]["products"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(id_of)
+            .collect(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// purchasing_search_products
+
+/// Arguments of `purchasing_search_products`.
+#[derive(Deserialize, ToolArgs)]
+pub struct SearchProductsArgs {
+    /// Part of the product's name, e.g. "beras". Null for every purchasable product.
+    #[erp(len = 1..=100)]
+    name_contains: Option<String>,
+}
+
+/// One purchasable product.
+#[derive(Serialize, JsonSchema)]
+pub struct ProductHit {
+    /// Tryton product id, for purchasing_get_product and purchasing_draft_purchase.
+    product_id: i64,
+    /// Name.
+    name: String,
+    /// Tryton's product code, if it has one.
+    code: Option<String>,
+}
+
+impl ModelText for ProductHit {
+    fn model_text(&self) -> String {
+        match &self.code {
+            Some(code) => format!("product {} {} ({code})", self.product_id, self.name),
+            None => format!("product {} {}", self.product_id, self.name),
         }
     }
-    Ok(SupplierList {
-        suppliers: by_party
-            .into_iter()
-            .map(|((name, supplier_id), product_ids)| Supplier {
-                supplier_id,
-                name,
-                product_ids,
-            })
-            .collect(),
-    })
+}
+
+/// Purchasable products by name: `(name, id)` of `product.product`.
+const PRODUCTS: RemoteKeyset = RemoteKeyset::ascending(&["name", "id"]);
+
+/// Search the purchasable products by name, in name order. Returns product ids for
+/// purchasing_get_product (its supplier prices in the caller's branch) and
+/// purchasing_draft_purchase.
+#[erp_tool(module = "purchasing", tier = "read", scopes = ["purchasing:read"])]
+pub async fn search_products(
+    ctx: &ToolContext,
+    args: SearchProductsArgs,
+    page: PageRequest,
+) -> Result<Page<ProductHit>, ToolError> {
+    let tryton = client()?;
+    let who = caller(ctx);
+    let mut base = vec![json!(["purchasable", "=", true])];
+    if let Some(text) = &args.name_contains {
+        base.push(json!([
+            "name",
+            "ilike",
+            format!("%{}%", like_escaped(text))
+        ]));
+    }
+    let rows = tryton
+        .search_page(
+            &who,
+            "product.product",
+            PRODUCTS,
+            base,
+            &["name", "code"],
+            &page,
+        )
+        .await?;
+    Ok(rows.map(|row| ProductHit {
+        product_id: row["id"].as_i64().unwrap_or_default(),
+        name: row["name"].as_str().unwrap_or_default().to_string(),
+        code: row["code"].as_str().map(str::to_string),
+    }))
+}
+
+/// `text` for a LIKE pattern: its `%`, `_` and `\\` taken literally (Tryton escapes with
+/// a backslash).
+fn like_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------------------
@@ -121,7 +213,7 @@ pub async fn list_suppliers(ctx: &ToolContext) -> Result<SupplierList, ToolError
 /// Arguments of `purchasing_get_product`.
 #[derive(Deserialize, ToolArgs)]
 pub struct GetProductArgs {
-    /// Tryton product id, from purchasing_list_suppliers.
+    /// Tryton product id, from purchasing_search_products or purchasing_list_suppliers.
     #[erp(min = 1)]
     product_id: i64,
 }
@@ -178,7 +270,7 @@ pub async fn get_product(
     let Some(product) = products.first() else {
         return Err(
             ToolError::not_found("Product", &args.product_id.to_string())
-                .next_step("Use purchasing_list_suppliers to find product ids."),
+                .next_step("Use purchasing_search_products to find product ids."),
         );
     };
     let rows = supplier_rows(&tryton, &who, args.product_id, None)

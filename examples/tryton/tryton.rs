@@ -31,6 +31,8 @@ use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE;
+use erp_tools_core::ToolError;
+use erp_tools_core::page::{Condition, Page, PageRequest, RemoteKeyset};
 use erp_tools_core::remote::RemoteError;
 use serde_json::{Value, json};
 
@@ -176,10 +178,29 @@ impl Tryton {
         fields: &[&str],
         limit: Option<usize>,
     ) -> Result<Vec<Value>, RemoteError> {
+        self.search_ordered(caller, model, domain, fields, &[], limit)
+            .await
+    }
+
+    /// The same search in an order (`o=`: each field with `ASC` or `DESC`, as
+    /// [`RemoteKeyset::order`](erp_tools_core::page::RemoteKeyset::order) gives it).
+    pub async fn search_ordered(
+        &self,
+        caller: &Caller<'_>,
+        model: &str,
+        domain: &Value,
+        fields: &[&str],
+        order: &[(&str, &str)],
+        limit: Option<usize>,
+    ) -> Result<Vec<Value>, RemoteError> {
         let mut url = format!("{}?d={}", self.url(model), b64(domain));
         for f in fields {
             url.push_str("&f=");
             url.push_str(f);
+        }
+        if !order.is_empty() {
+            url.push_str("&o=");
+            url.push_str(&b64(&json!(order)));
         }
         if let Some(limit) = limit {
             url.push_str(&format!("&s={limit}"));
@@ -193,6 +214,46 @@ impl Tryton {
                 detail: format!("a search answered something else than a list: {other}"),
             }),
         }
+    }
+
+    /// One page of `model`'s records matching `base`, in `keyset`'s order, after the key
+    /// in the page's cursor (a domain after the last key, Tryton's order, a limit of one
+    /// more than the page, no offset), with `fields` (which name the key's fields). A
+    /// failure is told to the model as a read that Tryton did not answer.
+    pub async fn search_page(
+        &self,
+        caller: &Caller<'_>,
+        model: &str,
+        keyset: RemoteKeyset,
+        base: Vec<Value>,
+        fields: &[&str],
+        page: &PageRequest,
+    ) -> Result<Page<Value>, ToolError> {
+        keyset
+            .page(
+                page,
+                |after, limit| async move {
+                    let domain = domain_after(base, after);
+                    self.search_ordered(
+                        caller,
+                        model,
+                        &domain,
+                        fields,
+                        &keyset.order(),
+                        Some(limit),
+                    )
+                    .await
+                    .map_err(|e| e.to_read_error(SYSTEM))
+                },
+                |row| {
+                    keyset
+                        .fields()
+                        .iter()
+                        .map(|f| field(row, f).clone())
+                        .collect()
+                },
+            )
+            .await
     }
 
     /// `POST .../<model>?f=<fields>` with `body`: the created record.
@@ -317,6 +378,30 @@ fn is_access_error(message: &str) -> bool {
     message.starts_with("You are not allowed") || message.contains("User in companies")
 }
 
+/// A Tryton domain: `base` (clauses that all hold) and, from the second page on, the
+/// records after the last key (`["OR", [clauses], ..]`, from
+/// [`RemoteKeyset::after`](erp_tools_core::page::RemoteKeyset::after)).
+pub fn domain_after(base: Vec<Value>, after: Option<Vec<Vec<Condition>>>) -> Value {
+    let mut domain = base;
+    if let Some(after) = after {
+        let mut or = vec![json!("OR")];
+        or.extend(after.iter().map(|all| {
+            Value::Array(
+                all.iter()
+                    .map(|c| json!([c.field, c.op.as_str(), c.value]))
+                    .collect(),
+            )
+        }));
+        domain.push(Value::Array(or));
+    }
+    Value::Array(domain)
+}
+
+/// A record's field as the REST API returns it: `party.name` is `{"party": {"name": ..}}`.
+fn field<'a>(record: &'a Value, path: &str) -> &'a Value {
+    path.split('.').fold(record, |value, name| &value[name])
+}
+
 /// URL-safe base64 of a JSON value (Tryton's `d=`, `o=` and `X-Tryton-Context`).
 pub fn b64(value: &Value) -> String {
     URL_SAFE.encode(value.to_string())
@@ -353,6 +438,32 @@ pub fn id_of(value: &Value) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_domain_after_a_key_is_an_or_of_the_keysets_alternatives() {
+        use erp_tools_core::page::{PageRequest, RemoteKeyset};
+        let keyset = RemoteKeyset::ascending(&["name", "id"]);
+        let base = vec![json!(["purchasable", "=", true])];
+        let first = keyset.after(&PageRequest::first(10)).unwrap();
+        assert_eq!(
+            domain_after(base.clone(), first),
+            json!([["purchasable", "=", true]])
+        );
+        let next = keyset
+            .after(&PageRequest::after_key(10, json!(["Gula", 3])))
+            .unwrap();
+        assert_eq!(
+            domain_after(base, next),
+            json!([
+                ["purchasable", "=", true],
+                [
+                    "OR",
+                    [["name", ">", "Gula"]],
+                    [["name", "=", "Gula"], ["id", ">", 3]]
+                ]
+            ])
+        );
+    }
 
     #[test]
     fn tryton_answers_are_classified_by_status_and_message() {

@@ -20,6 +20,8 @@
 //! - [`tryton`]: a real Tryton started by scripts/tryton/ for the remote-draft tests, and
 //!   [`fault_proxy`]: a proxy in front of it that loses, holds or replaces answers;
 //! - [`rest_erp`]: a REST ERP that names its documents with strings (ERPNext-like);
+//! - [`search_erp`]: an ERP whose search API reads Tryton-style domains (remote keyset
+//!   pages);
 //! - [`review`]: the review console served on 127.0.0.1, and a reviewer's cookie-keeping
 //!   client.
 //!
@@ -43,6 +45,7 @@ pub mod provider_fixture;
 pub mod proxy;
 pub mod rest_erp;
 pub mod review;
+pub mod search_erp;
 pub mod tryton;
 pub mod webhook;
 

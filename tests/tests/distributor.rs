@@ -124,6 +124,40 @@ async fn seeded_reorder_list(t: &TestDb) {
     assert_eq!(texts(items, "item_code"), ["BRG-0042", "BRG-0230"]);
     assert_eq!(texts(items, "warehouse_code"), ["SBY-WH1", "SBY-WH1"]);
     assert_eq!(out.structured["items"][0]["shortfall"], json!("300"));
+    assert_eq!(out.structured["next_cursor"], Value::Null);
+    assert!(
+        out.text.starts_with(
+            "inventory_list_below_reorder: items 1 to 2; the last page.\n\
+             BRG-0042 Plastic container 500 ml in SBY-WH1: 180 of 480 PCS, short 300 PCS"
+        ),
+        "{}",
+        out.text
+    );
+    // The same list one item a page: the cursor continues after the warehouse and item.
+    let first = run
+        .expect(
+            Outcome::Ok,
+            &sby,
+            LIST_BELOW_REORDER,
+            json!({"page_size": 1}),
+        )
+        .await;
+    assert_eq!(texts(&first.structured["items"], "item_code"), ["BRG-0042"]);
+    let cursor = first.structured["next_cursor"].clone();
+    assert!(cursor.is_string(), "{}", first.structured);
+    let second = run
+        .expect(
+            Outcome::Ok,
+            &sby,
+            LIST_BELOW_REORDER,
+            json!({"page_size": 1, "cursor": cursor}),
+        )
+        .await;
+    assert_eq!(
+        texts(&second.structured["items"], "item_code"),
+        ["BRG-0230"]
+    );
+    assert_eq!(second.structured["has_more"], false);
     // Jakarta sees its own warehouse only (in a run of its own: runs belong to people).
     let jkt = principal(2, "JKT-01", BUYER);
     let out = run

@@ -37,6 +37,7 @@ fn registry() -> Arc<ToolRegistry> {
             .module("purchasing", purchasing::DESCRIPTION)
             .tools(erp_tools_core::tools![
                 purchasing::list_suppliers,
+                purchasing::search_products,
                 purchasing::get_product,
                 purchasing::draft_purchase,
             ])

@@ -66,7 +66,7 @@ async fn the_examples_start_up_leaves_every_person_their_company() {
             .await
             .unwrap_or_else(|e| panic!("{user}: {e}"));
         assert_ne!(listed["isError"], json!(true), "{user}: {listed}");
-        let names: Vec<&str> = listed["structuredContent"]["suppliers"]
+        let names: Vec<&str> = listed["structuredContent"]["items"]
             .as_array()
             .expect("suppliers")
             .iter()

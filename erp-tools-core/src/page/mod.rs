@@ -6,6 +6,10 @@
 //! max_page_size = 200)]`, those values by default); its output is `{items,
 //! next_cursor, has_more}`; its description ends with how to ask for the next page.
 //!
+//! [`Keyset`] writes the SQL of keyset pagination for the two backends;
+//! [`RemoteKeyset`] does the same over another system's search API (the last key in the
+//! cursor, the system's own filter built by a closure).
+//!
 //! A cursor is opaque to the model: the key of the last item sent, sealed with the
 //! runtime's key ([`ToolRuntime::with_cursor_key`](crate::ToolRuntime::with_cursor_key))
 //! and bound to the caller (user and branch), the tool and the other arguments, and
@@ -57,6 +61,7 @@
 
 mod items;
 mod keyset;
+mod remote;
 pub(crate) mod request;
 #[cfg(feature = "runtime")]
 pub(crate) mod seal;
@@ -64,6 +69,7 @@ mod spec;
 
 pub use items::Page;
 pub use keyset::Keyset;
+pub use remote::{Comparison, Condition, RemoteKeyset};
 pub use request::PageRequest;
 #[cfg(feature = "runtime")]
 pub use seal::{KeyTooShort, MIN_KEY_LEN, SealError, Sealer};

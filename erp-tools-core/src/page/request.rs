@@ -62,13 +62,9 @@ impl PageRequest {
     pub fn after<K: DeserializeOwned>(&self) -> Result<Option<K>, ToolError> {
         match &self.after {
             None => Ok(None),
-            Some(v) => serde_json::from_value(v.clone()).map(Some).map_err(|_| {
-                ToolError::new(
-                    ToolErrorKind::InvalidArguments,
-                    "The cursor was issued by an earlier version of this tool.",
-                )
-                .next_step("Call the tool again with cursor null to start from the first page.")
-            }),
+            Some(v) => serde_json::from_value(v.clone())
+                .map(Some)
+                .map_err(|_| stale_cursor()),
         }
     }
 
@@ -100,4 +96,14 @@ impl PageRequest {
             .collect();
         Page::from_parts(rows, keys, has_more)
     }
+}
+
+/// The error for a cursor whose key has another shape than the tool reads: one issued
+/// before the tool changed its key.
+pub(crate) fn stale_cursor() -> ToolError {
+    ToolError::new(
+        ToolErrorKind::InvalidArguments,
+        "The cursor was issued by an earlier version of this tool.",
+    )
+    .next_step("Call the tool again with cursor null to start from the first page.")
 }

@@ -98,6 +98,24 @@ impl Finished {
     }
 }
 
+impl Finished {
+    /// A page tool's answer, its size already counted while it was built (see
+    /// [`pages::answer`](super::pages::answer)): measured once, not again here.
+    pub(crate) fn page(structured: Value, text: String, result_tokens: u32) -> Finished {
+        Finished {
+            result_tokens,
+            outcome: CallOutcome {
+                outcome: Outcome::Ok,
+                structured,
+                text,
+                document: None,
+                error: None,
+            },
+            audit_message: None,
+        }
+    }
+}
+
 /// The text of a panic payload.
 pub(crate) fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = panic.downcast_ref::<&str>() {

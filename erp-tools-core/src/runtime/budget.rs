@@ -88,21 +88,60 @@ pub(crate) struct ResultRules {
     pub budget: ResultBudget,
 }
 
-/// The length of `value` as compact JSON, without building the text.
+/// The length of `value` as compact JSON (as `serde_json` writes it), counted in one walk
+/// over the value without writing any text: strings by their bytes plus escapes,
+/// integers by their digits.
 pub(crate) fn json_len(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
+    match value {
+        Value::Null => 4,
+        Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(n) => number_len(n),
+        Value::String(s) => string_len(s),
+        Value::Array(items) => {
+            2 + items.len().saturating_sub(1) + items.iter().map(json_len).sum::<usize>()
         }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
+        Value::Object(map) => {
+            2 + map.len().saturating_sub(1)
+                + map
+                    .iter()
+                    .map(|(k, v)| string_len(k) + 1 + json_len(v))
+                    .sum::<usize>()
         }
     }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
+}
+
+/// A JSON string's length with its quotes and escapes (`serde_json`'s: `\"`, `\\`, the
+/// short escapes of `\b \t \n \f \r`, `\u00XX` for the other control bytes).
+fn string_len(s: &str) -> usize {
+    let escapes: usize = s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | 0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 1,
+            0x00..=0x1f => 5,
+            _ => 0,
+        })
+        .sum();
+    s.len() + 2 + escapes
+}
+
+fn number_len(n: &serde_json::Number) -> usize {
+    fn digits(mut n: u64) -> usize {
+        let mut d = 1;
+        while n >= 10 {
+            n /= 10;
+            d += 1;
+        }
+        d
+    }
+    if let Some(u) = n.as_u64() {
+        digits(u)
+    } else if let Some(i) = n.as_i64() {
+        1 + digits(i.unsigned_abs())
+    } else {
+        // A float, as serde_json writes it (rare in results: decimals travel as strings).
+        n.to_string().len()
+    }
 }
 
 #[cfg(test)]
@@ -114,6 +153,12 @@ mod tests {
     fn a_result_counts_its_text_and_its_compact_json() {
         let v = json!({"a": [1, 2, 3]});
         assert_eq!(json_len(&v), v.to_string().len());
+        let awkward = json!({
+            "quote\"d": "tab\there, \\ back\u{1}slash\nline \u{7f} ü 漢",
+            "n": [0, -1, 9, 10, -10, u64::MAX, i64::MIN, 1.5, -0.25, 1e300, null, true, false],
+            "empty": [[], {}, ""],
+        });
+        assert_eq!(json_len(&awkward), awkward.to_string().len());
         // 6 bytes of text + 15 of JSON = 21 bytes = 7 tokens.
         assert_eq!(ResultBudget::measure("abcdef", &v), 7);
         assert_eq!(ResultBudget::new(10).tokens(), 1_000);

@@ -100,11 +100,19 @@ pub(crate) fn admit(
 pub(crate) struct PageAnswer {
     pub structured: Value,
     pub text: String,
+    /// The answer's size as the client receives it (text plus compact structured
+    /// content), counted from the lengths the page was built from.
+    pub tokens: u32,
 }
 
 /// Fits the handler's page to `budget` tokens: as many items as fit (all of them when
 /// they do), with the cursor continuing right after the last item sent. `Err` when not
 /// even the first item fits.
+///
+/// Each item is sized once: an item without a line of its own is sent as its compact
+/// JSON, whose length is the line's; an item with one is walked once
+/// ([`json_len`](super::budget::json_len)). The answer's size then follows from those
+/// lengths, the text's length and the cursor's, without serialising the answer again.
 pub(crate) fn answer(
     sealer: &Sealer,
     call: &PageCall,
@@ -117,24 +125,27 @@ pub(crate) fn answer(
         lines,
         has_more,
     } = parts;
-    // An item's line is its own text, or its JSON.
-    let lines: Vec<String> = items
+    // An item's line is its own text, or its JSON; and the length of its JSON.
+    let (lines, json): (Vec<String>, Vec<usize>) = items
         .iter()
         .zip(lines)
-        .map(|(item, line)| line.unwrap_or_else(|| item.to_string()))
-        .collect();
-    let sizes: Vec<usize> = items
-        .iter()
-        .zip(&lines)
-        .map(|(item, line)| super::budget::json_len(item) + line.len() + 2)
-        .collect();
+        .map(|(item, line)| match line {
+            Some(line) => (line, super::budget::json_len(item)),
+            None => {
+                let line = item.to_string();
+                let len = line.len();
+                (line, len)
+            }
+        })
+        .unzip();
     let asked = items.len();
     // Every item is sent in the structured content and as a line of text; the rest is
     // the header, the continuation and the cursor (twice).
     let budget_bytes = budget as usize * ResultBudget::BYTES_PER_TOKEN;
     let mut sent = 0usize;
     let mut total = 600usize;
-    for size in &sizes {
+    for (line, json) in lines.iter().zip(&json) {
+        let size = json + line.len() + 2;
         if total + size > budget_bytes {
             break;
         }
@@ -142,7 +153,7 @@ pub(crate) fn answer(
         sent += 1;
     }
     if sent == 0 && asked > 0 {
-        let one = ResultBudget::tokens_of_bytes(sizes[0]);
+        let one = ResultBudget::tokens_of_bytes(json[0] + lines[0].len() + 2);
         return Err(text::item_over_budget(&call.tool, one, budget));
     }
     loop {
@@ -152,26 +163,39 @@ pub(crate) fn answer(
             call,
             &items[..sent],
             &lines[..sent],
+            &json[..sent],
             &keys,
             more,
             asked,
         );
-        let tokens = ResultBudget::measure(&answer.text, &answer.structured);
-        if tokens <= budget {
+        if answer.tokens <= budget {
             return Ok(answer);
         }
         if sent <= 1 {
-            return Err(text::item_over_budget(&call.tool, tokens, budget));
+            return Err(text::item_over_budget(&call.tool, answer.tokens, budget));
         }
         sent -= 1;
     }
 }
 
+/// The length of a page's structured content, `{"items":[..],"next_cursor":..,
+/// "has_more":..}` as compact JSON, from its items' lengths and its cursor.
+fn structured_len(items_json: &[usize], next: Option<&str>) -> usize {
+    const ENVELOPE: usize = r#"{"items":[],"next_cursor":,"has_more":}"#.len();
+    let items: usize = items_json.iter().sum::<usize>() + items_json.len().saturating_sub(1);
+    // A sealed cursor is URL-safe base64: no byte needs escaping.
+    let cursor = next.map_or(4, |c| c.len() + 2);
+    let more = if next.is_some() { 4 } else { 5 };
+    ENVELOPE + items + cursor + more
+}
+
+#[allow(clippy::too_many_arguments)]
 fn render(
     sealer: &Sealer,
     call: &PageCall,
     items: &[Value],
     lines: &[String],
+    items_json: &[usize],
     keys: &[Value],
     has_more: bool,
     asked: usize,
@@ -203,12 +227,18 @@ fn render(
         text.push('\n');
         text.push_str(&text::page_next(&call.tool, cursor));
     }
+    let tokens =
+        ResultBudget::tokens_of_bytes(text.len() + structured_len(items_json, next.as_deref()));
     let structured = serde_json::json!({
         "items": items,
         "next_cursor": next,
         "has_more": next.is_some(),
     });
-    PageAnswer { structured, text }
+    PageAnswer {
+        structured,
+        text,
+        tokens,
+    }
 }
 
 /// The first 16 hex digits of the SHA-256 of `text`.
@@ -233,5 +263,32 @@ fn canonical(value: &Value) -> Value {
         }
         Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::budget::json_len;
+    use serde_json::json;
+
+    #[test]
+    fn a_pages_size_is_counted_from_its_parts_as_the_client_receives_it() {
+        let items = [json!({"code": "V-1", "name": "Tab\there"}), json!({"n": 7})];
+        let lens: Vec<usize> = items.iter().map(json_len).collect();
+        for next in [None, Some("eyJleHAiOjE3.abc-_")] {
+            for sent in 0..=items.len() {
+                let structured = json!({
+                    "items": &items[..sent],
+                    "next_cursor": next,
+                    "has_more": next.is_some(),
+                });
+                assert_eq!(
+                    structured_len(&lens[..sent], next),
+                    structured.to_string().len(),
+                    "{structured}"
+                );
+            }
+        }
     }
 }

@@ -109,13 +109,7 @@ async fn run(
         Ok(Ok(output)) => match (output.page, &page) {
             (Some(parts), Some(call)) => {
                 match pages::answer(&shape.rules.sealer, call, parts, budget) {
-                    Ok(answer) => Finished::succeeded(
-                        Tier::Read,
-                        answer.structured,
-                        Some(answer.text),
-                        None,
-                        false,
-                    ),
+                    Ok(answer) => Finished::page(answer.structured, answer.text, answer.tokens),
                     Err(refused) => Finished::failed(Outcome::ToolError, refused),
                 }
             }
