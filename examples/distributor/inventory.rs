@@ -144,6 +144,7 @@ pub struct ReorderRow {
     base_uom: String,
 }
 
+// ANCHOR: list_below_reorder
 /// List the items whose stock is below their reorder point in the caller's branch, per
 /// warehouse, with the shortfall, by warehouse and item code.
 #[erp_tool(module = "inventory", tier = "read", scopes = ["inventory:read"])]
@@ -192,3 +193,4 @@ pub async fn list_below_reorder(
         (r.warehouse_code.clone(), r.item_code.clone())
     }))
 }
+// ANCHOR_END: list_below_reorder

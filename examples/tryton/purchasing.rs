@@ -155,6 +155,7 @@ impl ModelText for ProductHit {
     }
 }
 
+// ANCHOR: search_products_keyset
 /// Purchasable products by name: `(name, id)` of `product.product`.
 const PRODUCTS: RemoteKeyset = RemoteKeyset::ascending(&["name", "id"]);
 
@@ -193,6 +194,7 @@ pub async fn search_products(
         code: row["code"].as_str().map(str::to_string),
     }))
 }
+// ANCHOR_END: search_products_keyset
 
 /// `text` for a LIKE pattern: its `%`, `_` and `\\` taken literally (Tryton escapes with
 /// a backslash).

@@ -216,6 +216,7 @@ impl Tryton {
         }
     }
 
+    // ANCHOR: search_page
     /// One page of `model`'s records matching `base`, in `keyset`'s order, after the key
     /// in the page's cursor (a domain after the last key, Tryton's order, a limit of one
     /// more than the page, no offset), with `fields` (which name the key's fields). A
@@ -255,6 +256,7 @@ impl Tryton {
             )
             .await
     }
+    // ANCHOR_END: search_page
 
     /// `POST .../<model>?f=<fields>` with `body`: the created record.
     pub async fn create(
@@ -378,6 +380,7 @@ fn is_access_error(message: &str) -> bool {
     message.starts_with("You are not allowed") || message.contains("User in companies")
 }
 
+// ANCHOR: domain_after
 /// A Tryton domain: `base` (clauses that all hold) and, from the second page on, the
 /// records after the last key (`["OR", [clauses], ..]`, from
 /// [`RemoteKeyset::after`](erp_tools_core::page::RemoteKeyset::after)).
@@ -396,6 +399,7 @@ pub fn domain_after(base: Vec<Value>, after: Option<Vec<Vec<Condition>>>) -> Val
     }
     Value::Array(domain)
 }
+// ANCHOR_END: domain_after
 
 /// A record's field as the REST API returns it: `party.name` is `{"party": {"name": ..}}`.
 fn field<'a>(record: &'a Value, path: &str) -> &'a Value {
