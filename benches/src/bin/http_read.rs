@@ -58,6 +58,11 @@ struct Args {
     /// repetition. The figures mean nothing.
     #[arg(long)]
     smoke: bool,
+    /// Also the example with each read-path change turned off: the attempt row written
+    /// before every read that waits (`example_attempt_first`), every request's token
+    /// verified (`example_verify_every`), both (`example_neither`).
+    #[arg(long)]
+    changes: bool,
     /// Only these variants (comma-separated names, e.g. `example,baseline,rmcp_audit`);
     /// the ratios need `rmcp` and `rmcp_audit`, which are always kept.
     #[arg(long, value_delimiter = ',')]
@@ -81,6 +86,8 @@ enum Kind {
         template: PathBuf,
         token: String,
         script: PathBuf,
+        /// Environment the server is started with (a change turned off).
+        env: &'static [(&'static str, &'static str)],
     },
     /// `rmcp_stock` with `--audit` and the extra flags given, on the current example's
     /// template.
@@ -124,6 +131,8 @@ fn example_command(binary: &Path, dir: &Path, resource: &str) -> Command {
     .env_remove("ERP_TOOLS_ISSUER")
     .env_remove("ERP_TOOLS_DB")
     .env_remove("ERP_TOOLS_RESOURCE")
+    .env_remove("ERP_TOOLS_READ_ATTEMPT_AFTER_MS")
+    .env_remove("ERP_TOOLS_TOKEN_CACHE_SECS")
     .env("RUST_LOG", "warn");
     cmd
 }
@@ -168,12 +177,16 @@ fn start(
 ) -> Result<Server, String> {
     let mut cmd = match &variant.kind {
         Kind::Example {
-            binary, template, ..
+            binary,
+            template,
+            env,
+            ..
         } => {
             copy_template(template, dir)?;
             let mut cmd = example_command(binary, dir, resource);
             cmd.args(["serve", "--addr", &format!("127.0.0.1:{port}")])
-                .env("ERP_TOOLS_RATE_LIMIT", "off");
+                .env("ERP_TOOLS_RATE_LIMIT", "off")
+                .envs(env.iter().copied());
             cmd
         }
         Kind::Rmcp { audit, flags } => {
@@ -360,6 +373,7 @@ async fn run(mut args: Args) -> Result<(), String> {
             template,
             token,
             script,
+            env: &[],
         })
     };
     let current = example_kind("example", &binary)?;
@@ -374,8 +388,35 @@ async fn run(mut args: Args) -> Result<(), String> {
     };
     let mut variants = vec![Variant {
         name: "example",
-        kind: current,
+        kind: current.clone(),
     }];
+    if args.changes {
+        // The example with this round's read-path changes turned off, one and both.
+        let changes: [(&'static str, &'static [(&'static str, &'static str)]); 3] = [
+            (
+                "example_attempt_first",
+                &[("ERP_TOOLS_READ_ATTEMPT_AFTER_MS", "0")],
+            ),
+            (
+                "example_verify_every",
+                &[("ERP_TOOLS_TOKEN_CACHE_SECS", "0")],
+            ),
+            (
+                "example_neither",
+                &[
+                    ("ERP_TOOLS_READ_ATTEMPT_AFTER_MS", "0"),
+                    ("ERP_TOOLS_TOKEN_CACHE_SECS", "0"),
+                ],
+            ),
+        ];
+        for (name, off) in changes {
+            let mut kind = current.clone();
+            if let Kind::Example { env, .. } = &mut kind {
+                *env = off;
+            }
+            variants.push(Variant { name, kind });
+        }
+    }
     if let Some(baseline) = &args.baseline {
         variants.push(Variant {
             name: "baseline",
