@@ -39,6 +39,9 @@ pub struct Measured {
     pub non_2xx: u64,
     /// Connect, read, write errors and timeouts.
     pub socket_errors: u64,
+    /// The server's CPU time (every thread, user and system) per request answered, in
+    /// microseconds, when the caller measured it (`wrk` does not).
+    pub server_cpu_us: Option<f64>,
 }
 
 /// Whether `wrk` is on the `PATH`.
@@ -136,6 +139,7 @@ pub fn parse(text: &str, connections: usize) -> Result<Measured, String> {
         p99_ms: f64::NAN,
         non_2xx: 0,
         socket_errors: 0,
+        server_cpu_us: None,
     };
     for line in text.lines().map(str::trim) {
         let words: Vec<&str> = line.split_whitespace().collect();

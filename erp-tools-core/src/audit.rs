@@ -58,7 +58,8 @@ pub enum Outcome {
     Replayed,
     /// The server process stopped (killed, crashed, lost power) while the call ran; the
     /// start-up recovery pass closed its `attempt` row, linked to the document when one
-    /// committed. Never the answer to a call: the caller got no answer, and its retry
+    /// committed. Or a read whose client went away before it ended (its message says
+    /// so). Never the answer to a call: the caller got no answer, and its retry
     /// replays what committed.
     Interrupted,
 }

@@ -88,8 +88,8 @@ pub use logging::log_to_stderr;
 pub use runtime::run_id::principal_run_id;
 #[cfg(feature = "runtime")]
 pub use runtime::{
-    CallError, CallKey, CallOutcome, DEFAULT_CURSOR_TTL, Preview, PreviewHook, PreviewKind,
-    ResultBudget, ToolCall, ToolRuntime,
+    CallError, CallKey, CallOutcome, DEFAULT_CURSOR_TTL, DEFAULT_READ_ATTEMPT_AFTER, Preview,
+    PreviewHook, PreviewKind, ResultBudget, ToolCall, ToolRuntime,
 };
 /// The `serde_json` this crate is built with (`serde_json::json!` for arguments in tests
 /// and scripted models), without a dependency of your own.

@@ -189,7 +189,14 @@ async fn authenticator(
         .await
         .map_err(|e| format!("cannot prepare the users table: {e}"))?;
     match shared_tokens(&config, db).await? {
-        Some(tokens) => Ok(Authenticator::shared_secret(tokens)),
+        // The verified-token cache as configured (`ERP_TOOLS_TOKEN_CACHE_SECS`).
+        Some(tokens) => {
+            let (ttl, capacity) = config.token_cache();
+            let config = IdentityConfig::shared_secret(tokens).with_token_cache(ttl, capacity);
+            Authenticator::from_config(config)
+                .await
+                .map_err(|e| e.to_string())
+        }
         None => {
             let issuer = config.issuer().to_string();
             let authenticator = Authenticator::from_config(config)
@@ -246,6 +253,21 @@ fn with_request_state_key(config: HttpConfig) -> Result<HttpConfig, String> {
                  rand -hex 32`), the same on every replica"
             )
         })
+}
+
+/// `runtime` writing a read's `attempt` audit row once it has run
+/// `ERP_TOOLS_READ_ATTEMPT_AFTER_MS` milliseconds (`0`: before it goes on, as drafts do),
+/// or after the framework's default (one second) when it is not set.
+fn with_read_attempt_after(runtime: ToolRuntime) -> Result<ToolRuntime, String> {
+    let Ok(value) = std::env::var("ERP_TOOLS_READ_ATTEMPT_AFTER_MS") else {
+        return Ok(runtime);
+    };
+    let millis: u64 = value.trim().parse().map_err(|_| {
+        format!(
+            "ERP_TOOLS_READ_ATTEMPT_AFTER_MS={value}: write a number of milliseconds, e.g. 1000"
+        )
+    })?;
+    Ok(runtime.with_read_attempt_after(std::time::Duration::from_millis(millis)))
 }
 
 /// `runtime` sealing page cursors with `ERP_TOOLS_CURSOR_KEY` (32 characters or more, the
@@ -320,7 +342,8 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .authenticate(token.trim())
                 .await
                 .map_err(|e| format!("ERP_TOOLS_TOKEN: {e}"))?;
-            let runtime = with_cursor_key(ToolRuntime::new(registry, db))?;
+            let runtime =
+                with_read_attempt_after(with_cursor_key(ToolRuntime::new(registry, db))?)?;
             erp_tools_core::mcp::serve_stdio(runtime, caller)
                 .await
                 .map(|_| ())
@@ -331,6 +354,7 @@ async fn run(cli: Cli) -> Result<(), String> {
             let db = app::open_db(&cli.db).await?;
             let authenticator = authenticator(identity, &db).await?;
             let runtime = with_cursor_key(ToolRuntime::new(registry.clone(), db.clone()))?;
+            let runtime = with_read_attempt_after(runtime)?;
             let agent = Arc::new(review::agent(registry.clone(), db.clone())?);
             // Runs cut off by a dead process (an `agent` command killed mid-run, another
             // server) go on here.

@@ -58,6 +58,15 @@ struct Args {
     /// repetition. The figures mean nothing.
     #[arg(long)]
     smoke: bool,
+    /// Also the example with each read-path change turned off: the attempt row written
+    /// before every read that waits (`example_attempt_first`), every request's token
+    /// verified (`example_verify_every`), both (`example_neither`).
+    #[arg(long)]
+    changes: bool,
+    /// Only these variants (comma-separated names, e.g. `example,baseline,rmcp_audit`);
+    /// the ratios need `rmcp` and `rmcp_audit`, which are always kept.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
     /// Also write the JSON result to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -70,8 +79,16 @@ const TOOL: &str = "inventory_get_stock";
 /// How a variant is started.
 #[derive(Clone)]
 enum Kind {
-    /// A build of the example: its binary and its seeded database template.
-    Example { binary: PathBuf, template: PathBuf },
+    /// A build of the example: its binary, its seeded database template and the `wrk`
+    /// script with a token it minted.
+    Example {
+        binary: PathBuf,
+        template: PathBuf,
+        token: String,
+        script: PathBuf,
+        /// Environment the server is started with (a change turned off).
+        env: &'static [(&'static str, &'static str)],
+    },
     /// `rmcp_stock` with `--audit` and the extra flags given, on the current example's
     /// template.
     Rmcp {
@@ -114,6 +131,8 @@ fn example_command(binary: &Path, dir: &Path, resource: &str) -> Command {
     .env_remove("ERP_TOOLS_ISSUER")
     .env_remove("ERP_TOOLS_DB")
     .env_remove("ERP_TOOLS_RESOURCE")
+    .env_remove("ERP_TOOLS_READ_ATTEMPT_AFTER_MS")
+    .env_remove("ERP_TOOLS_TOKEN_CACHE_SECS")
     .env("RUST_LOG", "warn");
     cmd
 }
@@ -157,11 +176,17 @@ fn start(
     resource: &str,
 ) -> Result<Server, String> {
     let mut cmd = match &variant.kind {
-        Kind::Example { binary, template } => {
+        Kind::Example {
+            binary,
+            template,
+            env,
+            ..
+        } => {
             copy_template(template, dir)?;
             let mut cmd = example_command(binary, dir, resource);
             cmd.args(["serve", "--addr", &format!("127.0.0.1:{port}")])
-                .env("ERP_TOOLS_RATE_LIMIT", "off");
+                .env("ERP_TOOLS_RATE_LIMIT", "off")
+                .envs(env.iter().copied());
             cmd
         }
         Kind::Rmcp { audit, flags } => {
@@ -192,6 +217,28 @@ fn start(
         std::thread::sleep(Duration::from_millis(20));
     }
     Ok(server)
+}
+
+/// CPU time (user and system, every thread) the process `pid` has used so far, in
+/// microseconds, from `/proc/<pid>/stat`; `None` where there is no `/proc`.
+fn cpu_micros(pid: u32, ticks_per_second: f64) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command (which may hold spaces) closed by the last `)`.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command.
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    (ticks_per_second > 0.0).then(|| ticks * 1e6 / ticks_per_second)
+}
+
+/// The clock ticks per second `/proc` counts CPU time in (`getconf CLK_TCK`).
+fn clock_ticks() -> f64 {
+    std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+        .unwrap_or(100.0)
 }
 
 /// The request every variant gets, with `token` (bare rmcp ignores it).
@@ -241,6 +288,13 @@ async fn preflight(
     } else {
         Err(format!("{url} answered {status}: {text}"))
     }
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 fn summary(values: impl Iterator<Item = f64>) -> Value {
@@ -295,35 +349,94 @@ async fn run(mut args: Args) -> Result<(), String> {
     }
 
     let root = tempfile::tempdir().map_err(|e| e.to_string())?;
-    // One port for every variant: the example's tokens name the resource, port included,
-    // and every build of the example accepts the development key's tokens.
+    // One port for every variant: the example's tokens name the resource, port included.
     let port = free_port();
     let resource = format!("http://127.0.0.1:{port}/mcp");
-    let template = root.path().join("template-example");
-    let token = seed_and_mint(&binary, &template, &resource)?;
-    let mut variants = vec![
-        Variant {
-            name: "example",
-            kind: Kind::Example {
-                binary: binary.clone(),
-                template: template.clone(),
-            },
+    // Each build of the example seeds its own database (its own migrations) and mints
+    // its own token; bare rmcp ignores the token and serves the current example's copy.
+    let example_kind = |name: &str, binary: &Path| -> Result<Kind, String> {
+        let template = root.path().join(format!("template-{name}"));
+        let token = seed_and_mint(binary, &template, &resource)?;
+        let script = root.path().join(format!("request-{name}.lua"));
+        let (headers, body) = request_parts(&token);
+        std::fs::write(
+            &script,
+            wrk::script(&Request {
+                url: &resource,
+                headers: &headers,
+                body: &body,
+            }),
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(Kind::Example {
+            binary: binary.to_path_buf(),
+            template,
+            token,
+            script,
+            env: &[],
+        })
+    };
+    let current = example_kind("example", &binary)?;
+    let Kind::Example {
+        template,
+        token: current_token,
+        script: current_script,
+        ..
+    } = current.clone()
+    else {
+        unreachable!("an example kind")
+    };
+    let mut variants = vec![Variant {
+        name: "example",
+        kind: current.clone(),
+    }];
+    if args.changes {
+        // The example with this round's read-path changes turned off, one and both.
+        let changes: [(&'static str, &'static [(&'static str, &'static str)]); 3] = [
+            (
+                "example_attempt_first",
+                &[("ERP_TOOLS_READ_ATTEMPT_AFTER_MS", "0")],
+            ),
+            (
+                "example_verify_every",
+                &[("ERP_TOOLS_TOKEN_CACHE_SECS", "0")],
+            ),
+            (
+                "example_neither",
+                &[
+                    ("ERP_TOOLS_READ_ATTEMPT_AFTER_MS", "0"),
+                    ("ERP_TOOLS_TOKEN_CACHE_SECS", "0"),
+                ],
+            ),
+        ];
+        for (name, off) in changes {
+            let mut kind = current.clone();
+            if let Kind::Example { env, .. } = &mut kind {
+                *env = off;
+            }
+            variants.push(Variant { name, kind });
+        }
+    }
+    if let Some(baseline) = &args.baseline {
+        variants.push(Variant {
+            name: "baseline",
+            kind: example_kind("baseline", baseline)?,
+        });
+    }
+    variants.push(Variant {
+        name: "rmcp",
+        kind: Kind::Rmcp {
+            audit: "none",
+            flags: &[],
         },
-        Variant {
-            name: "rmcp",
-            kind: Kind::Rmcp {
-                audit: "none",
-                flags: &[],
-            },
+    });
+    variants.push(Variant {
+        name: "rmcp_audit",
+        kind: Kind::Rmcp {
+            audit: "writer",
+            flags: &[],
         },
-        Variant {
-            name: "rmcp_audit",
-            kind: Kind::Rmcp {
-                audit: "writer",
-                flags: &[],
-            },
-        },
-    ];
+    });
     if args.floor_breakdown {
         let breakdown: [(&'static str, &'static [&'static str]); 2] = [
             ("rmcp_audit_normal", &["--synchronous-normal"]),
@@ -339,17 +452,19 @@ async fn run(mut args: Args) -> Result<(), String> {
             });
         }
     }
-    let (headers, body) = request_parts(&token);
-    let script = root.path().join("request.lua");
-    std::fs::write(
-        &script,
-        wrk::script(&Request {
-            url: &resource,
-            headers: &headers,
-            body: &body,
-        }),
-    )
-    .map_err(|e| e.to_string())?;
+    if !args.only.is_empty() {
+        let known: Vec<&str> = variants.iter().map(|v| v.name).collect();
+        if let Some(unknown) = args.only.iter().find(|n| !known.contains(&n.as_str())) {
+            return Err(format!(
+                "--only {unknown}: no such variant here; the variants are {}",
+                known.join(", ")
+            ));
+        }
+        variants.retain(|v| {
+            matches!(v.name, "rmcp" | "rmcp_audit") || args.only.iter().any(|n| n == v.name)
+        });
+    }
+    let ticks = clock_ticks();
     // No pooled connection: each measurement's server is a new process on the same port.
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(0)
@@ -368,32 +483,46 @@ async fn run(mut args: Args) -> Result<(), String> {
                 serial += 1;
                 let dir = root.path().join(format!("run-{serial}"));
                 let server = start(variant, &rmcp, &template, &dir, port, &resource)?;
+                let (token, script) = match &variant.kind {
+                    Kind::Example { token, script, .. } => (token, script),
+                    Kind::Rmcp { .. } => (&current_token, &current_script),
+                };
+                let (headers, body) = request_parts(token);
                 preflight(&http, &resource, &headers, &body)
                     .await
                     .map_err(|e| format!("{}: {e}", variant.name))?;
                 if args.warmup > 0 {
                     wrk::run(
-                        &script,
+                        script,
                         &resource,
                         connections,
                         Duration::from_secs(args.warmup),
                     )?;
                 }
-                let m = wrk::run(
-                    &script,
+                let cpu_before = cpu_micros(server.0.id(), ticks);
+                let mut m = wrk::run(
+                    script,
                     &resource,
                     connections,
                     Duration::from_secs(args.seconds),
                 )?;
+                if let (Some(before), Some(after)) = (cpu_before, cpu_micros(server.0.id(), ticks))
+                    && m.requests > 0
+                {
+                    m.server_cpu_us = Some((after - before) / m.requests as f64);
+                }
                 drop(server);
                 let _ = std::fs::remove_dir_all(&dir);
                 eprintln!(
-                    "rep {} c={connections:<3} {:<10} {:>8.0}/s  p50 {:>6.2} ms  p99 {:>6.2} ms{}",
+                    "rep {} c={connections:<3} {:<10} {:>8.0}/s  p50 {:>6.2} ms  p99 {:>6.2} ms  \
+                     cpu {:>5.0} µs/read  load {}{}",
                     rep + 1,
                     variant.name,
                     m.per_second,
                     m.p50_ms,
                     m.p99_ms,
+                    m.server_cpu_us.unwrap_or(f64::NAN),
+                    load_average(),
                     if m.non_2xx + m.socket_errors > 0 {
                         format!(
                             "  ({} non-2xx, {} socket errors)",
@@ -419,11 +548,12 @@ async fn run(mut args: Args) -> Result<(), String> {
         index("rmcp").expect("rmcp"),
         index("rmcp_audit").expect("floor"),
     );
+    let baseline_i = index("baseline");
     let mut out_connections = Vec::new();
     eprintln!(
-        "| connections | variant | reads/s (median, min–max) | p50 ms | p99 ms | × rmcp | × rmcp+audit | p99 × rmcp+audit |"
+        "| connections | variant | reads/s (median, min–max) | p50 ms | p99 ms | server CPU µs/read | × rmcp | × rmcp+audit | p99 × rmcp+audit | × baseline | p99 × baseline |"
     );
-    eprintln!("|---|---|---|---|---|---|---|---|");
+    eprintln!("|---|---|---|---|---|---|---|---|---|---|---|");
     for (ci, &connections) in args.connections.iter().enumerate() {
         let mut per_variant = serde_json::Map::new();
         for (vi, variant) in variants.iter().enumerate() {
@@ -437,9 +567,12 @@ async fn run(mut args: Args) -> Result<(), String> {
                 "per_second": summary(runs.iter().map(|m| m.per_second)),
                 "p50_ms": summary(runs.iter().map(|m| m.p50_ms)),
                 "p99_ms": summary(runs.iter().map(|m| m.p99_ms)),
+                "server_cpu_us": summary(runs.iter().filter_map(|m| m.server_cpu_us)),
                 "over_rmcp": ratio(rmcp_i, |m| m.per_second),
                 "over_rmcp_audit": ratio(floor_i, |m| m.per_second),
                 "p99_over_rmcp_audit": ratio(floor_i, |m| m.p99_ms),
+                "over_baseline": baseline_i.map(|b| ratio(b, |m| m.per_second)),
+                "p99_over_baseline": baseline_i.map(|b| ratio(b, |m| m.p99_ms)),
             });
             let median = |key: &str| entry[key]["median"].as_f64().unwrap_or(f64::NAN);
             let range = |key: &str| {
@@ -451,14 +584,21 @@ async fn run(mut args: Args) -> Result<(), String> {
                 )
             };
             eprintln!(
-                "| {connections} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+                "| {connections} | {} | {} | {:.2} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
                 variant.name,
                 range("per_second"),
                 median("p50_ms"),
                 median("p99_ms"),
+                median("server_cpu_us"),
                 median("over_rmcp"),
                 median("over_rmcp_audit"),
                 median("p99_over_rmcp_audit"),
+                entry["over_baseline"]["median"]
+                    .as_f64()
+                    .unwrap_or(f64::NAN),
+                entry["p99_over_baseline"]["median"]
+                    .as_f64()
+                    .unwrap_or(f64::NAN),
             );
             per_variant.insert(variant.name.into(), entry);
         }
@@ -473,7 +613,7 @@ async fn run(mut args: Args) -> Result<(), String> {
         "smoke": args.smoke,
         "binary": binary.display().to_string(),
         "baseline": args.baseline.as_ref().map(|b| b.display().to_string()),
-        "load_average": std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim(),
+        "load_average": load_average(),
         "results": out_connections,
     });
     emit_json(&out, args.json.as_deref());

@@ -15,6 +15,8 @@ use super::jwks::{KeyCache, StaticKeys};
 use super::jwt::{Expectations, TokenClaims, validate};
 use super::resolver::{ClaimsResolver, PrincipalResolver};
 use super::token::{claims_of, verify_token};
+use super::token_cache::{TokenCache, Verified};
+use crate::tool::context::Principal;
 
 /// Verifies bearer tokens (development HS256 tokens, or the identity provider's JWTs
 /// against its JWKS) and resolves them to a [`Principal`](crate::Principal). Cheap to clone.
@@ -25,6 +27,8 @@ pub struct Authenticator {
 
 struct Inner {
     config: IdentityConfig,
+    /// Tokens verified recently ([`IdentityConfig::with_token_cache`]).
+    verified: TokenCache,
     keys: Keys,
     /// `None`: the claims as signed ([`ClaimsResolver`]; for HS256 tokens, their
     /// erp-tools claims checked against the configured branches).
@@ -34,6 +38,22 @@ struct Inner {
 enum Keys {
     Shared(TokenConfig),
     Provider(KeyCache),
+}
+
+impl Inner {
+    fn new(
+        config: IdentityConfig,
+        keys: Keys,
+        resolver: Option<Arc<dyn PrincipalResolver>>,
+    ) -> Inner {
+        let (ttl, capacity) = config.token_cache();
+        Inner {
+            verified: TokenCache::new(ttl, capacity),
+            config,
+            keys,
+            resolver,
+        }
+    }
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -51,11 +71,11 @@ impl Authenticator {
     /// checked against `tokens`' branches when it has them).
     pub fn shared_secret(tokens: TokenConfig) -> Self {
         Authenticator {
-            inner: Arc::new(Inner {
-                config: IdentityConfig::shared_secret(tokens.clone()),
-                keys: Keys::Shared(tokens),
-                resolver: None,
-            }),
+            inner: Arc::new(Inner::new(
+                IdentityConfig::shared_secret(tokens.clone()),
+                Keys::Shared(tokens),
+                None,
+            )),
         }
     }
 
@@ -76,45 +96,38 @@ impl Authenticator {
             cache.prefetch().await?;
         }
         Ok(Authenticator {
-            inner: Arc::new(Inner {
-                config,
-                keys,
-                resolver: None,
-            }),
+            inner: Arc::new(Inner::new(config, keys, None)),
         })
     }
 
     /// An authenticator for `config` verifying provider tokens against `keys` (any
     /// [`KeyCache`], e.g. over a custom [`KeySource`](super::KeySource)).
     pub fn with_key_cache(config: IdentityConfig, keys: KeyCache) -> Self {
+        let keys = match &config.keys {
+            KeysFrom::SharedSecret(tokens) => Keys::Shared(tokens.clone()),
+            KeysFrom::Provider { .. } => Keys::Provider(keys),
+        };
         Authenticator {
-            inner: Arc::new(Inner {
-                keys: match &config.keys {
-                    KeysFrom::SharedSecret(tokens) => Keys::Shared(tokens.clone()),
-                    KeysFrom::Provider { .. } => Keys::Provider(keys),
-                },
-                config,
-                resolver: None,
-            }),
+            inner: Arc::new(Inner::new(config, keys, None)),
         }
     }
 
     /// Resolves verified claims with `resolver` (the application's users) instead of
     /// reading the principal from the claims.
     pub fn with_resolver(self, resolver: impl PrincipalResolver) -> Self {
-        let inner = Arc::try_unwrap(self.inner).unwrap_or_else(|shared| Inner {
-            config: shared.config.clone(),
-            keys: match &shared.keys {
-                Keys::Shared(t) => Keys::Shared(t.clone()),
-                Keys::Provider(c) => Keys::Provider(c.clone()),
-            },
-            resolver: shared.resolver.clone(),
-        });
+        let (config, keys) = match Arc::try_unwrap(self.inner) {
+            Ok(inner) => (inner.config, inner.keys),
+            Err(shared) => (
+                shared.config.clone(),
+                match &shared.keys {
+                    Keys::Shared(t) => Keys::Shared(t.clone()),
+                    Keys::Provider(c) => Keys::Provider(c.clone()),
+                },
+            ),
+        };
+        // A new cache: one filled without the resolver holds callers read from claims.
         Authenticator {
-            inner: Arc::new(Inner {
-                resolver: Some(Arc::new(resolver)),
-                ..inner
-            }),
+            inner: Arc::new(Inner::new(config, keys, Some(Arc::new(resolver)))),
         }
     }
 
@@ -122,15 +135,19 @@ impl Authenticator {
     /// (the algorithm comes from the key), `iss` exactly, `aud` naming this server's
     /// resource, `exp`/`nbf` with the leeway, the maximum age, a valid `run` claim, and
     /// then the [`PrincipalResolver`].
+    ///
+    /// A token verified within the last minute (see [`IdentityConfig::with_token_cache`])
+    /// is not verified again; with a resolver, its caller is resolved again.
     pub async fn authenticate(&self, token: &str) -> Result<Identity, AuthError> {
         // A `run` claim was checked when the token was verified (`TokenClaims`).
-        let claims = self.verify_claims(token).await?;
-        let principal = match (&self.inner.keys, &self.inner.resolver) {
-            (_, Some(resolver)) => resolver.resolve(&claims).await?,
-            // Development and shared-secret tokens carry erp-tools claims, checked for
-            // consistency (the branch code against the branch id).
-            (Keys::Shared(tokens), None) => claims_of(tokens, claims.clone())?.into_principal(),
-            (Keys::Provider(_), None) => ClaimsResolver::new().principal(&claims)?,
+        let verified = self.verified(token).await?;
+        if let Some(identity) = verified.identity {
+            return Ok(identity);
+        }
+        let claims = &verified.claims;
+        let principal = match &self.inner.resolver {
+            Some(resolver) => resolver.resolve(claims).await?,
+            None => self.principal_of(claims)?,
         };
         Ok(Identity {
             principal,
@@ -138,8 +155,47 @@ impl Authenticator {
         })
     }
 
-    /// Verifies `token`'s signature and registered claims, without resolving the caller.
+    /// The caller the claims name, without a resolver.
+    fn principal_of(&self, claims: &TokenClaims) -> Result<Principal, AuthError> {
+        match &self.inner.keys {
+            // Development and shared-secret tokens carry erp-tools claims, checked for
+            // consistency (the branch code against the branch id).
+            Keys::Shared(tokens) => Ok(claims_of(tokens, claims.clone())?.into_principal()),
+            Keys::Provider(_) => ClaimsResolver::new().principal(claims),
+        }
+    }
+
+    /// `token` verified, from the cache when it was verified recently; remembered when it
+    /// was not (with its caller, when no resolver is involved).
+    async fn verified(&self, token: &str) -> Result<Verified, AuthError> {
+        if let Some(verified) = self.inner.verified.get(token) {
+            return Ok(verified);
+        }
+        let claims = self.verify_signed(token).await?;
+        let identity = match &self.inner.resolver {
+            Some(_) => None,
+            None => Some(Identity {
+                principal: self.principal_of(&claims)?,
+                expires_at: Some(UNIX_EPOCH + Duration::from_secs(claims.expires_at)),
+            }),
+        };
+        let verified = Verified {
+            claims: Arc::new(claims),
+            identity,
+        };
+        let max_age = self.inner.config.max_token_age;
+        self.inner.verified.put(token, verified.clone(), max_age);
+        Ok(verified)
+    }
+
+    /// Verifies `token`'s signature and registered claims, without resolving the caller
+    /// (a token verified recently is taken from the cache).
     pub async fn verify_claims(&self, token: &str) -> Result<TokenClaims, AuthError> {
+        Ok(TokenClaims::clone(&self.verified(token).await?.claims))
+    }
+
+    /// Verifies `token`'s signature and registered claims, now.
+    async fn verify_signed(&self, token: &str) -> Result<TokenClaims, AuthError> {
         match &self.inner.keys {
             Keys::Shared(tokens) => verify_token(tokens, token),
             Keys::Provider(cache) => {

@@ -10,6 +10,7 @@
 //! | `ERP_TOOLS_TOKEN_LEEWAY_SECS` | clock leeway for `exp`/`nbf` (default 5) |
 //! | `ERP_TOOLS_MAX_TOKEN_AGE_SECS` | refuse tokens living or issued longer ago than this (default: no limit) |
 //! | `ERP_TOOLS_KEY_REFRESH_SECS` | shortest time between two key-set fetches for unknown kids (default 60) |
+//! | `ERP_TOOLS_TOKEN_CACHE_SECS` | how long a verified token is remembered, never past its `exp` (default 60; `0` verifies every request) |
 //!
 //! With neither `ERP_TOOLS_ISSUER` nor `ERP_TOOLS_SIGNING_KEY`, the published development
 //! key is used (and a server with it refuses to listen beyond loopback).
@@ -23,6 +24,7 @@ use super::dev::{DEV_AUDIENCE, TokenConfig};
 use super::error::AuthError;
 use super::jwks::{DEFAULT_MAX_KEY_AGE, DEFAULT_REFRESH_INTERVAL};
 use super::jwt::CLOCK_SKEW_SECS;
+use super::token_cache::{DEFAULT_TOKEN_CACHE_CAPACITY, DEFAULT_TOKEN_CACHE_TTL};
 
 /// The default `iss` of HS256 tokens signed with `ERP_TOOLS_SIGNING_KEY`.
 pub const DEFAULT_SIGNING_ISSUER: &str = "erp-tools";
@@ -53,6 +55,8 @@ pub struct IdentityConfig {
     pub(crate) max_token_age: Option<Duration>,
     pub(crate) key_refresh_interval: Duration,
     pub(crate) max_key_age: Duration,
+    pub(crate) token_cache_ttl: Duration,
+    pub(crate) token_cache_capacity: usize,
 }
 
 impl IdentityConfig {
@@ -79,6 +83,8 @@ impl IdentityConfig {
             max_token_age: None,
             key_refresh_interval: DEFAULT_REFRESH_INTERVAL,
             max_key_age: DEFAULT_MAX_KEY_AGE,
+            token_cache_ttl: DEFAULT_TOKEN_CACHE_TTL,
+            token_cache_capacity: DEFAULT_TOKEN_CACHE_CAPACITY,
         })
     }
 
@@ -92,6 +98,8 @@ impl IdentityConfig {
             keys: KeysFrom::SharedSecret(tokens),
             key_refresh_interval: DEFAULT_REFRESH_INTERVAL,
             max_key_age: DEFAULT_MAX_KEY_AGE,
+            token_cache_ttl: DEFAULT_TOKEN_CACHE_TTL,
+            token_cache_capacity: DEFAULT_TOKEN_CACHE_CAPACITY,
         }
     }
 
@@ -177,6 +185,10 @@ impl IdentityConfig {
         if let Some(interval) = secs("ERP_TOOLS_KEY_REFRESH_SECS")? {
             config = config.with_key_refresh_interval(interval);
         }
+        if let Some(ttl) = secs("ERP_TOOLS_TOKEN_CACHE_SECS")? {
+            let capacity = config.token_cache_capacity;
+            config = config.with_token_cache(ttl, capacity);
+        }
         Ok(config)
     }
 
@@ -241,6 +253,36 @@ impl IdentityConfig {
     pub fn with_max_key_age(mut self, age: Duration) -> Self {
         self.max_key_age = age;
         self
+    }
+
+    /// Remembers up to `capacity` verified tokens for at most `ttl` each (default
+    /// [`DEFAULT_TOKEN_CACHE_TTL`], 60 s, and [`DEFAULT_TOKEN_CACHE_CAPACITY`]), so a client
+    /// sending the same token on every request has its signature and claims checked once.
+    /// An entry never outlives the token's `exp` or maximum age, and a token that fails
+    /// verification is never remembered; with a
+    /// [`PrincipalResolver`](super::PrincipalResolver) the caller is still resolved on every
+    /// request. A key removed from the provider's key set, or a shared secret changed by
+    /// a restart, stops a remembered token at the latest `ttl` later. `Duration::ZERO`
+    /// verifies every request (no cache).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use erp_tools_core::auth::IdentityConfig;
+    ///
+    /// let config = IdentityConfig::development("http://127.0.0.1:8765/mcp")
+    ///     .with_token_cache(Duration::from_secs(10), 1000);
+    /// assert_eq!(config.token_cache(), (Duration::from_secs(10), 1000));
+    /// ```
+    pub fn with_token_cache(mut self, ttl: Duration, capacity: usize) -> Self {
+        self.token_cache_ttl = ttl;
+        self.token_cache_capacity = capacity;
+        self
+    }
+
+    /// How long and how many verified tokens are remembered (see
+    /// [`with_token_cache`](Self::with_token_cache)).
+    pub fn token_cache(&self) -> (Duration, usize) {
+        (self.token_cache_ttl, self.token_cache_capacity)
     }
 
     /// The issuer tokens must name.

@@ -56,6 +56,7 @@ mod jwks;
 mod jwt;
 mod resolver;
 mod token;
+mod token_cache;
 
 pub use authenticator::Authenticator;
 pub use config::{DEFAULT_SIGNING_ISSUER, IdentityConfig, KeysFrom, check_provider_url};
@@ -75,6 +76,7 @@ pub use jwks::{
 pub use jwt::{CLOCK_SKEW_SECS, TokenClaims};
 pub use resolver::{ClaimsResolver, PrincipalResolver, effective_scopes};
 pub use token::{Claims, encode, mint, verify, verify_claims, verify_identity};
+pub use token_cache::{DEFAULT_TOKEN_CACHE_CAPACITY, DEFAULT_TOKEN_CACHE_TTL};
 
 #[cfg(test)]
 mod tests;

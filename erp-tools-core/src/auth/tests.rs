@@ -180,3 +180,82 @@ fn effective_scopes_are_the_intersection() {
     assert!(effective_scopes(&token, []).is_empty());
     assert!(effective_scopes(&[], ["inventory:read"]).is_empty());
 }
+
+/// Counts the callers it resolves; resolves everyone as the buyer.
+struct CountingResolver(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl PrincipalResolver for CountingResolver {
+    fn resolve<'a>(
+        &'a self,
+        _claims: &'a TokenClaims,
+    ) -> BoxFuture<'a, Result<Principal, AuthError>> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async { Ok(buyer()) })
+    }
+}
+
+#[tokio::test]
+async fn a_remembered_token_gives_the_same_caller_and_a_bad_one_is_never_remembered() {
+    let c = config();
+    for auth in [
+        Authenticator::shared_secret(c.clone()),
+        Authenticator::from_config(
+            IdentityConfig::shared_secret(c.clone()).with_token_cache(Duration::ZERO, 0),
+        )
+        .await
+        .unwrap(),
+    ] {
+        let token = mint(&c, &buyer(), Duration::from_secs(60));
+        let first = auth.authenticate(&token).await.unwrap();
+        assert_eq!(first.principal, buyer());
+        assert_eq!(auth.authenticate(&token).await.unwrap(), first);
+        assert_eq!(auth.verify_claims(&token).await.unwrap().subject, "u-1");
+        // A forged token (another key), and the good token with one byte changed: refused
+        // every time, before and after the good one was remembered.
+        let other = TokenConfig::new(vec![8u8; 32], "https://id.test", "https://erp.test/mcp");
+        let forged = mint(&other.unwrap(), &buyer(), Duration::from_secs(60));
+        // One character in the middle of the signature changed.
+        let at = token.len() - 10;
+        let swapped = if &token[at..=at] == "A" { "B" } else { "A" };
+        let tampered = format!("{}{swapped}{}", &token[..at], &token[at + 1..]);
+        for bad in [&forged, &tampered] {
+            for _ in 0..2 {
+                assert!(auth.authenticate(bad).await.is_err(), "{bad} accepted");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_resolver_resolves_the_caller_of_a_remembered_token_every_time() {
+    let c = config();
+    let resolved = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // A cache filled before the resolver was added is not used with it.
+    let plain = Authenticator::shared_secret(c.clone());
+    let token = mint(&c, &buyer(), Duration::from_secs(60));
+    plain.authenticate(&token).await.unwrap();
+    let auth = plain.with_resolver(CountingResolver(resolved.clone()));
+    for _ in 0..3 {
+        assert_eq!(auth.authenticate(&token).await.unwrap().principal, buyer());
+    }
+    assert_eq!(resolved.load(std::sync::atomic::Ordering::SeqCst), 3);
+}
+
+#[test]
+fn the_token_cache_is_configured_in_code_and_from_the_environment() {
+    let default = IdentityConfig::development("http://127.0.0.1:1/mcp");
+    assert_eq!(
+        default.token_cache(),
+        (DEFAULT_TOKEN_CACHE_TTL, DEFAULT_TOKEN_CACHE_CAPACITY)
+    );
+    let env = |secs: &'static str| {
+        move |name: &str| (name == "ERP_TOOLS_TOKEN_CACHE_SECS").then(|| secs.to_string())
+    };
+    let off = IdentityConfig::from_lookup(env("0")).unwrap();
+    assert_eq!(off.token_cache().0, Duration::ZERO);
+    let err = IdentityConfig::from_lookup(env("soon")).unwrap_err();
+    assert!(
+        err.to_string().contains("ERP_TOOLS_TOKEN_CACHE_SECS"),
+        "{err}"
+    );
+}

@@ -51,8 +51,11 @@ use run_id::BadRunId;
 ///    [`CallError::UnknownTool`]);
 /// 2. **record the attempt**: an audit row with outcome `attempt`, handed to the
 ///    database's group-commit audit writer; it is committed while the call runs, and no
-///    read result leaves, and no draft commits, before it is durable, so a crash mid-call
-///    still leaves a trace;
+///    draft commits before it is durable, so a crash mid-call still leaves a trace. A
+///    read, which changes nothing, writes its attempt row only when it runs longer than
+///    [`with_read_attempt_after`](Self::with_read_attempt_after) (one second by
+///    default); a shorter read is audited by one finished row, and no read result leaves
+///    before its row is durable;
 /// 3. **execute**: a read (`runtime/read.rs`) runs on the read-only pool; a draft
 ///    (`runtime/draft.rs`) runs in the transaction that claims its idempotency key;
 /// 4. **record the outcome** on the same row (a read that ended before the writer took
@@ -71,10 +74,15 @@ pub struct ToolRuntime {
     registry: Arc<ToolRegistry>,
     db: Database,
     results: Arc<ResultRules>,
+    read_attempt_after: Duration,
 }
 
 /// How long a page cursor stays valid unless configured: one hour.
 pub const DEFAULT_CURSOR_TTL: Duration = Duration::from_secs(3600);
+
+/// How long a read runs before its `attempt` row is written, unless configured: one
+/// second (see [`ToolRuntime::with_read_attempt_after`]).
+pub const DEFAULT_READ_ATTEMPT_AFTER: Duration = Duration::from_secs(1);
 
 impl std::fmt::Debug for ToolRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -99,7 +107,32 @@ impl ToolRuntime {
             registry,
             db,
             results,
+            read_attempt_after: DEFAULT_READ_ATTEMPT_AFTER,
         }
+    }
+
+    /// How long a read call may run before its `attempt` audit row is written (default
+    /// [`DEFAULT_READ_ATTEMPT_AFTER`]).
+    ///
+    /// A read changes nothing, so a read that ends sooner is audited by one finished row,
+    /// committed before its result is returned: one audit write per read instead of two.
+    /// A read that runs longer gets its `attempt` row then, so a crash while it runs
+    /// leaves a trace (closed as `interrupted` by the recovery pass). A read that a crash
+    /// ends before `after` has no row: it answered nothing and changed nothing. Drafts
+    /// always write their attempt row first. `Duration::ZERO` writes the attempt row of
+    /// every read that does not answer at its first poll before it goes on, as drafts do.
+    ///
+    /// ```
+    /// # use erp_tools_core::ToolRuntime;
+    /// # fn f(runtime: ToolRuntime) -> ToolRuntime {
+    /// use std::time::Duration;
+    /// // Every read that waits for anything leaves a trace before it goes on.
+    /// let runtime = runtime.with_read_attempt_after(Duration::ZERO);
+    /// # runtime }
+    /// ```
+    pub fn with_read_attempt_after(mut self, after: Duration) -> Self {
+        self.read_attempt_after = after;
+        self
     }
 
     /// Seals page cursors with `key` (32 bytes or more), valid for `ttl`. Give every
@@ -367,7 +400,17 @@ impl ToolRuntime {
                         .filter(|name| def.page().is_none() || !is_page_arg(name))
                         .collect(),
                 };
-                read::run_audited(&self.db, handler, &ctx, admitted.args, &entry, &shape).await
+                let after = self.read_attempt_after;
+                read::run_audited(
+                    &self.db,
+                    handler,
+                    &ctx,
+                    admitted.args,
+                    &entry,
+                    &shape,
+                    after,
+                )
+                .await
             }
             (Handler::Draft(handler), Some(key)) => {
                 draft::run_audited(&self.db, handler, &ctx, &key, admitted.args, &entry, bound)

@@ -1,7 +1,8 @@
-//! Executing a read call: the handler on the read-only pool, panics caught, while its
-//! attempt row is committed by the audit writer.
+//! Executing a read call: the handler on the read-only pool, panics caught, and its one
+//! audit row written when it ends (an attempt row first only for a read that runs long).
 
 use std::panic::AssertUnwindSafe;
+use std::time::Duration;
 
 use futures::FutureExt;
 use serde_json::Value;
@@ -13,22 +14,26 @@ use super::pages;
 use super::row::final_row;
 use crate::audit::{AuditEntry, Outcome};
 use crate::page::PageSpec;
-use crate::store::{Database, StoreError};
+use crate::store::{Database, Final, StoreError};
 use crate::text;
 use crate::tool::Tier;
 use crate::tool::context::ToolContext;
 use crate::tool::handler::ReadHandlerFn;
 use crate::tool::handles::ReadDb;
 
-/// Runs a read call with its audit row: the `attempt` row is handed to the audit writer
-/// and committed while the handler runs; the result is returned only once the row is
-/// durable. A call that ends before the writer took its row has the finished row
-/// inserted in one go; otherwise the outcome is queued as an update (committed with a
-/// later batch; a crash before that leaves the row at `attempt` for the recovery pass).
-/// A handler that answers at its first poll, without waiting for anything (no database,
-/// no I/O), has nothing to overlap: its row is written once, finished, before the result
-/// is returned (at once when the writer is idle, see
-/// [`Database::record_ended_call`]).
+/// Runs a read call with its audit row.
+///
+/// A read changes nothing, so its row is written once, finished, when it ends: one row
+/// per read, committed before the result is returned (at once when the audit writer is
+/// idle, see [`Database::record_ended_call`]; otherwise with the writer's next batch).
+/// A read still running after `attempt_after` has its `attempt` row handed to the writer
+/// then, so a crash while a long read runs leaves a trace; its outcome goes on the same
+/// row (inserted finished if the writer has not taken the row yet, or queued as an
+/// update, committed with a later batch). `Duration::ZERO` writes the attempt row of
+/// every read that does not answer at its first poll, before it goes on.
+///
+/// A read dropped before it ends (its caller went away) and before its attempt row was
+/// handed over is recorded as `interrupted`, from a task of its own.
 ///
 /// `Err` when the row could not be committed: the result is withheld.
 pub(crate) async fn run_audited(
@@ -38,10 +43,24 @@ pub(crate) async fn run_audited(
     args: Value,
     entry: &AuditEntry,
     shape: &Shape<'_>,
+    attempt_after: Duration,
 ) -> Result<Finished, StoreError> {
     let read = db.read_db();
+    let mut unrecorded = Unrecorded {
+        db,
+        entry: Some(entry),
+    };
     let mut call = std::pin::pin!(run(handler, ctx, &read, args, shape));
-    if let Some(finished) = call.as_mut().now_or_never() {
+    let first = match call.as_mut().now_or_never() {
+        Some(finished) => Some(finished),
+        None if attempt_after.is_zero() => None,
+        None => tokio::time::timeout(attempt_after, call.as_mut())
+            .await
+            .ok(),
+    };
+    // From here on the row is in the writer's hands.
+    unrecorded.entry = None;
+    if let Some(finished) = first {
         db.record_ended_call(entry, read_row(&finished)).await?;
         return Ok(finished);
     }
@@ -60,6 +79,36 @@ pub(crate) async fn run_audited(
         }
     }
     Ok(finished)
+}
+
+/// A read whose row is not written yet: dropped so (the call's future was dropped before
+/// it ended), it records the call as `interrupted` from a task of its own.
+struct Unrecorded<'a> {
+    db: &'a Database,
+    entry: Option<&'a AuditEntry>,
+}
+
+impl Drop for Unrecorded<'_> {
+    fn drop(&mut self) {
+        let Some(entry) = self.entry.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::error!(tool = ?entry.tool_name, "a read dropped outside a runtime has no audit row");
+            return;
+        };
+        let (db, entry) = (self.db.clone(), entry.clone());
+        let fin = Final::new(
+            Outcome::Interrupted,
+            Some(text::READ_DROPPED.to_string()),
+            None,
+        );
+        runtime.spawn(async move {
+            if let Err(e) = db.record_ended_call(&entry, fin).await {
+                tracing::error!(error = %e, "could not record a read that was dropped");
+            }
+        });
+    }
 }
 
 /// A read call's final row: a successful one keeps what it answered, the text the model

@@ -5,10 +5,12 @@
 //! # The guarantee
 //!
 //! - **No read result leaves the server, and no draft commits, before that call's attempt
-//!   row is durable.** A call hands its `attempt` row to the writer and gets a
-//!   [`PendingRow`]; a read's handler runs while the row is being committed, and its
-//!   result is held until [`PendingRow::durable`] returns the row's id. A draft waits for
-//!   the same before its transaction commits. "Durable" is what a commit means on the
+//!   row is durable.** A draft hands its `attempt` row to the writer and gets a
+//!   [`PendingRow`], and waits until [`PendingRow::durable`] returns the row's id before
+//!   its transaction commits. A read, which changes nothing, is written once, finished,
+//!   when it ends, and its result is held until that row is durable; only a read running
+//!   longer than the runtime's `read_attempt_after` hands its `attempt` row over while it
+//!   runs (`runtime/read.rs`). "Durable" is what a commit means on the
 //!   backend: PostgreSQL with `synchronous_commit` as configured, SQLite in WAL mode with
 //!   `synchronous = FULL` by default (survives a crash of the process and of the
 //!   operating system; see the guide's audit chapter, "What survives what").

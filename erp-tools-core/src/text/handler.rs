@@ -6,6 +6,10 @@
 pub(crate) const NO_DRAFT_CREATED: &str = "No draft was created.";
 /// What a failed read call did not do.
 pub(crate) const NOTHING_CHANGED: &str = "Nothing was changed.";
+/// The audit message of a read whose caller went away before it ended (never shown to a
+/// model: nobody was answered).
+pub(crate) const READ_DROPPED: &str =
+    "The call was dropped before the read ended (the client went away); nothing was answered.";
 
 /// `what` numbered `number` is not visible to the caller (the same text whether it does
 /// not exist or belongs to another branch).
