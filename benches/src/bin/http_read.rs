@@ -391,20 +391,21 @@ async fn run(mut args: Args) -> Result<(), String> {
         kind: current.clone(),
     }];
     if args.changes {
-        // The example with this round's read-path changes turned off, one and both.
+        // The example (a read's attempt row first, tokens remembered) beside one audit
+        // write per read ending within a second, every token verified, and both of those.
         let changes: [(&'static str, &'static [(&'static str, &'static str)]); 3] = [
             (
-                "example_attempt_first",
-                &[("ERP_TOOLS_READ_ATTEMPT_AFTER_MS", "0")],
+                "example_one_audit_write",
+                &[("ERP_TOOLS_READ_ATTEMPT_AFTER_MS", "1000")],
             ),
             (
                 "example_verify_every",
                 &[("ERP_TOOLS_TOKEN_CACHE_SECS", "0")],
             ),
             (
-                "example_neither",
+                "example_one_write_verify_every",
                 &[
-                    ("ERP_TOOLS_READ_ATTEMPT_AFTER_MS", "0"),
+                    ("ERP_TOOLS_READ_ATTEMPT_AFTER_MS", "1000"),
                     ("ERP_TOOLS_TOKEN_CACHE_SECS", "0"),
                 ],
             ),

@@ -80,9 +80,10 @@ pub struct ToolRuntime {
 /// How long a page cursor stays valid unless configured: one hour.
 pub const DEFAULT_CURSOR_TTL: Duration = Duration::from_secs(3600);
 
-/// How long a read runs before its `attempt` row is written, unless configured: one
-/// second (see [`ToolRuntime::with_read_attempt_after`]).
-pub const DEFAULT_READ_ATTEMPT_AFTER: Duration = Duration::from_secs(1);
+/// How long a read runs before its `attempt` row is written, unless configured: zero, so
+/// every read's attempt is recorded before it goes on and a crash leaves a trace (see
+/// [`ToolRuntime::with_read_attempt_after`] for the faster alternative).
+pub const DEFAULT_READ_ATTEMPT_AFTER: Duration = Duration::ZERO;
 
 impl std::fmt::Debug for ToolRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -112,22 +113,24 @@ impl ToolRuntime {
     }
 
     /// How long a read call may run before its `attempt` audit row is written (default
-    /// [`DEFAULT_READ_ATTEMPT_AFTER`]).
+    /// [`DEFAULT_READ_ATTEMPT_AFTER`], zero: the attempt of every read that does not
+    /// answer at its first poll is recorded before it goes on, as a draft's is, so a
+    /// crash always leaves a trace).
     ///
-    /// A read changes nothing, so a read that ends sooner is audited by one finished row,
-    /// committed before its result is returned: one audit write per read instead of two.
-    /// A read that runs longer gets its `attempt` row then, so a crash while it runs
-    /// leaves a trace (closed as `interrupted` by the recovery pass). A read that a crash
-    /// ends before `after` has no row: it answered nothing and changed nothing. Drafts
-    /// always write their attempt row first. `Duration::ZERO` writes the attempt row of
-    /// every read that does not answer at its first poll before it goes on, as drafts do.
+    /// A positive `after` trades that for throughput: a read that ends sooner is audited
+    /// by one finished row, committed before its result is returned (one audit write per
+    /// read instead of two; about 1.2× the reads per second over HTTP, BENCHMARKS.md), and
+    /// a read that runs longer gets its `attempt` row then. A read that a crash ends
+    /// before `after` has no row: it answered nothing and changed nothing, but nothing
+    /// shows it was asked either. Drafts always write their attempt row first.
     ///
     /// ```
     /// # use erp_tools_core::ToolRuntime;
     /// # fn f(runtime: ToolRuntime) -> ToolRuntime {
     /// use std::time::Duration;
-    /// // Every read that waits for anything leaves a trace before it goes on.
-    /// let runtime = runtime.with_read_attempt_after(Duration::ZERO);
+    /// // One audit write per read that ends within a second; longer reads leave a trace
+    /// // when they pass it.
+    /// let runtime = runtime.with_read_attempt_after(Duration::from_secs(1));
     /// # runtime }
     /// ```
     pub fn with_read_attempt_after(mut self, after: Duration) -> Self {
