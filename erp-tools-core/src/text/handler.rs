@@ -8,6 +8,7 @@ pub(crate) const NO_DRAFT_CREATED: &str = "No draft was created.";
 pub(crate) const NOTHING_CHANGED: &str = "Nothing was changed.";
 /// The audit message of a read whose caller went away before it ended (never shown to a
 /// model: nobody was answered).
+#[cfg(feature = "runtime")]
 pub(crate) const READ_DROPPED: &str =
     "The call was dropped before the read ended (the client went away); nothing was answered.";
 

@@ -27,7 +27,9 @@ pub(crate) mod handler;
 pub(crate) mod pages;
 #[cfg(feature = "mcp")]
 pub(crate) mod tasks;
-pub(crate) use handler::{NO_DRAFT_CREATED, NOTHING_CHANGED, READ_DROPPED};
+#[cfg(feature = "runtime")]
+pub(crate) use handler::READ_DROPPED;
+pub(crate) use handler::{NO_DRAFT_CREATED, NOTHING_CHANGED};
 
 /// The "what did not happen" sentence of a failed call of `tier`.
 pub(crate) fn not_done(tier: Tier) -> &'static str {
