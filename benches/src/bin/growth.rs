@@ -334,14 +334,18 @@ async fn fill(t: &TestDb, args: &Args) -> Duration {
 /// Planner statistics (and, on PostgreSQL, the visibility map), as autovacuum or SQLite's
 /// `PRAGMA optimize` would gather them after such a load.
 async fn analyze(t: &TestDb) {
-    let analyze = match t.backend() {
-        erp_tools_core::Backend::Postgres => "VACUUM ANALYZE",
+    // On SQLite the audit log is a file of its own, attached read-only to the main pool:
+    // the main pool analyzes its own schema, the audit file's pool the log.
+    let (main, log) = match t.backend() {
+        erp_tools_core::Backend::Postgres => ("VACUUM ANALYZE", "VACUUM ANALYZE"),
         // Sampled, as `PRAGMA optimize` does.
-        erp_tools_core::Backend::Sqlite => "PRAGMA analysis_limit = 1000; ANALYZE",
+        erp_tools_core::Backend::Sqlite => (
+            "PRAGMA analysis_limit = 1000; ANALYZE main",
+            "PRAGMA analysis_limit = 1000; ANALYZE",
+        ),
     };
-    // On SQLite the audit log is a file of its own.
     let audit = erp_tools_tests::db::raw_audit_pool(&t.db).await;
-    for pool in [t.db.pool(), &audit] {
+    for (pool, analyze) in [(t.db.pool(), main), (&audit, log)] {
         sqlx::raw_sql(analyze).execute(pool).await.expect("analyze");
     }
     if t.backend() == erp_tools_core::Backend::Sqlite {
