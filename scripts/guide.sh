@@ -11,7 +11,9 @@ cd "$(dirname "$0")/.."
 
 need() { # need <crate> <version> <binary>
   if ! "$3" --version 2>/dev/null | grep -q "$2"; then
-    cargo install --locked --quiet "$1" --version "$2" "${@:4}"
+    # A debug build: about half the compile time of a release one, and quick enough for a
+    # book of this size.
+    cargo install --locked --debug --quiet "$1" --version "$2" "${@:4}"
   fi
 }
 need mdbook 0.5.4 mdbook --no-default-features --features search
