@@ -257,7 +257,7 @@ fn with_request_state_key(config: HttpConfig) -> Result<HttpConfig, String> {
 
 /// `runtime` writing a read's `attempt` audit row once it has run
 /// `ERP_TOOLS_READ_ATTEMPT_AFTER_MS` milliseconds (`0`: before it goes on, as drafts do),
-/// or after the framework's default (one second) when it is not set.
+/// or after the framework's default (100 ms) when it is not set.
 fn with_read_attempt_after(runtime: ToolRuntime) -> Result<ToolRuntime, String> {
     let Ok(value) = std::env::var("ERP_TOOLS_READ_ATTEMPT_AFTER_MS") else {
         return Ok(runtime);

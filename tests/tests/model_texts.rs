@@ -200,22 +200,41 @@ async fn page_entries(t: &TestDb) -> Vec<Entry> {
     let altered =
         json!({"query": "v-s", "page_size": 2, "cursor": String::from_utf8(altered).unwrap()});
     let refused = call(altered.clone()).await;
-    let mut shown = first_args.clone();
-    shown["page_size"] = json!(2);
+    // The cursors followed to the last page (bounded: 30 vendors, 2 a page).
+    let mut last = call(first_args.clone()).await;
+    let mut pages = 1;
+    while let Some(cursor) = last.structured["next_cursor"].as_str().map(str::to_string) {
+        assert!(pages < 30, "the pages never ended");
+        last = call(json!({"query": "v-s", "page_size": 2, "cursor": cursor})).await;
+        pages += 1;
+    }
+    assert!(pages > 1, "the search fits one page: no last page to show");
+    let ends = |outcome: &CallOutcome| {
+        outcome
+            .text
+            .lines()
+            .take(1)
+            .chain(outcome.text.lines().last())
+            .collect::<Vec<_>>()
+            .join("\n…\n")
+    };
     vec![
         Entry {
-            text: first
-                .text
-                .lines()
-                .take(1)
-                .chain(first.text.lines().last())
-                .collect::<Vec<_>>()
-                .join("\n…\n"),
+            text: ends(&first),
             ..Entry::of(
                 "A page of a page tool, with more to come (its first and last lines; the items between)",
                 tool,
-                shown,
+                first_args.clone(),
                 &first,
+            )
+        },
+        Entry {
+            text: ends(&last),
+            ..Entry::of(
+                "The last page of a page tool (its first and last lines; the items between)",
+                tool,
+                json!({"query": "v-s", "page_size": 2, "cursor": "<the previous page's cursor>"}),
+                &last,
             )
         },
         Entry::of(

@@ -235,10 +235,18 @@ on_both_backends!(a_closed_database_refuses_calls_that_answer_at_once);
 async fn a_long_read_leaves_its_attempt_row_while_it_runs(t: &TestDb) {
     let who = reader();
     for (after, text) in [
-        (Duration::ZERO, format!("now-{}", new_run())),
-        (Duration::from_millis(50), format!("later-{}", new_run())),
+        (Some(Duration::ZERO), format!("now-{}", new_run())),
+        (
+            Some(Duration::from_millis(50)),
+            format!("later-{}", new_run()),
+        ),
+        // The default, `DEFAULT_READ_ATTEMPT_AFTER` (100 ms).
+        (None, format!("default-{}", new_run())),
     ] {
-        let rt = runtime(t).with_read_attempt_after(after);
+        let rt = match after {
+            Some(after) => runtime(t).with_read_attempt_after(after),
+            None => runtime(t),
+        };
         let run = new_run();
         let running = {
             let (rt, who, run, text) = (rt.clone(), who.clone(), run.clone(), text.clone());
@@ -256,7 +264,7 @@ async fn a_long_read_leaves_its_attempt_row_while_it_runs(t: &TestDb) {
         assert_eq!(out.outcome, Outcome::Ok, "{}", out.text);
         wait_for_rows(t, &run, &["ok"]).await;
     }
-    // The default (one second) and a read that ends at once: one row, written finished.
+    // The default and a read that ends at once: one row, written finished.
     let rt = runtime(t);
     let run = new_run();
     let text = format!("quick-{run}");

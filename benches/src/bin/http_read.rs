@@ -391,21 +391,21 @@ async fn run(mut args: Args) -> Result<(), String> {
         kind: current.clone(),
     }];
     if args.changes {
-        // The example (a read's attempt row first, tokens remembered) beside one audit
-        // write per read ending within a second, every token verified, and both of those.
+        // The example (one audit write per read ending within 100 ms, tokens remembered)
+        // beside a read's attempt row first, every token verified, and both of those.
         let changes: [(&'static str, &'static [(&'static str, &'static str)]); 3] = [
             (
-                "example_one_audit_write",
-                &[("ERP_TOOLS_READ_ATTEMPT_AFTER_MS", "1000")],
+                "example_attempt_first",
+                &[("ERP_TOOLS_READ_ATTEMPT_AFTER_MS", "0")],
             ),
             (
                 "example_verify_every",
                 &[("ERP_TOOLS_TOKEN_CACHE_SECS", "0")],
             ),
             (
-                "example_one_write_verify_every",
+                "example_neither",
                 &[
-                    ("ERP_TOOLS_READ_ATTEMPT_AFTER_MS", "1000"),
+                    ("ERP_TOOLS_READ_ATTEMPT_AFTER_MS", "0"),
                     ("ERP_TOOLS_TOKEN_CACHE_SECS", "0"),
                 ],
             ),

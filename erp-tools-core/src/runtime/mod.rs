@@ -53,9 +53,9 @@ use run_id::BadRunId;
 ///    database's group-commit audit writer; it is committed while the call runs, and no
 ///    draft commits before it is durable, so a crash mid-call still leaves a trace. A
 ///    read, which changes nothing, writes its attempt row only when it runs longer than
-///    [`with_read_attempt_after`](Self::with_read_attempt_after) (one second by
-///    default); a shorter read is audited by one finished row, and no read result leaves
-///    before its row is durable;
+///    [`with_read_attempt_after`](Self::with_read_attempt_after)
+///    ([`DEFAULT_READ_ATTEMPT_AFTER`], 100 ms, by default); a shorter read is audited by
+///    one finished row, and no read result leaves before its row is durable;
 /// 3. **execute**: a read (`runtime/read.rs`) runs on the read-only pool; a draft
 ///    (`runtime/draft.rs`) runs in the transaction that claims its idempotency key;
 /// 4. **record the outcome** on the same row (a read that ended before the writer took
@@ -80,10 +80,11 @@ pub struct ToolRuntime {
 /// How long a page cursor stays valid unless configured: one hour.
 pub const DEFAULT_CURSOR_TTL: Duration = Duration::from_secs(3600);
 
-/// How long a read runs before its `attempt` row is written, unless configured: zero, so
-/// every read's attempt is recorded before it goes on and a crash leaves a trace (see
-/// [`ToolRuntime::with_read_attempt_after`] for the faster alternative).
-pub const DEFAULT_READ_ATTEMPT_AFTER: Duration = Duration::ZERO;
+/// How long a read runs before its `attempt` row is written, unless configured: 100 ms,
+/// well above an indexed read, so a read that takes long (a report, a slow remote ERP)
+/// has its attempt on record while it runs and a crash leaves a trace of it, while an
+/// ordinary read costs one audit write (see [`ToolRuntime::with_read_attempt_after`]).
+pub const DEFAULT_READ_ATTEMPT_AFTER: Duration = Duration::from_millis(100);
 
 impl std::fmt::Debug for ToolRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -113,24 +114,27 @@ impl ToolRuntime {
     }
 
     /// How long a read call may run before its `attempt` audit row is written (default
-    /// [`DEFAULT_READ_ATTEMPT_AFTER`], zero: the attempt of every read that does not
-    /// answer at its first poll is recorded before it goes on, as a draft's is, so a
-    /// crash always leaves a trace).
+    /// [`DEFAULT_READ_ATTEMPT_AFTER`], 100 ms).
     ///
-    /// A positive `after` trades that for throughput: a read that ends sooner is audited
-    /// by one finished row, committed before its result is returned (one audit write per
-    /// read instead of two; about 1.2× the reads per second over HTTP, BENCHMARKS.md), and
-    /// a read that runs longer gets its `attempt` row then. A read that a crash ends
-    /// before `after` has no row: it answered nothing and changed nothing, but nothing
-    /// shows it was asked either. Drafts always write their attempt row first.
+    /// A read that ends sooner is audited by one finished row, committed before its
+    /// result is returned: one audit write per read (about 1.2× the reads per second over
+    /// HTTP of two writes, BENCHMARKS.md). A read that runs longer gets its `attempt` row
+    /// then, committed while it runs, and its outcome on the same row when it ends. A read
+    /// that a crash ends before `after` has no row: it answered nothing and changed
+    /// nothing, but nothing shows it was asked either. `Duration::ZERO` hands the attempt
+    /// of every read that does not answer at its first poll to the audit writer at once,
+    /// as drafts do (two audit writes per read). Drafts, and reads run as MCP tasks
+    /// (long work by declaration), always write their attempt row first, whatever this
+    /// says.
     ///
     /// ```
     /// # use erp_tools_core::ToolRuntime;
     /// # fn f(runtime: ToolRuntime) -> ToolRuntime {
     /// use std::time::Duration;
-    /// // One audit write per read that ends within a second; longer reads leave a trace
-    /// // when they pass it.
+    /// // Reports that run for minutes: on record once they pass one second.
     /// let runtime = runtime.with_read_attempt_after(Duration::from_secs(1));
+    /// // Every read on record while it runs, at the cost of a second audit write.
+    /// let runtime = runtime.with_read_attempt_after(Duration::ZERO);
     /// # runtime }
     /// ```
     pub fn with_read_attempt_after(mut self, after: Duration) -> Self {
@@ -403,7 +407,12 @@ impl ToolRuntime {
                         .filter(|name| def.page().is_none() || !is_page_arg(name))
                         .collect(),
                 };
-                let after = self.read_attempt_after;
+                // A call run as a task is long work: its attempt goes on record first.
+                let after = if ctx.runs_as_task() {
+                    Duration::ZERO
+                } else {
+                    self.read_attempt_after
+                };
                 read::run_audited(
                     &self.db,
                     handler,

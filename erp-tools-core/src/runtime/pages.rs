@@ -158,21 +158,35 @@ pub(crate) fn answer(
     }
     loop {
         let more = has_more || sent < asked;
-        let answer = render(
+        let (text, next, tokens) = render(
             sealer,
             call,
-            &items[..sent],
             &lines[..sent],
             &json[..sent],
             &keys,
             more,
             asked,
         );
-        if answer.tokens <= budget {
-            return Ok(answer);
+        if tokens <= budget {
+            // The items move into the structured content: no copy of the page.
+            let mut items = items;
+            items.truncate(sent);
+            let mut structured = Map::with_capacity(3);
+            structured.insert("items".into(), Value::Array(items));
+            let more = next.is_some();
+            structured.insert(
+                "next_cursor".into(),
+                next.map_or(Value::Null, Value::String),
+            );
+            structured.insert("has_more".into(), Value::Bool(more));
+            return Ok(PageAnswer {
+                structured: Value::Object(structured),
+                text,
+                tokens,
+            });
         }
         if sent <= 1 {
-            return Err(text::item_over_budget(&call.tool, answer.tokens, budget));
+            return Err(text::item_over_budget(&call.tool, tokens, budget));
         }
         sent -= 1;
     }
@@ -189,18 +203,18 @@ fn structured_len(items_json: &[usize], next: Option<&str>) -> usize {
     ENVELOPE + items + cursor + more
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The text of a page of `lines.len()` items, its next cursor, and the answer's size in
+/// estimated tokens.
 fn render(
     sealer: &Sealer,
     call: &PageCall,
-    items: &[Value],
     lines: &[String],
     items_json: &[usize],
     keys: &[Value],
     has_more: bool,
     asked: usize,
-) -> PageAnswer {
-    let sent = items.len();
+) -> (String, Option<String>, u32) {
+    let sent = lines.len();
     let next = match (has_more, sent.checked_sub(1).and_then(|i| keys.get(i))) {
         (true, Some(key)) => Some(sealer.seal(
             PURPOSE,
@@ -229,16 +243,7 @@ fn render(
     }
     let tokens =
         ResultBudget::tokens_of_bytes(text.len() + structured_len(items_json, next.as_deref()));
-    let structured = serde_json::json!({
-        "items": items,
-        "next_cursor": next,
-        "has_more": next.is_some(),
-    });
-    PageAnswer {
-        structured,
-        text,
-        tokens,
-    }
+    (text, next, tokens)
 }
 
 /// The first 16 hex digits of the SHA-256 of `text`.

@@ -237,6 +237,12 @@ impl ToolContext {
         self
     }
 
+    /// Whether this call runs as an MCP task (long work by declaration).
+    #[cfg_attr(not(feature = "runtime"), allow(dead_code))]
+    pub(crate) fn runs_as_task(&self) -> bool {
+        self.cancel.is_some()
+    }
+
     /// Whether the caller cancelled this call: a call run as an MCP task whose client
     /// sent `tasks/cancel` (on any replica). A long handler checks it between steps and
     /// stops early, returning an error; whatever it returns after a cancel is discarded
