@@ -27,18 +27,12 @@ const DRAFT: &str = "purchasing_draft_purchase";
 const SCOPES: &[&str] = &["purchasing:read", "purchasing:draft"];
 
 fn registry() -> Arc<ToolRegistry> {
-    Arc::new(
-        ToolRegistry::builder()
-            .module("purchasing", purchasing::DESCRIPTION)
-            .tools(erp_tools_core::tools![
-                purchasing::list_suppliers,
-                purchasing::search_products,
-                purchasing::get_product,
-                purchasing::draft_purchase,
-            ])
-            .build()
-            .expect("registry"),
-    )
+    tryton_example::registry(erp_tools_core::tools![
+        purchasing::list_suppliers,
+        purchasing::search_products,
+        purchasing::get_product,
+        purchasing::draft_purchase,
+    ])
 }
 
 /// A run id of its own for this test run.

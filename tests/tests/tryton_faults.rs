@@ -28,13 +28,7 @@ const DRAFT: &str = "purchasing_draft_purchase";
 const TIMEOUT: Duration = Duration::from_millis(1500);
 
 fn registry() -> Arc<ToolRegistry> {
-    Arc::new(
-        ToolRegistry::builder()
-            .module("purchasing", purchasing::DESCRIPTION)
-            .tools(erp_tools_core::tools![purchasing::draft_purchase])
-            .build()
-            .expect("registry"),
-    )
+    tryton_example::registry(erp_tools_core::tools![purchasing::draft_purchase])
 }
 
 async fn draft(rt: &ToolRuntime, who: &Arc<Principal>, run: &str, args: &Value) -> CallOutcome {

@@ -27,16 +27,10 @@ const PRODUCTS: &str = "purchasing_search_products";
 const SUPPLIERS: &str = "purchasing_list_suppliers";
 
 fn registry() -> Arc<ToolRegistry> {
-    Arc::new(
-        ToolRegistry::builder()
-            .module("purchasing", purchasing::DESCRIPTION)
-            .tools(erp_tools_core::tools![
-                purchasing::list_suppliers,
-                purchasing::search_products,
-            ])
-            .build()
-            .expect("registry"),
-    )
+    tryton_example::registry(erp_tools_core::tools![
+        purchasing::list_suppliers,
+        purchasing::search_products,
+    ])
 }
 
 fn person(user: &str, company: i64, code: &str) -> Arc<Principal> {

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use erp_tools_core::{Principal, ToolCall, ToolRegistry, ToolRuntime};
+use erp_tools_core::{Principal, ToolCall, ToolRuntime};
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::tryton::TrytonRun;
 use serde_json::json;
@@ -48,13 +48,7 @@ async fn main() {
     let timeout = Duration::from_secs(10);
     let client = tryton::Tryton::new(&tr.url, tr.keys.clone(), timeout).unwrap();
     purchasing::install(client.clone());
-    let registry = Arc::new(
-        ToolRegistry::builder()
-            .module("purchasing", purchasing::DESCRIPTION)
-            .tools(erp_tools_core::tools![purchasing::draft_purchase])
-            .build()
-            .unwrap(),
-    );
+    let registry = tryton_example::registry(erp_tools_core::tools![purchasing::draft_purchase]);
     let t = TestDb::sqlite().await;
     let rt = ToolRuntime::new(registry, t.db.clone());
     let sby = tr.fact("companies", "SBY-01");

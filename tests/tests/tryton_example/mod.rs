@@ -12,3 +12,18 @@ pub mod purchasing;
 pub mod review;
 #[path = "../../../examples/tryton/tryton.rs"]
 pub mod tryton;
+
+use std::sync::Arc;
+
+use erp_tools_core::{ToolDef, ToolRegistry};
+
+/// A registry of the example's purchasing module with `tools` (`erp_tools_core::tools![..]`).
+pub fn registry(tools: Vec<&'static ToolDef>) -> Arc<ToolRegistry> {
+    Arc::new(
+        ToolRegistry::builder()
+            .module("purchasing", purchasing::DESCRIPTION)
+            .tools(tools)
+            .build()
+            .expect("the example's registry is valid"),
+    )
+}
