@@ -13,6 +13,13 @@ pub mod stock;
 pub mod tools;
 pub mod wrk;
 
+/// The distributor example's tool modules, as the test suites compile them: the pages
+/// benchmark serves its tools, the bare `rmcp` stock server calls its stock tool. They
+/// find each other at the crate root.
+#[path = "../../tests/tests/example/mod.rs"]
+pub mod example;
+pub use example::{app, buying, data, inventory, purchasing, scale};
+
 /// The 500 generated tools (56 modules of at most 9), declared with `#[erp_tool]` and
 /// with `rmcp`'s `#[tool]`.
 #[allow(missing_docs, clippy::all)]

@@ -3,12 +3,12 @@
 //! refused), the RFC 9728 metadata naming the provider, development tokens refused, and
 //! the development key refused on a non-loopback address.
 
-use erp_tools_core::Principal;
 use erp_tools_core::auth::{
     AuthError, Authenticator, BoxFuture, IdentityConfig, JwksUri, KeyCache, PrincipalResolver,
     TokenClaims, TokenConfig, effective_scopes,
 };
 use erp_tools_core::mcp::{HttpConfig, router, serve_http};
+use erp_tools_core::{Principal, ToolRuntime};
 use erp_tools_tests::app::App;
 use erp_tools_tests::app::tools::{FOR_BUYER, GET_STOCK};
 use erp_tools_tests::db::TestDb;
@@ -167,15 +167,22 @@ async fn the_metadata_names_the_provider_and_the_registry_scopes(t: &TestDb) {
 }
 erp_tools_tests::on_both_backends!(the_metadata_names_the_provider_and_the_registry_scopes);
 
-async fn the_development_key_is_refused_beyond_loopback(t: &TestDb) {
-    let runtime = App::new(&t.db).await.runtime;
+/// The error of serving `runtime` with the development token configuration on `addr`, a
+/// refusal to start (`InvalidInput`).
+async fn development_refused_on(runtime: ToolRuntime, addr: &str) -> std::io::Error {
     let config = HttpConfig::new(TokenConfig::development());
     let options = config.serve_options();
-    let app = router(runtime.clone(), config);
-    let err = serve_http("0.0.0.0:0".parse().unwrap(), app, options)
+    let app = router(runtime, config);
+    let err = serve_http(addr.parse().unwrap(), app, options)
         .await
         .unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    err
+}
+
+async fn the_development_key_is_refused_beyond_loopback(t: &TestDb) {
+    let runtime = App::new(&t.db).await.runtime;
+    let err = development_refused_on(runtime, "0.0.0.0:0").await;
     assert!(
         err.to_string().starts_with(
             "refusing to serve on 0.0.0.0:0 with the published DEVELOPMENT signing key"
@@ -198,14 +205,9 @@ erp_tools_tests::on_both_backends!(the_development_key_is_refused_beyond_loopbac
 /// it does not start, and says what to write instead. Naming the URL serves.
 async fn the_default_development_audience_is_served_only_on_its_port(t: &TestDb) {
     let runtime = App::new(&t.db).await.runtime;
-    let config = HttpConfig::new(TokenConfig::development());
-    let options = config.serve_options();
-    let app = router(runtime.clone(), config);
-    let err = serve_http("127.0.0.1:9".parse().unwrap(), app, options)
+    let text = development_refused_on(runtime.clone(), "127.0.0.1:9")
         .await
-        .unwrap_err();
-    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
-    let text = err.to_string();
+        .to_string();
     assert!(
         text.starts_with("refusing to serve on 127.0.0.1:9: the development token configuration expects this server at http://127.0.0.1:8765/mcp"),
         "{text}"

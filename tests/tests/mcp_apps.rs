@@ -58,22 +58,20 @@ fn example_apps() -> McpApps {
 /// its own to read, no app tools, as a server without apps serves.
 async fn a_host_without_the_extension_sees_what_it_saw_before(t: &TestDb) {
     let runtime = example_runtime(t).await;
-    // The example's registry as it was before its draft tool linked a card.
-    let before_apps = erp_tools_core::ToolRegistry::builder()
-        .module("purchasing", purchasing::DESCRIPTION)
-        .module("inventory", inventory::DESCRIPTION)
-        .tools(erp_tools_core::tools![
-            purchasing::search_vendors,
-            purchasing::get_vendor_summary,
-            purchasing::search_pos,
-            buying::get_item_summary,
-            purchasing::get_po,
-            purchasing::create_po_draft,
-            inventory::get_stock,
-            inventory::list_below_reorder,
-        ])
+    // The example's registry as it was before its draft tool linked a card: its modules
+    // and tools, no card.
+    let example = app::registry().unwrap();
+    let before_apps = example
+        .namespaces()
+        .iter()
+        .fold(erp_tools_core::ToolRegistry::builder(), |b, ns| {
+            b.module(ns.name, ns.description.clone())
+        })
+        .tools(example.tools().iter().map(|t| t.def()))
         .build()
         .unwrap();
+    assert!(example.tools().iter().any(|t| t.card().is_some()));
+    assert!(before_apps.tools().iter().all(|t| t.card().is_none()));
     let old = ToolRuntime::new(Arc::new(before_apps), t.db.clone());
     let plain = connect_in_process(ErpMcpServer::with_principal(old, buyer())).await;
     let with_apps = connect_in_process(

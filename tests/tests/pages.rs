@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use erp_tools_core::prelude::*;
-use erp_tools_core::{CallOutcome, Outcome, Principal, ResultBudget, ToolCall, ToolRuntime};
+use erp_tools_core::{CallOutcome, Outcome, Principal, ResultBudget, ToolRuntime};
+use erp_tools_tests::app::call_as;
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::on_both_backends;
 
@@ -39,17 +40,7 @@ static CALLS: AtomicUsize = AtomicUsize::new(0);
 
 async fn call(rt: &ToolRuntime, who: &Arc<Principal>, tool: &str, args: Value) -> CallOutcome {
     let n = CALLS.fetch_add(1, Ordering::Relaxed);
-    rt.call(
-        who,
-        ToolCall {
-            agent_run_id: String::new(),
-            tool_call_id: format!("p{n}"),
-            name: tool.into(),
-            arguments: args,
-        },
-    )
-    .await
-    .expect("call")
+    call_as(rt, who, "", format!("p{n}"), tool, args).await
 }
 
 async fn example(t: &TestDb) -> ToolRuntime {
@@ -217,62 +208,50 @@ async fn cursors_are_refused_unless_the_same_caller_tool_and_filters(t: &TestDb)
     let mut altered = cursor.clone().into_bytes();
     altered[5] = if altered[5] == b'A' { b'B' } else { b'A' };
     let altered = String::from_utf8(altered).unwrap();
-    refused(
-        &rt,
-        &who,
-        SEARCH_VENDORS,
-        with(&altered, &args),
-        "altered or not issued by this server",
-    )
-    .await;
-    refused(
-        &rt,
-        &who,
-        SEARCH_VENDORS,
-        with("forged", &args),
-        "not issued by this server",
-    )
-    .await;
     // Another key (a server that does not share it).
     let stranger = ToolRuntime::new(rt.registry().clone(), t.db.clone());
-    refused(
-        &stranger,
-        &who,
-        SEARCH_VENDORS,
-        with(&cursor, &args),
-        "not issued by this server",
-    )
-    .await;
     // Another user of the same branch, the same user in another branch.
-    refused(
-        &rt,
-        &buyer("8", 1, "SBY-01"),
-        SEARCH_VENDORS,
-        with(&cursor, &args),
-        "issued to another user",
-    )
-    .await;
-    refused(
-        &rt,
-        &buyer("7", 2, "JKT-01"),
-        SEARCH_VENDORS,
-        with(&cursor, &args),
-        "issued to another user",
-    )
-    .await;
+    let (colleague, elsewhere) = (buyer("8", 1, "SBY-01"), buyer("7", 2, "JKT-01"));
+    // Changed filters.
+    let changed = json!({"query": "v-s0", "item_code": null, "cursor": cursor});
+    for (rt, who, a, says) in [
+        (
+            &rt,
+            &who,
+            with(&altered, &args),
+            "altered or not issued by this server",
+        ),
+        (
+            &rt,
+            &who,
+            with("forged", &args),
+            "not issued by this server",
+        ),
+        (
+            &stranger,
+            &who,
+            with(&cursor, &args),
+            "not issued by this server",
+        ),
+        (
+            &rt,
+            &colleague,
+            with(&cursor, &args),
+            "issued to another user",
+        ),
+        (
+            &rt,
+            &elsewhere,
+            with(&cursor, &args),
+            "issued to another user",
+        ),
+        (&rt, &who, changed, "issued for other argument values"),
+    ] {
+        refused(rt, who, SEARCH_VENDORS, a, says).await;
+    }
     // Another tool.
     let pos = json!({"status": null, "vendor_code": null, "needed_before": null, "cursor": cursor});
     refused(&rt, &who, SEARCH_POS, pos, "issued by another tool").await;
-    // Changed filters.
-    let changed = json!({"query": "v-s0", "item_code": null, "cursor": cursor});
-    refused(
-        &rt,
-        &who,
-        SEARCH_VENDORS,
-        changed,
-        "issued for other argument values",
-    )
-    .await;
     // Expired.
     let brief = ToolRuntime::new(rt.registry().clone(), t.db.clone())
         .with_cursor_key(KEY, Duration::from_secs(0))

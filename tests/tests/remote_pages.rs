@@ -14,7 +14,8 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE;
 use erp_tools_core::page::{Condition, RemoteKeyset};
 use erp_tools_core::prelude::*;
-use erp_tools_core::{CallOutcome, Outcome, Principal, ToolCall, ToolRuntime};
+use erp_tools_core::{CallOutcome, Outcome, Principal, ToolRuntime};
+use erp_tools_tests::app::call_as;
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::on_both_backends;
 use erp_tools_tests::search_erp::SearchErp;
@@ -126,17 +127,7 @@ static CALLS: AtomicUsize = AtomicUsize::new(0);
 
 async fn call(rt: &ToolRuntime, who: &Arc<Principal>, args: Value) -> CallOutcome {
     let n = CALLS.fetch_add(1, Ordering::Relaxed);
-    rt.call(
-        who,
-        ToolCall {
-            agent_run_id: String::new(),
-            tool_call_id: format!("r{n}"),
-            name: LIST.into(),
-            arguments: args,
-        },
-    )
-    .await
-    .expect("call")
+    call_as(rt, who, "", format!("r{n}"), LIST, args).await
 }
 
 /// 300 items, every name twice (the id breaks the tie), created in no particular order.

@@ -7,22 +7,17 @@
 //!
 //! Runs with `ERP_TOOLS_TRYTON=1` (`.ci/run` sets it); skipped otherwise.
 
-#[allow(dead_code)]
-#[path = "../../examples/tryton/purchasing.rs"]
-mod purchasing;
-#[allow(dead_code)]
-#[path = "../../examples/tryton/review.rs"]
-mod review;
-#[allow(dead_code)]
-#[path = "../../examples/tryton/tryton.rs"]
-mod tryton;
+mod tryton_example;
+
+use tryton_example::{purchasing, review, tryton};
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use erp_tools_core::remote::{self, RemoteError};
 use erp_tools_core::sqlx;
-use erp_tools_core::{CallOutcome, Principal, ToolCall, ToolRegistry, ToolRuntime};
+use erp_tools_core::{CallOutcome, Principal, ToolRegistry, ToolRuntime};
+use erp_tools_tests::app::call_as;
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::ids::unique_suffix;
 use erp_tools_tests::tryton::TrytonRun;
@@ -32,18 +27,12 @@ const DRAFT: &str = "purchasing_draft_purchase";
 const SCOPES: &[&str] = &["purchasing:read", "purchasing:draft"];
 
 fn registry() -> Arc<ToolRegistry> {
-    Arc::new(
-        ToolRegistry::builder()
-            .module("purchasing", purchasing::DESCRIPTION)
-            .tools(erp_tools_core::tools![
-                purchasing::list_suppliers,
-                purchasing::search_products,
-                purchasing::get_product,
-                purchasing::draft_purchase,
-            ])
-            .build()
-            .expect("registry"),
-    )
+    tryton_example::registry(erp_tools_core::tools![
+        purchasing::list_suppliers,
+        purchasing::search_products,
+        purchasing::get_product,
+        purchasing::draft_purchase,
+    ])
 }
 
 /// A run id of its own for this test run.
@@ -66,17 +55,7 @@ async fn call(
     tool: &str,
     args: Value,
 ) -> CallOutcome {
-    rt.call(
-        who,
-        ToolCall {
-            agent_run_id: run.to_string(),
-            tool_call_id: format!("{tool}-call"),
-            name: tool.to_string(),
-            arguments: args,
-        },
-    )
-    .await
-    .expect("the call is answered")
+    call_as(rt, who, run, format!("{tool}-call"), tool, args).await
 }
 
 fn draft_args(client_ref: &str, supplier: i64, lines: &[(i64, &str)]) -> Value {
@@ -86,6 +65,18 @@ fn draft_args(client_ref: &str, supplier: i64, lines: &[(i64, &str)]) -> Value {
         "note": "tryton test",
         "lines": lines.iter().map(|(p, q)| json!({"product_id": p, "quantity": q})).collect::<Vec<_>>(),
     })
+}
+
+/// A call of the draft tool with [`draft_args`].
+async fn draft(
+    rt: &ToolRuntime,
+    who: &Arc<Principal>,
+    run: &str,
+    client_ref: &str,
+    supplier: i64,
+    lines: &[(i64, &str)],
+) -> CallOutcome {
+    call(rt, who, run, DRAFT, draft_args(client_ref, supplier, lines)).await
 }
 
 /// The audit row's outcome, document number and ERP columns of the last call of `run`.
@@ -173,14 +164,7 @@ async fn drafts_into_a_real_tryton() {
     console_shows_the_tryton_draft(&t, sby, &s["purchase_id"]).await;
 
     // The price step applies by quantity, as Tryton's own rule does.
-    let tiered = call(
-        &rt,
-        &buyer,
-        &run,
-        DRAFT,
-        draft_args("po-tier", beras, &[(rice, "60")]),
-    )
-    .await;
+    let tiered = draft(&rt, &buyer, &run, "po-tier", beras, &[(rice, "60")]).await;
     assert_eq!(
         tiered.structured["lines"][0]["unit_price"], "335000.00",
         "{}",
@@ -195,14 +179,7 @@ async fn drafts_into_a_real_tryton() {
     assert_eq!(tr.with_marker("buyer-sby", sby, &marker).await.len(), 1);
 
     // The same client_ref with other arguments is refused; nothing is sent.
-    let other = call(
-        &rt,
-        &buyer,
-        &run,
-        DRAFT,
-        draft_args("po-1", minyak, &[(oil, "11")]),
-    )
-    .await;
+    let other = draft(&rt, &buyer, &run, "po-1", minyak, &[(oil, "11")]).await;
     assert!(other.is_error());
     assert!(other.text.contains("client_ref"), "{}", other.text);
     assert_eq!(tr.with_marker("buyer-sby", sby, &marker).await.len(), 1);
@@ -210,14 +187,7 @@ async fn drafts_into_a_real_tryton() {
     // A user without purchase rights: refused by Tryton, reported as such, nothing drafted.
     let clerk = person("clerk-sby", sby, "SBY-01");
     let crun = unique_run("tryton-clerk");
-    let refused = call(
-        &rt,
-        &clerk,
-        &crun,
-        DRAFT,
-        draft_args("po-clerk", beras, &[(rice, "1")]),
-    )
-    .await;
+    let refused = draft(&rt, &clerk, &crun, "po-clerk", beras, &[(rice, "1")]).await;
     assert!(refused.is_error());
     println!("tryton refused the clerk: {}", refused.text);
     assert!(
@@ -239,14 +209,7 @@ async fn drafts_into_a_real_tryton() {
     );
 
     // Another company's supplier is not reachable: no price in this branch, nothing sent.
-    let foreign = call(
-        &rt,
-        &buyer,
-        &run,
-        DRAFT,
-        draft_args("po-gula", gula, &[(sugar, "10")]),
-    )
-    .await;
+    let foreign = draft(&rt, &buyer, &run, "po-gula", gula, &[(sugar, "10")]).await;
     assert!(foreign.is_error());
     assert!(
         foreign.text.contains("no price for product"),
@@ -279,14 +242,7 @@ async fn drafts_into_a_real_tryton() {
     // by Tryton's company rules.
     let jkt_buyer = person("buyer-jkt", jkt, "JKT-01");
     let jrun = unique_run("tryton-jkt");
-    let j = call(
-        &rt,
-        &jkt_buyer,
-        &jrun,
-        DRAFT,
-        draft_args("po-j", gula, &[(sugar, "120")]),
-    )
-    .await;
+    let j = draft(&rt, &jkt_buyer, &jrun, "po-j", gula, &[(sugar, "120")]).await;
     assert!(!j.is_error(), "{}", j.text);
     assert_eq!(j.structured["lines"][0]["unit_price"], "13900.00");
     let jmarker = remote::marker(&jrun, "po-j");
@@ -294,12 +250,13 @@ async fn drafts_into_a_real_tryton() {
     assert!(tr.with_marker("buyer-sby", sby, &jmarker).await.is_empty());
     assert!(tr.with_marker("buyer-sby", jkt, &jmarker).await.is_empty());
     let wrong_company = person("buyer-sby", jkt, "JKT-01");
-    let crossed = call(
+    let crossed = draft(
         &rt,
         &wrong_company,
         &unique_run("x"),
-        DRAFT,
-        draft_args("po-x", gula, &[(sugar, "1")]),
+        "po-x",
+        gula,
+        &[(sugar, "1")],
     )
     .await;
     assert!(crossed.is_error(), "{}", crossed.text);
@@ -348,14 +305,7 @@ async fn drafts_into_a_real_tryton() {
 
     // Tryton stopped: a clear error, nothing pending.
     tr.stop();
-    let down = call(
-        &rt,
-        &buyer,
-        &run,
-        DRAFT,
-        draft_args("po-down", beras, &[(rice, "1")]),
-    )
-    .await;
+    let down = draft(&rt, &buyer, &run, "po-down", beras, &[(rice, "1")]).await;
     assert!(down.is_error());
     println!("tryton stopped: {}", down.text);
     assert!(down.text.contains("Tryton"), "{}", down.text);

@@ -7,19 +7,17 @@
 //!
 //! Runs with `ERP_TOOLS_TRYTON=1` (`.ci/run` sets it); skipped otherwise.
 
-#[allow(dead_code)]
-#[path = "../../examples/tryton/purchasing.rs"]
-mod purchasing;
-#[allow(dead_code)]
-#[path = "../../examples/tryton/tryton.rs"]
-mod tryton;
+mod tryton_example;
+
+use tryton_example::{purchasing, tryton};
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use erp_tools_core::remote;
 use erp_tools_core::sqlx;
-use erp_tools_core::{CallOutcome, Principal, ToolCall, ToolRegistry, ToolRuntime};
+use erp_tools_core::{CallOutcome, Principal, ToolRegistry, ToolRuntime};
+use erp_tools_tests::app::call_as;
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::fault_proxy::{Fault, FaultProxy};
 use erp_tools_tests::ids::unique_suffix;
@@ -30,27 +28,11 @@ const DRAFT: &str = "purchasing_draft_purchase";
 const TIMEOUT: Duration = Duration::from_millis(1500);
 
 fn registry() -> Arc<ToolRegistry> {
-    Arc::new(
-        ToolRegistry::builder()
-            .module("purchasing", purchasing::DESCRIPTION)
-            .tools(erp_tools_core::tools![purchasing::draft_purchase])
-            .build()
-            .expect("registry"),
-    )
+    tryton_example::registry(erp_tools_core::tools![purchasing::draft_purchase])
 }
 
 async fn draft(rt: &ToolRuntime, who: &Arc<Principal>, run: &str, args: &Value) -> CallOutcome {
-    rt.call(
-        who,
-        ToolCall {
-            agent_run_id: run.to_string(),
-            tool_call_id: "c".into(),
-            name: DRAFT.into(),
-            arguments: args.clone(),
-        },
-    )
-    .await
-    .expect("answered")
+    call_as(rt, who, run, "c", DRAFT, args.clone()).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

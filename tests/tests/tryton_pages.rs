@@ -8,22 +8,17 @@
 //!
 //! Runs with `ERP_TOOLS_TRYTON=1` (`.ci/run` sets it); skipped otherwise.
 
-#[allow(dead_code)]
-#[path = "../../examples/tryton/purchasing.rs"]
-mod purchasing;
-#[allow(dead_code)]
-#[path = "../../examples/tryton/review.rs"]
-mod review;
-#[allow(dead_code)]
-#[path = "../../examples/tryton/tryton.rs"]
-mod tryton;
+mod tryton_example;
+
+use tryton_example::{purchasing, tryton};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use erp_tools_core::remote;
-use erp_tools_core::{CallOutcome, Outcome, Principal, ToolCall, ToolRegistry, ToolRuntime};
+use erp_tools_core::{CallOutcome, Outcome, Principal, ToolRegistry, ToolRuntime};
+use erp_tools_tests::app::call_as;
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::tryton::TrytonRun;
 use serde_json::{Value, json};
@@ -32,16 +27,10 @@ const PRODUCTS: &str = "purchasing_search_products";
 const SUPPLIERS: &str = "purchasing_list_suppliers";
 
 fn registry() -> Arc<ToolRegistry> {
-    Arc::new(
-        ToolRegistry::builder()
-            .module("purchasing", purchasing::DESCRIPTION)
-            .tools(erp_tools_core::tools![
-                purchasing::list_suppliers,
-                purchasing::search_products,
-            ])
-            .build()
-            .expect("registry"),
-    )
+    tryton_example::registry(erp_tools_core::tools![
+        purchasing::list_suppliers,
+        purchasing::search_products,
+    ])
 }
 
 fn person(user: &str, company: i64, code: &str) -> Arc<Principal> {
@@ -59,17 +48,7 @@ async fn call(
     tool: &str,
     args: Value,
 ) -> CallOutcome {
-    rt.call(
-        who,
-        ToolCall {
-            agent_run_id: String::new(),
-            tool_call_id: format!("{tool}-{n}"),
-            name: tool.to_string(),
-            arguments: args,
-        },
-    )
-    .await
-    .expect("the call is answered")
+    call_as(rt, who, "", format!("{tool}-{n}"), tool, args).await
 }
 
 /// Creates a supplier (a party) with a price row for `template` in `company`, as `user`:

@@ -17,27 +17,12 @@
 //!   the structured content again, the way the check used to count it, is timed beside
 //!   it for comparison.
 
-// The example's modules are compiled in whole; this binary uses part of them.
-#![allow(dead_code)]
-
-#[path = "../../../examples/distributor/app.rs"]
-mod app;
-#[path = "../../../examples/distributor/buying.rs"]
-mod buying;
-#[path = "../../../examples/distributor/data.rs"]
-mod data;
-#[path = "../../../examples/distributor/inventory.rs"]
-mod inventory;
-#[path = "../../../examples/distributor/purchasing.rs"]
-mod purchasing;
-#[path = "../../../examples/distributor/scale.rs"]
-mod scale;
-
 use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Parser;
 use erp_tools_benches::stats::{Summary, emit_json};
+use erp_tools_benches::{app, inventory, purchasing, scale};
 use erp_tools_core::prelude::*;
 use erp_tools_core::{Database, Outcome, Principal, ResultBudget, ToolCall, ToolRuntime};
 use erp_tools_tests::db::TestDb;

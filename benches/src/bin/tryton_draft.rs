@@ -11,18 +11,16 @@
 //! Each round runs the three in a rotating order; the ratios are ratios of medians over
 //! the same rounds. Tryton is started by scripts/tryton/start.sh.
 
-#[allow(dead_code)]
-#[path = "../../../examples/tryton/purchasing.rs"]
-mod purchasing;
-#[allow(dead_code)]
-#[path = "../../../examples/tryton/tryton.rs"]
-mod tryton;
+#[path = "../../../tests/tests/tryton_example/mod.rs"]
+mod tryton_example;
+
+use tryton_example::{purchasing, tryton};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use erp_tools_core::{Principal, ToolCall, ToolRegistry, ToolRuntime};
+use erp_tools_core::{Principal, ToolCall, ToolRuntime};
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::tryton::TrytonRun;
 use serde_json::json;
@@ -50,13 +48,7 @@ async fn main() {
     let timeout = Duration::from_secs(10);
     let client = tryton::Tryton::new(&tr.url, tr.keys.clone(), timeout).unwrap();
     purchasing::install(client.clone());
-    let registry = Arc::new(
-        ToolRegistry::builder()
-            .module("purchasing", purchasing::DESCRIPTION)
-            .tools(erp_tools_core::tools![purchasing::draft_purchase])
-            .build()
-            .unwrap(),
-    );
+    let registry = tryton_example::registry(erp_tools_core::tools![purchasing::draft_purchase]);
     let t = TestDb::sqlite().await;
     let rt = ToolRuntime::new(registry, t.db.clone());
     let sby = tr.fact("companies", "SBY-01");
@@ -92,18 +84,33 @@ async fn main() {
                "description": "bench", "lines": [["create", [{"product": product, "product_supplier": ps["id"],
                "quantity": 24.0, "unit": ps["unit"], "unit_price": tryton::to_decimal("342500.00".parse().unwrap())}]]]})
     };
-    // The supplier-price row the create-only variant sends with (read once).
-    let row = client
-        .search(
+    // The supplier-price rows of the product (as the example reads them before a create).
+    let prices = || {
+        client.search(
             &caller,
             "purchase.product_supplier",
             &domain,
             &fields,
             Some(50),
         )
-        .await
-        .unwrap()[0]
-        .clone();
+    };
+    // The create: a purchase of the product at that price, numbered by Tryton.
+    let create = |reference: String, ps: &serde_json::Value| {
+        let (purchase, client, caller) = (body(reference, ps), &client, &caller);
+        async move {
+            client
+                .create(
+                    caller,
+                    "purchase.purchase",
+                    &purchase,
+                    &["number", "state", "company", "party"],
+                )
+                .await
+                .unwrap()
+        }
+    };
+    // The supplier-price row the create-only variant sends with (read once).
+    let row = prices().await.unwrap()[0].clone();
     let (mut erp, mut hand, mut create_only) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..args.warmup + args.rounds {
         for k in 0..3 {
@@ -124,37 +131,12 @@ async fn main() {
                     assert!(!out.is_error(), "{}", out.text);
                 }
                 1 => {
-                    let rows = client
-                        .search(
-                            &caller,
-                            "purchase.product_supplier",
-                            &domain,
-                            &fields,
-                            Some(50),
-                        )
-                        .await
-                        .unwrap();
-                    client
-                        .create(
-                            &caller,
-                            "purchase.purchase",
-                            &body(format!("hand-{run}-{round}"), &rows[0]),
-                            &["number", "state", "company", "party"],
-                        )
-                        .await
-                        .unwrap();
+                    let rows = prices().await.unwrap();
+                    create(format!("hand-{run}-{round}"), &rows[0]).await;
                 }
                 _ => {
                     let started_create = Instant::now();
-                    client
-                        .create(
-                            &caller,
-                            "purchase.purchase",
-                            &body(format!("create-{run}-{round}"), &row),
-                            &["number", "state", "company", "party"],
-                        )
-                        .await
-                        .unwrap();
+                    create(format!("create-{run}-{round}"), &row).await;
                     if round >= args.warmup {
                         create_only.push(started_create.elapsed().as_secs_f64() * 1000.0);
                     }

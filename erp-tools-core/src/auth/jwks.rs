@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, JwkSet, PublicKeyUse};
-use jsonwebtoken::{Algorithm, DecodingKey};
+use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey};
 
 use super::error::AuthError;
 
@@ -296,14 +296,10 @@ fn algorithms_of(jwk: &Jwk) -> Vec<Algorithm> {
         return Vec::new();
     }
     let by_type: Vec<Algorithm> = match &jwk.algorithm {
-        AlgorithmParameters::RSA(_) => vec![
-            Algorithm::RS256,
-            Algorithm::RS384,
-            Algorithm::RS512,
-            Algorithm::PS256,
-            Algorithm::PS384,
-            Algorithm::PS512,
-        ],
+        AlgorithmParameters::RSA(_) => PROVIDER_ALGORITHMS
+            .into_iter()
+            .filter(|a| a.family() == AlgorithmFamily::Rsa)
+            .collect(),
         AlgorithmParameters::EllipticCurve(p) => match p.curve {
             EllipticCurve::P256 => vec![Algorithm::ES256],
             EllipticCurve::P384 => vec![Algorithm::ES384],

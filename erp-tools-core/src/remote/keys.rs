@@ -15,6 +15,7 @@ use sqlx::{AnyPool, Row};
 
 use crate::audit::{AuditId, time_text};
 use crate::idempotency::{Claim, IdempotencyKey};
+use crate::store::keys::{AnyQuery, Completed, bind_claim, bind_completed};
 use crate::tool::handles::{DocumentId, DocumentRef};
 
 /// A remote draft's key row as stored.
@@ -49,14 +50,13 @@ pub(crate) async fn load(
     pool: &AnyPool,
     key: &IdempotencyKey,
 ) -> Result<Option<RemoteKey>, sqlx::Error> {
-    let row = sqlx::query(
+    let row = on_key(
         "SELECT request_hash, tool_name, user_id, branch_id, document_type, document_id, \
          document_text_id, document_number, response, response_text, remote_state, \
          remote_lease_until \
          FROM erp_idempotency_keys WHERE agent_run_id = $1 AND client_ref = $2",
+        key,
     )
-    .bind(key.agent_run_id.clone())
-    .bind(key.client_ref.clone())
     .fetch_optional(pool)
     .await?;
     let Some(row) = row else { return Ok(None) };
@@ -74,6 +74,20 @@ pub(crate) async fn load(
     }))
 }
 
+/// A statement about one key row, with the key bound as `$1` (run) and `$2`
+/// (`client_ref`).
+fn on_key<'q>(sql: &'static str, key: &IdempotencyKey) -> AnyQuery<'q> {
+    sqlx::query(sql)
+        .bind(key.agent_run_id.clone())
+        .bind(key.client_ref.clone())
+}
+
+/// Runs a conditional statement about one key row; `true` if it changed that row (of two
+/// callers racing for it, one wins).
+async fn changed(pool: &AnyPool, query: AnyQuery<'_>) -> Result<bool, sqlx::Error> {
+    Ok(query.execute(pool).await?.rows_affected() == 1)
+}
+
 /// Claims a new key as `claimed` by `owner` until `lease_until`; `true` if this call now
 /// owns it (`false`: the key exists).
 pub(crate) async fn claim(
@@ -84,27 +98,22 @@ pub(crate) async fn claim(
     lease_until: &str,
     audit_id: Option<AuditId>,
 ) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
-        "INSERT INTO erp_idempotency_keys \
-         (agent_run_id, client_ref, request_hash, tool_name, user_id, branch_id, created_at, \
-          remote_state, remote_marker, remote_owner, remote_lease_until, audit_id) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'claimed', $8, $9, $10, $11) \
-         ON CONFLICT (agent_run_id, client_ref) DO NOTHING",
-    )
-    .bind(c.key.agent_run_id.clone())
-    .bind(c.key.client_ref.clone())
-    .bind(c.request_hash.to_string())
-    .bind(c.tool_name.to_string())
-    .bind(c.user_id.to_string())
-    .bind(c.branch_id)
-    .bind(crate::audit::now_text())
-    .bind(marker.to_string())
-    .bind(owner.to_string())
-    .bind(lease_until.to_string())
-    .bind(audit_id)
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+    let query = bind_claim(
+        sqlx::query(
+            "INSERT INTO erp_idempotency_keys \
+             (agent_run_id, client_ref, request_hash, tool_name, user_id, branch_id, created_at, \
+              remote_state, remote_marker, remote_owner, remote_lease_until, audit_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'claimed', $8, $9, $10, $11) \
+             ON CONFLICT (agent_run_id, client_ref) DO NOTHING",
+        ),
+        c,
+    );
+    let query = query
+        .bind(marker.to_string())
+        .bind(owner.to_string())
+        .bind(lease_until.to_string())
+        .bind(audit_id);
+    changed(pool, query).await
 }
 
 /// Takes over a pending key whose lease has run out (one conditional `UPDATE`: of two
@@ -117,21 +126,19 @@ pub(crate) async fn take_over(
     lease_until: &str,
     audit_id: Option<AuditId>,
 ) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
-        "UPDATE erp_idempotency_keys SET remote_owner = $1, remote_lease_until = $2, \
-         audit_id = COALESCE($3, audit_id) \
-         WHERE agent_run_id = $4 AND client_ref = $5 AND remote_state IS NOT NULL \
+    let query = on_key(
+        "UPDATE erp_idempotency_keys SET remote_owner = $3, remote_lease_until = $4, \
+         audit_id = COALESCE($5, audit_id) \
+         WHERE agent_run_id = $1 AND client_ref = $2 AND remote_state IS NOT NULL \
          AND (remote_lease_until IS NULL OR remote_lease_until < $6)",
-    )
-    .bind(owner.to_string())
-    .bind(lease_until.to_string())
-    .bind(audit_id)
-    .bind(key.agent_run_id.clone())
-    .bind(key.client_ref.clone())
-    .bind(crate::audit::now_text())
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+        key,
+    );
+    let query = query
+        .bind(owner.to_string())
+        .bind(lease_until.to_string())
+        .bind(audit_id)
+        .bind(crate::audit::now_text());
+    changed(pool, query).await
 }
 
 /// Takes over a key left `claimed` (nothing was sent for it) whatever its lease: its
@@ -142,17 +149,16 @@ pub(crate) async fn take_over_claimed(
     owner: &str,
     lease_until: &str,
 ) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
-        "UPDATE erp_idempotency_keys SET remote_owner = $1, remote_lease_until = $2 \
-         WHERE agent_run_id = $3 AND client_ref = $4 AND remote_state = 'claimed'",
+    let query = on_key(
+        "UPDATE erp_idempotency_keys SET remote_owner = $3, remote_lease_until = $4 \
+         WHERE agent_run_id = $1 AND client_ref = $2 AND remote_state = 'claimed'",
+        key,
+    );
+    changed(
+        pool,
+        query.bind(owner.to_string()).bind(lease_until.to_string()),
     )
-    .bind(owner.to_string())
-    .bind(lease_until.to_string())
-    .bind(key.agent_run_id.clone())
-    .bind(key.client_ref.clone())
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+    .await
 }
 
 /// Marks the key `sending` (a create may be in flight until `lease_until`); only while
@@ -164,18 +170,16 @@ pub(crate) async fn mark(
     state: &str,
     lease_until: &str,
 ) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
-        "UPDATE erp_idempotency_keys SET remote_state = $1, remote_lease_until = $2 \
-         WHERE agent_run_id = $3 AND client_ref = $4 AND remote_owner = $5",
-    )
-    .bind(state.to_string())
-    .bind(lease_until.to_string())
-    .bind(key.agent_run_id.clone())
-    .bind(key.client_ref.clone())
-    .bind(owner.to_string())
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+    let query = on_key(
+        "UPDATE erp_idempotency_keys SET remote_state = $4, remote_lease_until = $5 \
+         WHERE agent_run_id = $1 AND client_ref = $2 AND remote_owner = $3",
+        key,
+    );
+    let query = query
+        .bind(owner.to_string())
+        .bind(state.to_string())
+        .bind(lease_until.to_string());
+    changed(pool, query).await
 }
 
 /// Stores the document found for a pending key (state `found`, lease released), so the
@@ -187,22 +191,20 @@ pub(crate) async fn found(
     doc: &DocumentRef,
 ) -> Result<bool, sqlx::Error> {
     let (id, text_id) = DocumentId::columns(Some(&doc.id));
-    let done = sqlx::query(
+    let query = on_key(
         "UPDATE erp_idempotency_keys SET remote_state = 'found', remote_owner = NULL, \
-         remote_lease_until = NULL, document_type = $1, document_id = $2, document_number = $3, \
+         remote_lease_until = NULL, document_type = $4, document_id = $5, document_number = $6, \
          document_text_id = $7 \
-         WHERE agent_run_id = $4 AND client_ref = $5 AND remote_owner = $6",
-    )
-    .bind(doc.doc_type.clone())
-    .bind(id)
-    .bind(doc.number.clone())
-    .bind(key.agent_run_id.clone())
-    .bind(key.client_ref.clone())
-    .bind(owner.to_string())
-    .bind(text_id)
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+         WHERE agent_run_id = $1 AND client_ref = $2 AND remote_owner = $3",
+        key,
+    );
+    let query = query
+        .bind(owner.to_string())
+        .bind(doc.doc_type.clone())
+        .bind(id)
+        .bind(doc.number.clone())
+        .bind(text_id);
+    changed(pool, query).await
 }
 
 /// Settles the key: the document, the response and the call's audit row; the key is no
@@ -216,26 +218,20 @@ pub(crate) async fn settle(
     response_text: Option<&str>,
     audit_id: AuditId,
 ) -> Result<bool, sqlx::Error> {
-    let (id, text_id) = DocumentId::columns(Some(&doc.id));
-    let done = sqlx::query(
+    let query = on_key(
         "UPDATE erp_idempotency_keys SET remote_state = NULL, remote_owner = NULL, \
-         remote_lease_until = NULL, document_type = $1, document_id = $2, document_number = $3, \
-         response = $4, response_text = $5, audit_id = $6, document_text_id = $10 \
-         WHERE agent_run_id = $7 AND client_ref = $8 AND remote_owner = $9",
-    )
-    .bind(doc.doc_type.clone())
-    .bind(id)
-    .bind(doc.number.clone())
-    .bind(response.to_string())
-    .bind(response_text.map(str::to_string))
-    .bind(audit_id)
-    .bind(key.agent_run_id.clone())
-    .bind(key.client_ref.clone())
-    .bind(owner.to_string())
-    .bind(text_id)
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+         remote_lease_until = NULL, document_type = $4, document_id = $5, document_number = $6, \
+         response = $7, response_text = $8, audit_id = $9, document_text_id = $10 \
+         WHERE agent_run_id = $1 AND client_ref = $2 AND remote_owner = $3",
+        key,
+    );
+    let done = Completed {
+        document: doc,
+        response,
+        response_text,
+        audit_id,
+    };
+    changed(pool, bind_completed(query.bind(owner.to_string()), &done)).await
 }
 
 /// Frees a key whose call certainly created nothing (the row is deleted, as a local
@@ -245,16 +241,12 @@ pub(crate) async fn release(
     key: &IdempotencyKey,
     owner: &str,
 ) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
+    let query = on_key(
         "DELETE FROM erp_idempotency_keys WHERE agent_run_id = $1 AND client_ref = $2 \
          AND remote_owner = $3 AND document_id IS NULL AND document_text_id IS NULL",
-    )
-    .bind(key.agent_run_id.clone())
-    .bind(key.client_ref.clone())
-    .bind(owner.to_string())
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+        key,
+    );
+    changed(pool, query.bind(owner.to_string())).await
 }
 
 /// A pending key as the recovery pass reads it.

@@ -6,17 +6,24 @@ use axum::response::{Html, IntoResponse, Response};
 use minijinja::{AutoEscape, Environment};
 use serde::Serialize;
 
-const TEMPLATES: &[(&str, &str)] = &[
-    ("base.html", include_str!("templates/base.html")),
-    ("sign_in.html", include_str!("templates/sign_in.html")),
-    ("message.html", include_str!("templates/message.html")),
-    ("runs.html", include_str!("templates/runs.html")),
-    ("run.html", include_str!("templates/run.html")),
-    ("drafts.html", include_str!("templates/drafts.html")),
-    ("approvals.html", include_str!("templates/approvals.html")),
-    ("pager.html", include_str!("templates/pager.html")),
-    ("macros.html", include_str!("templates/macros.html")),
-    ("document.html", include_str!("templates/document.html")),
+/// `(name, source)` of each named file under `templates/`.
+macro_rules! templates {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("templates/", $name)))),*]
+    };
+}
+
+const TEMPLATES: &[(&str, &str)] = templates![
+    "base.html",
+    "sign_in.html",
+    "message.html",
+    "runs.html",
+    "run.html",
+    "drafts.html",
+    "approvals.html",
+    "pager.html",
+    "macros.html",
+    "document.html",
 ];
 
 const STYLESHEET: &str = include_str!("templates/style.css");

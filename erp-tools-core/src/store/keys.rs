@@ -7,12 +7,12 @@ use sqlx::Row;
 use crate::idempotency::{Claim, IdempotencyKey, StoredKey};
 use crate::tool::handles::{DocumentId, DocumentRef};
 
+/// A statement on the `Any` driver with its arguments bound so far.
+pub(crate) type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
+
 /// Binds what is claimed with a key, as `$1` to `$7`: run, `client_ref`, request hash,
 /// tool, user, branch, creation time.
-fn bind_claim<'q>(
-    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
-    c: &Claim<'_>,
-) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+pub(crate) fn bind_claim<'q>(query: AnyQuery<'q>, c: &Claim<'_>) -> AnyQuery<'q> {
     query
         .bind(c.key.agent_run_id.clone())
         .bind(c.key.client_ref.clone())
@@ -25,10 +25,7 @@ fn bind_claim<'q>(
 
 /// Binds what a successful draft stores on its key, in this order: document type, id
 /// and number, response, response text, audit row id, string id.
-pub(super) fn bind_completed<'q>(
-    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
-    done: &Completed<'_>,
-) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+pub(crate) fn bind_completed<'q>(query: AnyQuery<'q>, done: &Completed<'_>) -> AnyQuery<'q> {
     let (id, text_id) = DocumentId::columns(Some(&done.document.id));
     query
         .bind(done.document.doc_type.clone())

@@ -165,6 +165,28 @@ pub fn without_replayed(result: &Value) -> Value {
     result
 }
 
+/// Calls `tool` through `runtime` as `principal` in `run` (empty: the caller's own
+/// scope), with the tool call id `call_id`; panics on a protocol error.
+pub async fn call_as(
+    runtime: &ToolRuntime,
+    principal: &Arc<Principal>,
+    run: &str,
+    call_id: impl Into<String>,
+    tool: &str,
+    arguments: Value,
+) -> CallOutcome {
+    let call = ToolCall {
+        agent_run_id: run.to_string(),
+        tool_call_id: call_id.into(),
+        name: tool.to_string(),
+        arguments,
+    };
+    runtime
+        .call(principal, call)
+        .await
+        .expect("no protocol error")
+}
+
 /// The application served on one database.
 #[derive(Clone)]
 pub struct App {
@@ -200,18 +222,8 @@ impl App {
         tool: &str,
         arguments: Value,
     ) -> CallOutcome {
-        self.runtime
-            .call(
-                principal,
-                ToolCall {
-                    agent_run_id: run.to_string(),
-                    tool_call_id: format!("call-{}", unique_suffix()),
-                    name: tool.to_string(),
-                    arguments,
-                },
-            )
-            .await
-            .expect("no protocol error")
+        let call_id = format!("call-{}", unique_suffix());
+        call_as(&self.runtime, principal, run, call_id, tool, arguments).await
     }
 
     /// Rows in `table`.
