@@ -25,3 +25,24 @@ pub fn unique_suffix() -> String {
 pub fn new_run() -> String {
     format!("run-{}", unique_suffix())
 }
+
+/// A small deterministic generator (xorshift), so a kill harness's run can be repeated
+/// with its `--seed`.
+pub struct Rng(u64);
+
+impl Rng {
+    /// The generator of `seed` (0 counts as 1).
+    pub fn seeded(seed: u64) -> Rng {
+        Rng(seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    }
+
+    /// A number between `lo` and `hi`, both included.
+    pub fn between(&mut self, lo: u64, hi: u64) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        lo + x % (hi - lo + 1)
+    }
+}

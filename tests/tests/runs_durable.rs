@@ -49,25 +49,49 @@ fn manager() -> Arc<Principal> {
     Arc::new(MANAGER.principal())
 }
 
-/// Process A (its own `Database`) runs the script with `model`, `agent` built over A;
-/// the run is cut off when `reached` is notified: the task is dropped and A's database
-/// closed, as a killed process leaves it.
-async fn cut_off(
-    db_a: Database,
-    agent: Agent,
-    mut model: HangingModel,
-    reached: Arc<tokio::sync::Notify>,
-    run_id: &str,
-) {
+/// Where process A is cut off in the script.
+enum Cut {
+    /// After turn 2 (the payment) was stored, before the payment runs.
+    BeforeThePayment,
+    /// After the payment ran, while the model is asked for turn 3 (the payment's outcome
+    /// not stored yet: it goes with turn 3's answer).
+    AskingTurn3,
+}
+
+/// Process A (a `Database` of its own on `t`'s database) runs the script as run `run_id`
+/// and is cut off at `cut`, as a killed process leaves it: the task driving the run is
+/// dropped and A's database closed. Returns how many turns A's model answered.
+async fn cut_off_at(t: &TestDb, run_id: &str, cut: Cut) -> usize {
+    let db_a = t.open_again().await;
+    let script = ScriptedModel::new(script()).usage_per_call(TURN);
+    let (agent_a, mut model, reached) = match cut {
+        Cut::BeforeThePayment => {
+            let sink = HangingSink::new(AgentEventKind::Started, 2);
+            let reached = sink.reached();
+            let agent = durable_agent(&db_a).audit_sink(sink);
+            (agent, HangingModel::new(script, 0), reached)
+        }
+        Cut::AskingTurn3 => {
+            let model = HangingModel::new(script, 3);
+            let reached = model.reached();
+            (durable_agent(&db_a), model, reached)
+        }
+    };
+    let answered = model.answered();
     let request = RunRequest::new("Order 5 boxes and pay V-00001's invoice").run_id(run_id);
-    let task =
-        tokio::spawn(async move { agent.run_with(&manager(), &mut model, request).await.status });
+    let task = tokio::spawn(async move {
+        agent_a
+            .run_with(&manager(), &mut model, request)
+            .await
+            .status
+    });
     tokio::time::timeout(Duration::from_secs(20), reached.notified())
         .await
         .expect("the run reaches the point it is cut off at");
     task.abort();
     assert!(task.await.unwrap_err().is_cancelled());
     db_a.close().await;
+    answered.load(Ordering::SeqCst)
 }
 
 /// Cut off after turn 2 was stored and before its payment ran: another process finds the
@@ -76,18 +100,8 @@ async fn cut_off(
 async fn a_run_cut_off_between_a_stored_turn_and_its_action_is_taken_over(t: &TestDb) {
     let d = Deployment::new(&t.db).await;
     let run_id = "run-durable-1";
-    let db_a = t.open_again().await;
-    let sink = HangingSink::new(AgentEventKind::Started, 2);
-    let reached = sink.reached();
-    let agent_a = durable_agent(&db_a).audit_sink(sink);
-    let model_a = HangingModel::new(ScriptedModel::new(script()).usage_per_call(TURN), 0);
-    let answered_a = model_a.answered();
-    cut_off(db_a.clone(), agent_a, model_a, reached, run_id).await;
-    assert_eq!(
-        answered_a.load(Ordering::SeqCst),
-        2,
-        "turns 1 and 2 were answered"
-    );
+    let answered_a = cut_off_at(t, run_id, Cut::BeforeThePayment).await;
+    assert_eq!(answered_a, 2, "turns 1 and 2 were answered");
     assert_eq!(d.app.purchase_orders().await.len(), 1);
     assert!(
         d.app.payment_requests().await.is_empty(),
@@ -169,11 +183,7 @@ on_both_backends!(a_run_cut_off_between_a_stored_turn_and_its_action_is_taken_ov
 async fn an_action_whose_outcome_was_not_stored_is_replayed_not_doubled(t: &TestDb) {
     let d = Deployment::new(&t.db).await;
     let run_id = "run-durable-2";
-    let db_a = t.open_again().await;
-    let model_a = HangingModel::new(ScriptedModel::new(script()).usage_per_call(TURN), 3);
-    let (reached, answered_a) = (model_a.reached(), model_a.answered());
-    cut_off(db_a.clone(), durable_agent(&db_a), model_a, reached, run_id).await;
-    assert_eq!(answered_a.load(Ordering::SeqCst), 2);
+    assert_eq!(cut_off_at(t, run_id, Cut::AskingTurn3).await, 2);
     assert_eq!(d.app.payment_requests().await.len(), 1, "the payment ran");
     let outcomes: Vec<Option<String>> = erp_tools_core::sqlx::query_scalar(
         "SELECT outcome FROM erp_run_turns WHERE agent_run_id = $1 ORDER BY step",
@@ -273,12 +283,7 @@ on_both_backends!(two_processes_racing_for_one_run_one_wins);
 async fn a_run_nobody_can_continue_ends_explicitly(t: &TestDb) {
     let d = Deployment::new(&t.db).await;
     let run_id = "run-durable-4";
-    let db_a = t.open_again().await;
-    let sink = HangingSink::new(AgentEventKind::Started, 2);
-    let reached = sink.reached();
-    let agent_a = durable_agent(&db_a).audit_sink(sink);
-    let model_a = HangingModel::new(ScriptedModel::new(script()), 0);
-    cut_off(db_a.clone(), agent_a, model_a, reached, run_id).await;
+    cut_off_at(t, run_id, Cut::BeforeThePayment).await;
 
     let agent_b = durable_agent(&t.db);
     let recovered = agent_b
@@ -360,12 +365,7 @@ on_both_backends!(a_paused_run_is_not_cut_off_and_resumes_in_its_log);
 async fn a_call_that_cannot_be_replayed_ends_the_run_instead(t: &TestDb) {
     let d = Deployment::new(&t.db).await;
     let run_id = "run-durable-5";
-    let db_a = t.open_again().await;
-    let sink = HangingSink::new(AgentEventKind::Started, 2);
-    let reached = sink.reached();
-    let agent_a = durable_agent(&db_a).audit_sink(sink);
-    let model_a = HangingModel::new(ScriptedModel::new(script()), 0);
-    cut_off(db_a.clone(), agent_a, model_a, reached, run_id).await;
+    cut_off_at(t, run_id, Cut::BeforeThePayment).await;
 
     // Process B: the fixture's tools but the payment request.
     let without_payments = app::namespaces()
@@ -427,12 +427,7 @@ on_both_backends!(a_call_that_cannot_be_replayed_ends_the_run_instead);
 async fn the_take_over_worker_continues_a_cut_off_run(t: &TestDb) {
     let d = Deployment::new(&t.db).await;
     let run_id = "run-durable-6";
-    let db_a = t.open_again().await;
-    let sink = HangingSink::new(AgentEventKind::Started, 2);
-    let reached = sink.reached();
-    let agent_a = durable_agent(&db_a).audit_sink(sink);
-    let model_a = HangingModel::new(ScriptedModel::new(script()), 0);
-    cut_off(db_a.clone(), agent_a, model_a, reached, run_id).await;
+    cut_off_at(t, run_id, Cut::BeforeThePayment).await;
 
     let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counted = asked.clone();

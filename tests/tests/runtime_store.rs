@@ -39,8 +39,12 @@ async fn migrations(t: &TestDb) {
         "erp_tools/0021_run_summaries",
         "erp_tools/0022_task_takeover",
         "erp_tools/0026_run_lines",
+        "erp_tools/0028_run_checkpoint",
     ];
-    if t.db.backend() == erp_tools_core::Backend::Sqlite {
+    if t.db.backend() == erp_tools_core::Backend::Postgres {
+        // PostgreSQL writes a checkpoint with `WITH` parts, not through a view.
+        expected.retain(|v| !v.ends_with("0028_run_checkpoint"));
+    } else {
         // On SQLite the result sizes and the run summaries and lines are migrations of the
         // audit file.
         expected.retain(|v| {

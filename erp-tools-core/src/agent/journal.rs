@@ -177,7 +177,7 @@ impl Agent {
             outcome: None,
         };
         let prior = st.unsaved.take();
-        let held = checkpoint(&log.db, &st.run_id, token, &turn, prior, &now_text())
+        let held = checkpoint(&log.db, &st.run_id, token, turn, prior, &now_text())
             .await
             .map_err(failed)?;
         if held { Ok(()) } else { Err(lost(&st.run_id)) }

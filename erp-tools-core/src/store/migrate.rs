@@ -81,6 +81,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0022_task_takeover",
         include_str!("../../migrations/sqlite/0022_task_takeover.sql"),
     ),
+    (
+        "erp_tools/0028_run_checkpoint",
+        include_str!("../../migrations/sqlite/0028_run_checkpoint.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (

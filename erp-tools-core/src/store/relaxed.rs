@@ -2,7 +2,10 @@
 //! disk, for the writes a logged run adds to its steps (its start, each turn's
 //! checkpoint, its end once done).
 //!
-//! - **PostgreSQL**: `SET LOCAL synchronous_commit TO OFF` for the transaction.
+//! - **PostgreSQL**: `SET LOCAL synchronous_commit TO OFF` for the transaction. A write
+//!   that is one statement (a turn's checkpoint, `run_turn.rs`) needs no transaction of
+//!   its own: run alone it is one, and it sets the same for itself
+//!   (`set_config('synchronous_commit', 'off', true)`, local to that transaction).
 //! - **SQLite**: `PRAGMA synchronous = NORMAL` on the writer connection for the
 //!   transaction (`BEGIN IMMEDIATE`), put back afterwards: the commit is in the
 //!   write-ahead log, not yet flushed to the disk.

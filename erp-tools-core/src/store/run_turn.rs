@@ -1,20 +1,26 @@
 //! A logged run's checkpoint: the one write a step adds, storing the model's answer of a
 //! turn (and the outcome of the previous turn's action) the moment it arrives, before the
-//! answer's action runs, in a [`Relaxed`] transaction (committed, not waiting for the
-//! disk: `relaxed.rs` says why that is enough). On PostgreSQL it is one statement (the
-//! lease check on the run's row, the previous turn's outcome and the new turn, as
-//! data-modifying `WITH` parts): three round trips in all.
-
-use sqlx::AnyConnection;
+//! answer's action runs, committed without waiting for the disk (`relaxed.rs` says why
+//! that is enough). It is one statement on both backends: the lease check on the run's
+//! row, the run's counters, the previous turn's outcome and the new turn.
+//!
+//! - **PostgreSQL**: data-modifying `WITH` parts, run on its own (a single statement is
+//!   its own transaction), carrying `synchronous_commit = off` for that transaction
+//!   itself (`set_config(..., true)`): one round trip, no `BEGIN` or `COMMIT`.
+//! - **SQLite**: an `INSERT` into the view `erp_run_checkpoints`, whose trigger does the
+//!   four writes (migration `0028_run_checkpoint`), in a [`Relaxed`] transaction.
 
 use super::relaxed::Relaxed;
 use super::run_log::TurnRow;
 use crate::Database;
 use crate::tool::handles::Backend;
 
-/// The lease check, the previous turn's outcome and the new turn in one PostgreSQL
-/// statement; inserts nothing (0 rows) when the lease is lost.
-const PG_TURN: &str = "WITH run AS ( \
+/// The lease check, the run's counters, the previous turn's outcome and the new turn in one
+/// PostgreSQL statement, committed without waiting for the disk; inserts nothing (0 rows)
+/// when the lease is lost.
+const PG_TURN: &str = "WITH relaxed AS ( \
+       SELECT set_config('synchronous_commit', 'off', true)), \
+     run AS ( \
        UPDATE erp_run_log SET steps = $1, input_tokens = input_tokens + $2, \
        output_tokens = output_tokens + $3, updated_at = $4 \
        WHERE agent_run_id = $5 AND lease_token = $6 AND status = 'running' \
@@ -25,17 +31,16 @@ const PG_TURN: &str = "WITH run AS ( \
        RETURNING step) \
      INSERT INTO erp_run_turns (agent_run_id, step, action, input_tokens, output_tokens, \
        asked_at) \
-     SELECT agent_run_id, $1, $9, $2, $3, $4 FROM run";
+     SELECT agent_run_id, $1, $9, $2, $3, $4 FROM run, relaxed";
 
-const HOLD: &str = "UPDATE erp_run_log SET steps = $1, input_tokens = input_tokens + $2, \
-     output_tokens = output_tokens + $3, updated_at = $4 \
-     WHERE agent_run_id = $5 AND lease_token = $6 AND status = 'running'";
+/// The same on SQLite, through the view's trigger; fails with [`LEASE_LOST`] when the
+/// lease is lost.
+const SQLITE_TURN: &str = "INSERT INTO erp_run_checkpoints (step, input_tokens, \
+     output_tokens, at, agent_run_id, lease_token, prior_outcome, prior_step, action) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
-const PRIOR: &str = "UPDATE erp_run_turns SET outcome = $1, done_at = $2 \
-     WHERE agent_run_id = $3 AND step = $4";
-
-const INSERT: &str = "INSERT INTO erp_run_turns (agent_run_id, step, action, input_tokens, \
-     output_tokens, asked_at) VALUES ($1, $2, $3, $4, $5, $6)";
+/// The error the SQLite trigger raises for a driver that lost its run.
+const LEASE_LOST: &str = "erp_run_lease_lost";
 
 /// Stores turn `turn`'s answer of run `run_id` under lease `token`, with the outcome of
 /// the previous turn's action (`prior`: its step and outcome); `false` (nothing written)
@@ -44,29 +49,16 @@ pub(crate) async fn checkpoint(
     db: &Database,
     run_id: &str,
     token: &str,
-    turn: &TurnRow,
-    prior: Option<(i64, String)>,
-    now: &str,
-) -> Result<bool, sqlx::Error> {
-    let mut tx = Relaxed::begin(db).await?;
-    let held = match db.backend() {
-        Backend::Postgres => postgres(tx.conn(), run_id, token, turn, prior, now).await?,
-        Backend::Sqlite => sqlite(tx.conn(), run_id, token, turn, prior, now).await?,
-    };
-    tx.commit().await?;
-    Ok(held)
-}
-
-async fn postgres(
-    conn: &mut AnyConnection,
-    run_id: &str,
-    token: &str,
-    turn: &TurnRow,
+    turn: TurnRow,
     prior: Option<(i64, String)>,
     now: &str,
 ) -> Result<bool, sqlx::Error> {
     let (prior_step, prior_outcome) = prior.unzip();
-    let inserted = sqlx::query(PG_TURN)
+    let sql = match db.backend() {
+        Backend::Postgres => PG_TURN,
+        Backend::Sqlite => SQLITE_TURN,
+    };
+    let query = sqlx::query(sql)
         .bind(turn.step)
         .bind(turn.input_tokens)
         .bind(turn.output_tokens)
@@ -75,51 +67,23 @@ async fn postgres(
         .bind(token.to_string())
         .bind(prior_outcome)
         .bind(prior_step)
-        .bind(turn.action.clone())
-        .execute(&mut *conn)
-        .await?
-        .rows_affected();
-    Ok(inserted == 1)
+        .bind(turn.action);
+    match db.backend() {
+        Backend::Postgres => Ok(query.execute(db.pool()).await?.rows_affected() == 1),
+        Backend::Sqlite => {
+            let mut tx = Relaxed::begin(db).await?;
+            let held = match query.execute(tx.conn()).await {
+                Ok(_) => true,
+                Err(e) if is_lease_lost(&e) => false,
+                Err(e) => return Err(e),
+            };
+            tx.commit().await?;
+            Ok(held)
+        }
+    }
 }
 
-async fn sqlite(
-    conn: &mut AnyConnection,
-    run_id: &str,
-    token: &str,
-    turn: &TurnRow,
-    prior: Option<(i64, String)>,
-    now: &str,
-) -> Result<bool, sqlx::Error> {
-    let held = sqlx::query(HOLD)
-        .bind(turn.step)
-        .bind(turn.input_tokens)
-        .bind(turn.output_tokens)
-        .bind(now.to_string())
-        .bind(run_id.to_string())
-        .bind(token.to_string())
-        .execute(&mut *conn)
-        .await?
-        .rows_affected();
-    if held != 1 {
-        return Ok(false);
-    }
-    if let Some((step, outcome)) = prior {
-        sqlx::query(PRIOR)
-            .bind(outcome)
-            .bind(now.to_string())
-            .bind(run_id.to_string())
-            .bind(step)
-            .execute(&mut *conn)
-            .await?;
-    }
-    sqlx::query(INSERT)
-        .bind(run_id.to_string())
-        .bind(turn.step)
-        .bind(turn.action.clone())
-        .bind(turn.input_tokens)
-        .bind(turn.output_tokens)
-        .bind(now.to_string())
-        .execute(&mut *conn)
-        .await?;
-    Ok(true)
+fn is_lease_lost(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .is_some_and(|d| d.message().contains(LEASE_LOST))
 }

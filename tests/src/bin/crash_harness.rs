@@ -31,6 +31,7 @@ use erp_tools_core::sqlx;
 use erp_tools_core::{Database, DatabaseOptions, Principal};
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::drafts::{CallFailure, check_invariants, scalar, send_draft};
+use erp_tools_tests::ids::Rng;
 
 struct Args {
     binary: String,
@@ -67,23 +68,6 @@ fn parse_args() -> Args {
         }
     }
     a
-}
-
-/// A small deterministic generator (xorshift), so a failing run can be repeated.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn between(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
 }
 
 /// What a client knows about one `client_ref`.
@@ -189,7 +173,7 @@ async fn main() {
         .unwrap();
     let known: Arc<Mutex<HashMap<String, Known>>> = Arc::default();
     let mut figures = Figures::default();
-    let mut rng = Rng(a.seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut rng = Rng::seeded(a.seed);
     let started = Instant::now();
     let mut survived = 0usize;
 

@@ -38,6 +38,7 @@ use erp_tools_tests::agent::{order, pay, policy};
 use erp_tools_tests::app::seed::VENDOR;
 use erp_tools_tests::app::{self, App};
 use erp_tools_tests::db::TestDb;
+use erp_tools_tests::ids::Rng;
 use erp_tools_tests::principals::MANAGER;
 use futures::future::BoxFuture;
 
@@ -99,23 +100,6 @@ fn parse_args() -> Args {
     }
     a.child = url.zip(turns);
     a
-}
-
-/// A small deterministic generator (xorshift), so a failing run can be repeated.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn between(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
 }
 
 fn run_id(batch: usize, i: usize) -> String {
@@ -294,7 +278,7 @@ async fn main() {
             .spawn()
             .expect("start a child")
     };
-    let mut rng = Rng(a.seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut rng = Rng::seeded(a.seed);
     let mut f = Figures::default();
     let started = Instant::now();
     for round in 0..a.kills {

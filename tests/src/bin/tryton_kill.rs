@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use erp_tools_core::Database;
 use erp_tools_core::remote;
 use erp_tools_tests::fault_proxy::FaultProxy;
+use erp_tools_tests::ids::Rng;
 use erp_tools_tests::tryton::{Example, TrytonRun, mcp_call, result_text};
 use serde_json::{Value, json};
 
@@ -53,17 +54,6 @@ fn parse_args() -> Args {
         }
     }
     a
-}
-
-/// A small deterministic generator (xorshift), so a run can be repeated with `--seed`.
-struct Rng(u64);
-impl Rng {
-    fn between(&mut self, lo: u64, hi: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        lo + self.0 % (hi - lo + 1)
-    }
 }
 
 /// One draft call; `Ok(purchase id, replayed)` or why not.
@@ -127,7 +117,7 @@ async fn main() {
             ],
         })
     };
-    let mut rng = Rng(a.seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut rng = Rng::seeded(a.seed);
     let (mut in_flight, mut answered, mut found_by_marker, mut resends) = (0u64, 0u64, 0u64, 0u64);
     let mut refs = Vec::new();
     // The longest a restart after a kill took to listen (the pending keys are reconciled
