@@ -5,7 +5,7 @@
 
 mod example;
 
-use example::{app, buying, data, inventory, purchasing};
+use example::{app, buying, data, inventory, printing, purchasing};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -68,6 +68,7 @@ async fn a_host_without_the_extension_sees_what_it_saw_before(t: &TestDb) {
             purchasing::search_pos,
             buying::get_item_summary,
             purchasing::get_po,
+            printing::print_po,
             purchasing::create_po_draft,
             inventory::get_stock,
             inventory::list_below_reorder,

@@ -81,6 +81,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0022_task_takeover",
         include_str!("../../migrations/sqlite/0022_task_takeover.sql"),
     ),
+    (
+        "erp_tools/0027_documents",
+        include_str!("../../migrations/sqlite/0027_documents.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -166,6 +170,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/0026_run_lines",
         include_str!("../../migrations/postgres/0026_run_lines.sql"),
+    ),
+    (
+        "erp_tools/0027_documents",
+        include_str!("../../migrations/postgres/0027_documents.sql"),
     ),
 ];
 
