@@ -109,7 +109,13 @@ const COLUMNS: [(&str, f32, bool); 6] = [
 pub fn po_pdf(po: &PoView) -> (Vec<u8>, usize) {
     let chunks: Vec<_> = po.lines.chunks(ROWS_PER_PAGE).collect();
     let pages = chunks.len().max(1);
-    let (catalog, tree, info, regular, bold) = (Ref::new(1), Ref::new(2), Ref::new(3), Ref::new(4), Ref::new(5));
+    let (catalog, tree, info, regular, bold) = (
+        Ref::new(1),
+        Ref::new(2),
+        Ref::new(3),
+        Ref::new(4),
+        Ref::new(5),
+    );
     let page_ref = |n: usize| Ref::new(6 + 2 * n as i32);
     let content_ref = |n: usize| Ref::new(7 + 2 * n as i32);
 
@@ -121,8 +127,12 @@ pub fn po_pdf(po: &PoView) -> (Vec<u8>, usize) {
     pdf.document_info(info)
         .title(TextStr(&format!("Purchase order {}", po.number)))
         .creator(TextStr("erp-tools distributor example"));
-    pdf.type1_font(regular).base_font(Name(b"Helvetica")).encoding_predefined(Name(b"WinAnsiEncoding"));
-    pdf.type1_font(bold).base_font(Name(b"Helvetica-Bold")).encoding_predefined(Name(b"WinAnsiEncoding"));
+    pdf.type1_font(regular)
+        .base_font(Name(b"Helvetica"))
+        .encoding_predefined(Name(b"WinAnsiEncoding"));
+    pdf.type1_font(bold)
+        .base_font(Name(b"Helvetica-Bold"))
+        .encoding_predefined(Name(b"WinAnsiEncoding"));
     for n in 0..pages {
         let mut page = pdf.page(page_ref(n));
         page.parent(tree)
@@ -165,7 +175,13 @@ fn page_content(po: &PoView, rows: &[PoLineView], (n, of): (usize, usize)) -> Ve
         y -= 15.0;
     }
     if po.status == "draft" {
-        text(&mut c, (LEFT, y), true, 10.0, "DRAFT: not approved and not sent to the vendor.");
+        text(
+            &mut c,
+            (LEFT, y),
+            true,
+            10.0,
+            "DRAFT: not approved and not sent to the vendor.",
+        );
         y -= 15.0;
     }
     y -= 12.0;
@@ -191,10 +207,22 @@ fn page_content(po: &PoView, rows: &[PoLineView], (n, of): (usize, usize)) -> Ve
     if n == of {
         rule(&mut c, y + 10.0);
         y -= 6.0;
-        text_right(&mut c, (COLUMNS[4].1, y), true, 10.0, &format!("Total {}", po.currency));
+        text_right(
+            &mut c,
+            (COLUMNS[4].1, y),
+            true,
+            10.0,
+            &format!("Total {}", po.currency),
+        );
         text_right(&mut c, (RIGHT, y), true, 10.0, &money(po.total));
     }
-    text(&mut c, (LEFT, 40.0), false, 8.0, &format!("{} - page {n} of {of}", po.number));
+    text(
+        &mut c,
+        (LEFT, 40.0),
+        false,
+        8.0,
+        &format!("{} - page {n} of {of}", po.number),
+    );
     c.finish().into_vec()
 }
 

@@ -414,11 +414,12 @@ async fn replicas_killed_again_and_again_leave_no_task_behind(t: &TestDb) {
             other => panic!("a report ends done or failed, not {other:?}"),
         }
     }
-    let (working,): (i64,) =
-        sqlx::query_as("SELECT COUNT(*) FROM erp_tasks WHERE status IN ('working', 'input_required')")
-            .fetch_one(t.db.pool())
-            .await
-            .unwrap();
+    let (working,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM erp_tasks WHERE status IN ('working', 'input_required')",
+    )
+    .fetch_one(t.db.pool())
+    .await
+    .unwrap();
     assert_eq!(working, 0, "no task left working");
     let slowest = left_after.iter().max().unwrap();
     println!(

@@ -51,7 +51,10 @@ fn parse_pdf(bytes: &[u8]) -> ParsedPdf {
         .unwrap()
         .parse()
         .unwrap();
-    assert!(text[xref_at..].starts_with("xref"), "startxref points at the table");
+    assert!(
+        text[xref_at..].starts_with("xref"),
+        "startxref points at the table"
+    );
     let mut lines = text[xref_at..].lines().skip(1);
     let head: Vec<usize> = lines
         .next()
@@ -98,7 +101,10 @@ fn shown_strings(bytes: &[u8]) -> Vec<String> {
             }
         };
         let after = &bytes[end..];
-        let op = after.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(0);
+        let op = after
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .unwrap_or(0);
         if after[op..].starts_with(b"Tj") {
             shown.push(string.iter().map(|&b| char::from(b)).collect());
         }
@@ -149,7 +155,10 @@ fn literal(bytes: &[u8], mut i: usize) -> (Vec<u8>, usize) {
 
 /// The hex string starting after its `<` at `i`, and where it ends.
 fn hex(bytes: &[u8], i: usize) -> (Vec<u8>, usize) {
-    let end = i + bytes[i..].iter().position(|&b| b == b'>').expect("a hex string's end");
+    let end = i + bytes[i..]
+        .iter()
+        .position(|&b| b == b'>')
+        .expect("a hex string's end");
     let digits: Vec<u8> = bytes[i..end]
         .iter()
         .copied()
@@ -185,7 +194,12 @@ fn amount(v: &Value) -> Decimal {
 async fn a_purchase_order_prints_as_a_pdf_its_caller_reads_again(t: &TestDb) {
     app::prepare(&t.db).await.unwrap();
     let buyer = client(t, BUYER.principal()).await;
-    let order = call_ok(&buyer, "purchasing_get_po", json!({"number": "PO-2026-0040"})).await;
+    let order = call_ok(
+        &buyer,
+        "purchasing_get_po",
+        json!({"number": "PO-2026-0040"}),
+    )
+    .await;
     let result = call_tool(&buyer, PRINT, json!({"number": "PO-2026-0040"})).await;
     assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
     let text = text_of(&result);
@@ -240,7 +254,9 @@ async fn a_purchase_order_prints_as_a_pdf_its_caller_reads_again(t: &TestDb) {
         panic!("a blob: {:?}", read.contents);
     };
     assert_eq!(mime_type.as_deref(), Some("application/pdf"));
-    let again = base64::engine::general_purpose::STANDARD.decode(blob).unwrap();
+    let again = base64::engine::general_purpose::STANDARD
+        .decode(blob)
+        .unwrap();
     assert_eq!(again, pdf);
 
     let never = "erp://purchasing/purchase-orders/PO-2026-9999.pdf";
@@ -329,7 +345,11 @@ fn a_long_order_prints_on_pages() {
     assert_eq!(pages, 3);
     let parsed = parse_pdf(&pdf);
     assert_eq!(parsed.pages, 3);
-    let headers = parsed.shown.iter().filter(|s| *s == "PURCHASE ORDER").count();
+    let headers = parsed
+        .shown
+        .iter()
+        .filter(|s| *s == "PURCHASE ORDER")
+        .count();
     assert_eq!(headers, 3);
     let rows: Vec<&String> = parsed
         .shown
@@ -337,10 +357,22 @@ fn a_long_order_prints_on_pages() {
         .filter(|s| s.starts_with("BRG-"))
         .collect();
     assert_eq!(rows.len(), 80);
-    assert!(parsed.shown.contains(&"PO-2026-0100 - page 3 of 3".to_string()));
+    assert!(
+        parsed
+            .shown
+            .contains(&"PO-2026-0100 - page 3 of 3".to_string())
+    );
     assert!(parsed.shown.contains(&data::money(total)));
     // A character WinAnsi cannot show prints as `?`; Latin-1 prints as it is.
-    assert!(parsed.shown.contains(&"Kode: ? gudang 2".to_string()), "{:?}", parsed.shown);
+    assert!(
+        parsed.shown.contains(&"Kode: ? gudang 2".to_string()),
+        "{:?}",
+        parsed.shown
+    );
     let vendor = "V-00231 PT Sinar Jaya (Surabaya) caf\u{e9}";
-    assert!(parsed.shown.contains(&vendor.to_string()), "{:?}", parsed.shown);
+    assert!(
+        parsed.shown.contains(&vendor.to_string()),
+        "{:?}",
+        parsed.shown
+    );
 }

@@ -6,15 +6,15 @@
 
 use base64::Engine;
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResult, ReadResourceResult, ResourceContents};
+use rmcp::model::{CallToolResult, ReadResourceResponse, ReadResourceResult, ResourceContents};
 use serde_json::json;
 
 use super::apps;
 use super::result::{call_tool_result, with_attachments};
 use crate::Database;
 use crate::runtime::CallOutcome;
-use crate::text;
 use crate::store::documents::{self as store, StoredDocument};
+use crate::text;
 use crate::tool::attachment::{Attachment, Body};
 use crate::tool::context::Principal;
 
@@ -68,9 +68,9 @@ pub(crate) async fn read(
     db: &Database,
     caller: Option<&Principal>,
     uri: &str,
-) -> Result<ReadResourceResult, ErrorData> {
+) -> Result<ReadResourceResponse, ErrorData> {
     if let Some(card) = apps::read_resource(served, uri) {
-        return Ok(card);
+        return Ok(card.into());
     }
     let Some(principal) = caller else {
         return Err(ErrorData::invalid_request(text::NOT_AUTHENTICATED, None));
@@ -82,12 +82,16 @@ pub(crate) async fn read(
     })?;
     let Some(doc) = doc else {
         let why = text::resource_not_found(uri);
-        return Err(ErrorData::resource_not_found(why, Some(json!({ "uri": uri }))));
+        return Err(ErrorData::resource_not_found(
+            why,
+            Some(json!({ "uri": uri })),
+        ));
     };
     let contents = if doc.is_base64 {
         ResourceContents::blob(doc.body, doc.uri)
     } else {
         ResourceContents::text(doc.body, doc.uri)
     };
-    Ok(ReadResourceResult::new(vec![contents.with_mime_type(doc.mime_type)]))
+    let contents = vec![contents.with_mime_type(doc.mime_type)];
+    Ok(ReadResourceResult::new(contents).into())
 }

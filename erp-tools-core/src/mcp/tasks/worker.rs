@@ -12,8 +12,8 @@ use super::board::TaskBoard;
 use super::notify::Notifier;
 use super::wire;
 use crate::audit::{AuditEntry, Outcome};
-use crate::mcp::input;
 use crate::mcp::documents;
+use crate::mcp::input;
 use crate::runtime::{CallError, ToolCall, ToolRuntime};
 use crate::store::Database;
 use crate::store::tasks as store;
@@ -161,7 +161,8 @@ async fn run(job: Job) {
             } else {
                 let message = outcome.text.clone();
                 let docs = attached.take();
-                let result = documents::result(&db, (&job.principal, &job.tool), outcome, docs).await;
+                let result =
+                    documents::result(&db, (&job.principal, &job.tool), outcome, docs).await;
                 let result = serde_json::to_string(&result).ok();
                 (store::COMPLETED, result, None, message)
             }

@@ -99,7 +99,9 @@ pub(crate) async fn confirm_delete(
 ) -> Result<Said, ToolError> {
     let question = ("confirm", format!("Delete {}?", args.filename));
     let file = args.filename;
-    asked(ctx, question, ["true", "false"], |a| format!("Delete {file}: {a}"))
+    asked(ctx, question, ["true", "false"], |a| {
+        format!("Delete {file}: {a}")
+    })
 }
 
 /// Asks two questions, one after the other (a tool asks one question at a time).

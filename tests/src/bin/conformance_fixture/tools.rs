@@ -54,7 +54,7 @@ pub(crate) fn asked(
     answered: impl FnOnce(&str) -> String,
 ) -> Result<Said, ToolError> {
     match ctx.input(key) {
-        Some(answer) => said(answered(&answer)),
+        Some(answer) => said(answered(answer)),
         None => Err(ToolError::needs_input(key, question, choices)),
     }
 }
@@ -69,7 +69,9 @@ fn confirmed(ctx: &ToolContext, choices: [&str; 2]) -> Result<Said, ToolError> {
 /// "What is your name?" (Alice or Bob), then a greeting.
 pub(crate) fn greeted(ctx: &ToolContext) -> Result<Said, ToolError> {
     let question = ("user_name", "What is your name?".to_string());
-    asked(ctx, question, ["Alice", "Bob"], |name| format!("Hello, {name}!"))
+    asked(ctx, question, ["Alice", "Bob"], |name| {
+        format!("Hello, {name}!")
+    })
 }
 
 /// Returns the suite's simple text response.
@@ -113,7 +115,9 @@ pub(crate) async fn elicitation(
     args: ElicitationArgs,
 ) -> Result<Said, ToolError> {
     let question = ("answer", args.message);
-    asked(ctx, question, ["yes", "no"], |a| format!("User response: {a}"))
+    asked(ctx, question, ["yes", "no"], |a| {
+        format!("User response: {a}")
+    })
 }
 
 /// One question (`input_required`), then the answer.
