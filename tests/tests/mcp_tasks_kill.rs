@@ -162,6 +162,17 @@ async fn takeover_of(t: &TestDb, id: &str) -> (Option<String>, i64) {
         .unwrap()
 }
 
+/// The table `tasks_slow_draft` drafts into.
+async fn create_drafts_table(t: &TestDb) {
+    sqlx::query(
+        "CREATE TABLE task_drafts (client_ref TEXT PRIMARY KEY, label TEXT NOT NULL, \
+         drafted_by TEXT NOT NULL)",
+    )
+    .execute(t.db.pool())
+    .await
+    .unwrap();
+}
+
 /// How many drafts exist for `client_ref`.
 async fn drafts(t: &TestDb, client_ref: &str) -> i64 {
     let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM task_drafts WHERE client_ref = $1")
@@ -180,13 +191,7 @@ fn structured(result: &GetTaskResult) -> Value {
 }
 
 async fn a_killed_replicas_draft_is_taken_over_and_drafted_once(t: &TestDb) {
-    sqlx::query(
-        "CREATE TABLE task_drafts (client_ref TEXT PRIMARY KEY, label TEXT NOT NULL, \
-         drafted_by TEXT NOT NULL)",
-    )
-    .execute(t.db.pool())
-    .await
-    .unwrap();
+    create_drafts_table(t).await;
     let lease = Duration::from_secs(3);
     let mut a = Replica::start(t, lease, Duration::from_secs(1)).await;
     let b = Replica::start(t, lease, Duration::from_secs(1)).await;
@@ -340,13 +345,7 @@ async fn held_by(t: &TestDb, like: &str) -> i64 {
 }
 
 async fn replicas_killed_again_and_again_leave_no_task_behind(t: &TestDb) {
-    sqlx::query(
-        "CREATE TABLE task_drafts (client_ref TEXT PRIMARY KEY, label TEXT NOT NULL, \
-         drafted_by TEXT NOT NULL)",
-    )
-    .execute(t.db.pool())
-    .await
-    .unwrap();
+    create_drafts_table(t).await;
     let kills = env_number("ERP_TOOLS_TASK_KILLS", 3);
     let mut rng = Seeded(env_number("ERP_TOOLS_TASK_KILL_SEED", 1).max(1));
     let lease = Duration::from_secs(2);
