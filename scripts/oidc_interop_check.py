@@ -46,7 +46,7 @@ OTHER_RESOURCE = "http://127.0.0.1:1/other-mcp"
 SCOPES = "purchasing:read purchasing:draft inventory:read"
 ALL_TOOLS = ["inventory_get_stock", "inventory_list_below_reorder", "purchasing_create_po_draft",
              "purchasing_get_item_summary", "purchasing_get_po", "purchasing_get_vendor_summary",
-             "purchasing_search_pos", "purchasing_search_vendors"]
+             "purchasing_print_po", "purchasing_search_pos", "purchasing_search_vendors"]
 
 
 def wait_port(port, proc, what):

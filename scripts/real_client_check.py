@@ -10,10 +10,13 @@ with `distributor seed`) and sends an altered cursor. Then the retries that must
 reconnects (issue 15): a draft resent in a new session, after the server process was
 killed (`kill -9`) and restarted on the same SQLite file, and from a new stdio process,
 must come back with the same number and `replayed: true`, with exactly one document; and
-another user's request on the buyer's MCP session must get 404. Prints what the client
-saw and exits non-zero when the server does not behave as documented.
+another user's request on the buyer's MCP session must get 404. The buyer prints a
+purchase order: the PDF comes with the result and again from `resources/read`; another
+user reading it is told no such resource exists. Prints what the client saw and exits
+non-zero when the server does not behave as documented.
 """
 import asyncio
+import base64
 import json
 import logging
 import os
@@ -29,6 +32,7 @@ import httpx2
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, failures, free_port  # noqa: E402
@@ -109,6 +113,55 @@ async def texts(session, label):
         check(res.structured_content is not None, f"{label} {tool} keeps structuredContent")
 
 
+PRINTED = "erp://purchasing/purchase-orders/PO-2026-0040.pdf"
+
+
+def pdf_of(blob):
+    """The PDF bytes of a base64 blob, checked as a PDF holding the order's line."""
+    pdf = base64.b64decode(blob)
+    check(pdf.startswith(b"%PDF-1.") and pdf.rstrip().endswith(b"%%EOF") and b"startxref" in pdf,
+          "the document is a PDF")
+    check(b"(PO-2026-0040)" in pdf and b"(BRG-0107)" in pdf and b"(1 224 000.00)" in pdf,
+          "the PDF holds the order's number, its line and its total")
+    return pdf
+
+
+async def printing(session, label):
+    """The order as a printable PDF: a short text, the PDF embedded, the same bytes again
+    from resources/read."""
+    res = await session.call_tool("purchasing_print_po", {"number": "PO-2026-0040"})
+    text = res.content[0].text
+    print(f"[{label}] purchasing_print_po: {text}")
+    check(not res.is_error and readable(text) and text.startswith("Purchase order PO-2026-0040 (submitted)")
+          and "printable PDF" in text, f"{label} the print tool answers with a short text")
+    embedded = res.content[1]
+    check(embedded.type == "resource" and embedded.resource.mime_type == "application/pdf"
+          and str(embedded.resource.uri) == PRINTED, f"{label} the PDF is embedded in the result")
+    pdf = pdf_of(embedded.resource.blob)
+    read = await session.read_resource(PRINTED)
+    print(f"[{label}] resources/read {PRINTED}: {read.contents[0].mime_type}, "
+          f"{len(base64.b64decode(read.contents[0].blob))} bytes")
+    check(base64.b64decode(read.contents[0].blob) == pdf, f"{label} resources/read gives the same PDF")
+
+
+async def document_only_for_its_caller(url, env):
+    """Another user, and the buyer's user id in another branch, cannot read the PDF."""
+    for user, branch in (("8", "SBY-01"), ("7", "JKT-01")):
+        tok = token(env, BUYER, user=user, branch=branch)
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {tok}"}, timeout=30) as http:
+            async with streamable_http_client(url, http_client=http) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    await session.initialize()
+                    try:
+                        await session.read_resource(PRINTED)
+                        refused = None
+                    except MCPError as exc:
+                        refused = exc
+                    print(f"[http] user {user} of {branch} reads the buyer's PDF: {refused!r}")
+                    check(refused is not None and "no resource" in str(refused),
+                          f"user {user} of {branch} is told no such resource exists")
+
+
 SEEDED_VENDORS = 250
 
 
@@ -165,6 +218,7 @@ async def exercise(session, role, label):
               and draft.annotations.destructive_hint is False and draft.annotations.open_world_hint is False,
               f"{label} draft annotations")
         await texts(session, label)
+        await printing(session, label)
         await pages(session, listed.tools, label)
         first = await session.call_tool("purchasing_create_po_draft", DRAFT)
         second = await session.call_tool("purchasing_create_po_draft", DRAFT)
@@ -207,6 +261,7 @@ async def over_http(env, url):
                     init = await session.initialize()
                     print(f"[http] negotiated protocol {init.protocol_version}")
                     await exercise(session, role, "http")
+    await document_only_for_its_caller(url, env)
     check(not any("Session termination failed" in m for m in client_warnings.messages),
           f"http: clean disconnects log no error (client warnings: {client_warnings.messages})")
 

@@ -18,7 +18,7 @@ pub mod wrk;
 /// find each other at the crate root.
 #[path = "../../tests/tests/example/mod.rs"]
 pub mod example;
-pub use example::{app, buying, data, inventory, purchasing, scale};
+pub use example::{app, buying, data, inventory, printing, purchasing, scale};
 
 /// The 500 generated tools (56 modules of at most 9), declared with `#[erp_tool]` and
 /// with `rmcp`'s `#[tool]`.

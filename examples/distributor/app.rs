@@ -2,7 +2,7 @@
 
 use erp_tools_core::{Database, RegistryError, ToolRegistry};
 
-use crate::{buying, data, inventory, purchasing};
+use crate::{buying, data, inventory, printing, purchasing};
 
 /// Every tool of the example, grouped by module.
 pub fn registry() -> Result<ToolRegistry, RegistryError> {
@@ -15,6 +15,7 @@ pub fn registry() -> Result<ToolRegistry, RegistryError> {
             purchasing::search_pos,
             buying::get_item_summary,
             purchasing::get_po,
+            printing::print_po,
             purchasing::create_po_draft,
             inventory::get_stock,
             inventory::list_below_reorder,

@@ -21,6 +21,7 @@ mod buying;
 mod data;
 mod identity;
 mod inventory;
+mod printing;
 mod purchasing;
 mod review;
 mod scale;

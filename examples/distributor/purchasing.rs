@@ -5,8 +5,9 @@ use sqlx::Row;
 
 /// The namespace description: what the module does, and what it cannot do.
 pub const DESCRIPTION: &str = "Purchasing for the caller's branch: search vendors, read vendor \
-    summaries and purchase orders, create purchase-order DRAFTS. Cannot approve, submit, send, \
-    post or cancel orders, and cannot set prices: a person does that in the ERP.";
+    summaries and purchase orders, print a purchase order as a PDF, create purchase-order \
+    DRAFTS. Cannot approve, submit, send, post or cancel orders, and cannot set prices: a \
+    person does that in the ERP.";
 
 use crate::data::{dec, find_by_code};
 
@@ -339,57 +340,57 @@ pub async fn search_pos(
 // ---------------------------------------------------------------------------------------
 // purchasing_get_po
 
-/// Arguments of `purchasing_get_po`.
+/// Arguments of `purchasing_get_po` and `purchasing_print_po`.
 #[derive(Deserialize, ToolArgs)]
 pub struct GetPoArgs {
     /// Purchase order number, e.g. PO-2026-0042
-    number: String,
+    pub(crate) number: String,
 }
 
 /// One line of a purchase order.
 #[derive(Serialize, JsonSchema)]
 pub struct PoLineView {
     /// Line number.
-    line_no: i64,
+    pub(crate) line_no: i64,
     /// Item code.
-    item_code: String,
+    pub(crate) item_code: String,
     /// Quantity.
-    qty: Decimal,
+    pub(crate) qty: Decimal,
     /// Unit.
-    uom: String,
+    pub(crate) uom: String,
     /// Price per unit from the vendor price list, IDR.
-    unit_price: Decimal,
+    pub(crate) unit_price: Decimal,
     /// Line total, IDR.
-    line_total: Decimal,
+    pub(crate) line_total: Decimal,
 }
 
 /// A purchase order with its lines.
 #[derive(Serialize, JsonSchema)]
 pub struct PoView {
     /// Internal id (for programs; use the number when talking about the order).
-    po_id: i64,
+    pub(crate) po_id: i64,
     /// Purchase order number.
-    number: String,
+    pub(crate) number: String,
     /// Branch code.
-    branch: String,
+    pub(crate) branch: String,
     /// Status.
-    status: String,
+    pub(crate) status: String,
     /// Vendor code.
-    vendor_code: String,
+    pub(crate) vendor_code: String,
     /// Vendor name.
-    vendor_name: String,
+    pub(crate) vendor_name: String,
     /// Date needed.
-    needed_by: String,
+    pub(crate) needed_by: String,
     /// Note for the reviewer.
-    note: Option<String>,
+    pub(crate) note: Option<String>,
     /// Lines.
-    lines: Vec<PoLineView>,
+    pub(crate) lines: Vec<PoLineView>,
     /// Total, IDR.
-    total: Decimal,
+    pub(crate) total: Decimal,
     /// Currency of all amounts.
-    currency: String,
+    pub(crate) currency: String,
     /// The agent run that drafted the order, if an agent did.
-    drafted_by_agent_run: Option<String>,
+    pub(crate) drafted_by_agent_run: Option<String>,
 }
 
 /// Purchase order `number` of the branch, with its lines (also the review console's

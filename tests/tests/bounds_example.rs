@@ -18,6 +18,8 @@ mod buying;
 mod data;
 #[path = "../../examples/distributor/inventory.rs"]
 mod inventory;
+#[path = "../../examples/distributor/printing.rs"]
+mod printing;
 #[path = "../../examples/distributor/purchasing.rs"]
 mod purchasing;
 

@@ -4,7 +4,7 @@
 
 mod example;
 
-use example::{app, buying, data, inventory, purchasing};
+use example::{app, buying, data, inventory, printing, purchasing};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -345,7 +345,7 @@ fn every_tool_passes_the_safety_report_and_exports_are_strict() {
     let registry = app::registry().expect("registry");
     let report = erp_tools_core::report::SurfaceReport::new(&registry);
     assert!(report.all_pass(), "{}", report.to_table());
-    assert_eq!(report.tools.len(), 8);
+    assert_eq!(report.tools.len(), 9);
     for target in [Target::OpenAi, Target::Anthropic] {
         checked_export(&registry, target, None);
     }

@@ -7,7 +7,7 @@ mod example;
 #[path = "../../examples/distributor/identity.rs"]
 mod identity;
 
-use example::{app, buying, data, inventory, purchasing};
+use example::{app, buying, data, inventory, printing, purchasing};
 
 use std::time::Duration;
 

@@ -9,7 +9,7 @@
 
 mod example;
 
-use example::{app, buying, data, inventory, purchasing};
+use example::{app, buying, data, inventory, printing, purchasing};
 
 use std::sync::Arc;
 

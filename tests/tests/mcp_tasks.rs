@@ -208,6 +208,28 @@ fn refused<T: std::fmt::Debug>(answered: Result<T, ServiceError>) -> rmcp::Error
     }
 }
 
+/// The outcomes of audit `rows`, in order.
+fn outcomes(rows: &[(String, String)]) -> Vec<&str> {
+    rows.iter().map(|(o, _)| o.as_str()).collect()
+}
+
+/// Starts a count of 400 slow steps labelled `label`, long enough to cancel or cut.
+async fn start_long_count(client: &Client, label: &str) -> String {
+    let arguments = json!({"label": label, "steps": 400});
+    start(client, "reports_count_slowly", arguments).await
+}
+
+/// Whether the handler of the count labelled `label` saw its cancellation within 2 s.
+async fn handler_saw_cancel(label: &str) -> bool {
+    for _ in 0..100 {
+        if saw_cancel(label) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
 /// (outcome, tool_call_id) of every audit row about `tool`.
 async fn audit_rows(db: &Database, tool: &str) -> Vec<(String, String)> {
     db.audit_log(None)
@@ -256,9 +278,8 @@ async fn completes_with_progress_and_is_audited(t: &TestDb) {
     // Audited: the task's creation, the call itself (attempt, then ok) and its end, all
     // under the task id.
     let rows = audit_rows(&t.db, "reports_count_slowly").await;
-    let outcomes: Vec<&str> = rows.iter().map(|(o, _)| o.as_str()).collect();
     assert_eq!(
-        outcomes,
+        outcomes(&rows),
         ["task_created", "ok", "task_completed"],
         "{rows:?}"
     );
@@ -269,12 +290,7 @@ on_both_backends!(completes_with_progress_and_is_audited);
 async fn cancel_reaches_the_handler(t: &TestDb) {
     let client = client(&t.db, "u-1", true).await;
     let label = format!("c-{}", backend(t));
-    let id = start(
-        &client,
-        "reports_count_slowly",
-        json!({"label": label, "steps": 400}),
-    )
-    .await;
+    let id = start_long_count(&client, &label).await;
     tokio::time::sleep(Duration::from_millis(150)).await;
     client
         .cancel_task(CancelTaskParams::new(&id))
@@ -282,13 +298,10 @@ async fn cancel_reaches_the_handler(t: &TestDb) {
         .unwrap();
     // Cancelled at once, whatever the handler does next.
     assert_eq!(get(&client, &id).await.task.status(), TaskStatus::Cancelled);
-    for _ in 0..100 {
-        if saw_cancel(&label) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(saw_cancel(&label), "the handler saw the cancellation");
+    assert!(
+        handler_saw_cancel(&label).await,
+        "the handler saw the cancellation"
+    );
     // The handler's own end does not overwrite it; cancelling again is acknowledged.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(get(&client, &id).await.task.status(), TaskStatus::Cancelled);
@@ -297,9 +310,8 @@ async fn cancel_reaches_the_handler(t: &TestDb) {
         .await
         .unwrap();
     let rows = audit_rows(&t.db, "reports_count_slowly").await;
-    let outcomes: Vec<&str> = rows.iter().map(|(o, _)| o.as_str()).collect();
     assert_eq!(
-        outcomes,
+        outcomes(&rows),
         ["task_created", "tool_error", "task_cancelled"],
         "{rows:?}"
     );
@@ -358,25 +370,14 @@ async fn another_replica_answers_get_update_and_cancel(t: &TestDb) {
 
     // A cancel sent to the other replica reaches the handler on the first.
     let label = format!("x-{}", backend(t));
-    let id = start(
-        &first,
-        "reports_count_slowly",
-        json!({"label": label, "steps": 400}),
-    )
-    .await;
+    let id = start_long_count(&first, &label).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     second
         .cancel_task(CancelTaskParams::new(&id))
         .await
         .unwrap();
-    for _ in 0..100 {
-        if saw_cancel(&label) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
     assert!(
-        saw_cancel(&label),
+        handler_saw_cancel(&label).await,
         "the handler on the first replica saw it"
     );
     other_db.close().await;
@@ -538,12 +539,7 @@ async fn a_restart_forgets_no_task_and_a_stopped_replicas_task_is_taken_over(t: 
     let runtime = ToolRuntime::new(Arc::new(registry), t.db.clone());
     let once = client_of(ErpMcpServer::with_principal(runtime, clerk("u-1")), true).await;
     let label = format!("k-{}", backend(t));
-    let id = start(
-        &once,
-        "reports_count_slowly",
-        json!({"label": label, "steps": 400}),
-    )
-    .await;
+    let id = start_long_count(&once, &label).await;
     sqlx::query("UPDATE erp_tasks SET replica_id = $1 WHERE id = $2")
         .bind(killed)
         .bind(id.clone())
@@ -566,13 +562,7 @@ async fn a_restart_forgets_no_task_and_a_stopped_replicas_task_is_taken_over(t: 
         "{rows:?}"
     );
     // The replica that ran it (this one) sees it taken from it and stops the handler.
-    for _ in 0..100 {
-        if saw_cancel(&label) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(saw_cancel(&label), "the handler was stopped");
+    assert!(handler_saw_cancel(&label).await, "the handler was stopped");
 }
 on_both_backends!(a_restart_forgets_no_task_and_a_stopped_replicas_task_is_taken_over);
 

@@ -7,7 +7,13 @@
 //! - `kill -9` mid-report of a tool declared `rerun = false`: the task is failed with the
 //!   reason, never left `working`;
 //! - SIGTERM (a rolling restart): the running task gets the grace, then is handed over and
-//!   taken over at once, long before the lease would have expired.
+//!   taken over at once, long before the lease would have expired;
+//! - repeated `kill -9` (`ERP_TOOLS_TASK_KILLS`, 3 by default; RELIABILITY.md has a run of
+//!   15): three replicas, each round starting a draft and a report on the oldest and
+//!   killing it at a random moment (`ERP_TOOLS_TASK_KILL_SEED`), a fresh replica taking
+//!   its place; a task taken over may be killed again. Every killed replica's tasks leave
+//!   it within the lease bound, and every task ends done (each draft once) or failed
+//!   with the reason.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -156,6 +162,17 @@ async fn takeover_of(t: &TestDb, id: &str) -> (Option<String>, i64) {
         .unwrap()
 }
 
+/// The table `tasks_slow_draft` drafts into.
+async fn create_drafts_table(t: &TestDb) {
+    sqlx::query(
+        "CREATE TABLE task_drafts (client_ref TEXT PRIMARY KEY, label TEXT NOT NULL, \
+         drafted_by TEXT NOT NULL)",
+    )
+    .execute(t.db.pool())
+    .await
+    .unwrap();
+}
+
 /// How many drafts exist for `client_ref`.
 async fn drafts(t: &TestDb, client_ref: &str) -> i64 {
     let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM task_drafts WHERE client_ref = $1")
@@ -174,13 +191,7 @@ fn structured(result: &GetTaskResult) -> Value {
 }
 
 async fn a_killed_replicas_draft_is_taken_over_and_drafted_once(t: &TestDb) {
-    sqlx::query(
-        "CREATE TABLE task_drafts (client_ref TEXT PRIMARY KEY, label TEXT NOT NULL, \
-         drafted_by TEXT NOT NULL)",
-    )
-    .execute(t.db.pool())
-    .await
-    .unwrap();
+    create_drafts_table(t).await;
     let lease = Duration::from_secs(3);
     let mut a = Replica::start(t, lease, Duration::from_secs(1)).await;
     let b = Replica::start(t, lease, Duration::from_secs(1)).await;
@@ -300,3 +311,123 @@ async fn a_draining_replica_hands_its_task_over_at_once(t: &TestDb) {
     assert_eq!(takeover_of(t, &id).await.1, 1);
 }
 on_both_backends!(a_draining_replica_hands_its_task_over_at_once);
+
+/// A tiny seeded generator (xorshift), so a run of kills can be repeated.
+struct Seeded(u64);
+
+impl Seeded {
+    /// A number in `range`.
+    fn within(&mut self, range: std::ops::Range<u64>) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        range.start + self.0 % (range.end - range.start)
+    }
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// How many tasks are still `working` held by a replica whose id is `like` that.
+async fn held_by(t: &TestDb, like: &str) -> i64 {
+    let (n,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM erp_tasks WHERE replica_id LIKE $1 AND status = 'working'",
+    )
+    .bind(like.to_string())
+    .fetch_one(t.db.pool())
+    .await
+    .unwrap();
+    n
+}
+
+async fn replicas_killed_again_and_again_leave_no_task_behind(t: &TestDb) {
+    create_drafts_table(t).await;
+    let kills = env_number("ERP_TOOLS_TASK_KILLS", 3);
+    let mut rng = Seeded(env_number("ERP_TOOLS_TASK_KILL_SEED", 1).max(1));
+    let lease = Duration::from_secs(2);
+    // A killed replica's tasks leave it within the lease, two sweeps and the time a
+    // loaded machine takes to notice.
+    let bound = lease + Duration::from_secs(3);
+    let grace = Duration::from_secs(1);
+    let mut replicas = Vec::new();
+    for _ in 0..3 {
+        replicas.push(Replica::start(t, lease, grace).await);
+    }
+    let token = replicas[0].token.clone();
+    let (mut drafts_started, mut reports_started) = (Vec::new(), Vec::new());
+    let (mut left_after, mut in_flight) = (Vec::new(), 0);
+    let run = Instant::now();
+    for round in 0..kills {
+        let mut victim = replicas.remove(0);
+        let client = victim.client(&token).await;
+        // The report first: on SQLite the draft's transaction holds the replica's one
+        // writer while it works, and a task is created with a write.
+        let seconds = rng.within(0..4);
+        let args = json!({"label": "aging", "seconds": seconds});
+        reports_started.push(start(&client, "tasks_slow_report", args).await);
+        let client_ref = format!("kill-{round}");
+        let seconds = rng.within(1..4);
+        let args = json!({"client_ref": client_ref, "label": "restock", "seconds": seconds});
+        drafts_started.push((start(&client, "tasks_slow_draft", args).await, client_ref));
+        // A replica's id starts with its process id.
+        let holder = format!("{}-%", victim.pid());
+        tokio::time::sleep(Duration::from_millis(rng.within(50..2_500))).await;
+        in_flight += held_by(t, &holder).await;
+        let killed = victim.kill().await;
+        drop(client);
+        replicas.push(Replica::start(t, lease, grace).await);
+        while held_by(t, &holder).await > 0 {
+            assert!(
+                killed.elapsed() < bound,
+                "round {round}: the killed replica still holds tasks {:?} after the kill",
+                killed.elapsed()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        left_after.push(killed.elapsed());
+    }
+    let live = replicas[0].client(&token).await;
+    let (mut replayed, mut taken_over, mut failed, mut reported) = (0, 0, 0, 0);
+    let mut most = 0;
+    for (id, client_ref) in &drafts_started {
+        let draft = structured(&settled(&live, id, bound + Duration::from_secs(10)).await);
+        assert_eq!(draft["client_ref"], client_ref.as_str(), "{draft}");
+        assert_eq!(drafts(t, client_ref).await, 1, "{client_ref} drafted once");
+        replayed += usize::from(draft["replayed"] == true);
+        let times = takeover_of(t, id).await.1;
+        (taken_over, most) = (taken_over + times, most.max(times));
+    }
+    for id in &reports_started {
+        let got = settled(&live, id, bound + Duration::from_secs(10)).await;
+        match &got.task.payload {
+            TaskPayload::Failed { error } => {
+                let why = error["message"].as_str().unwrap();
+                assert!(why.contains("declared not safe to run again"), "{why}");
+                failed += 1;
+            }
+            TaskPayload::Completed { .. } => reported += 1,
+            other => panic!("a report ends done or failed, not {other:?}"),
+        }
+    }
+    let (working,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM erp_tasks WHERE status IN ('working', 'input_required')",
+    )
+    .fetch_one(t.db.pool())
+    .await
+    .unwrap();
+    assert_eq!(working, 0, "no task left working");
+    let slowest = left_after.iter().max().unwrap();
+    println!(
+        "{kills} kills in {:?}, {in_flight} tasks working on the replica killed: {} drafts done once each ({taken_over} take-overs, at most {most} of \
+         one draft, {replayed} replayed a committed draft), reports {reported} done and {failed} failed with the \
+         reason; a killed replica's tasks left it at most {slowest:?} after the kill (bound \
+         {bound:?})",
+        run.elapsed(),
+        drafts_started.len(),
+    );
+}
+on_both_backends!(replicas_killed_again_and_again_leave_no_task_behind);

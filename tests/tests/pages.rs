@@ -9,7 +9,7 @@ mod example;
 
 // The example's modules find each other at the crate root (`crate::data`).
 #[allow(unused_imports)]
-use example::{app, buying, data, inventory, purchasing, scale};
+use example::{app, buying, data, inventory, printing, purchasing, scale};
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

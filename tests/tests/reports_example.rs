@@ -1,5 +1,6 @@
 //! The reports example (`examples/reports`): the stock valuation runs as an MCP task,
-//! reports its progress while it runs, and ends with its CSV attached; a client without
+//! reports its progress while it runs, and ends with its CSV attached (which its caller
+//! reads again with `resources/read`); a client without
 //! the tasks extension gets the same result in the request. On SQLite and PostgreSQL.
 
 #[path = "../../examples/reports/report.rs"]
@@ -13,8 +14,8 @@ use erp_tools_core::{Principal, ToolRuntime};
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::on_both_backends;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, GetTaskParams, TaskPayload,
-    TaskStatus,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, GetTaskParams,
+    ReadResourceRequestParams, ResourceContents, TaskPayload, TaskStatus,
 };
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
@@ -108,6 +109,18 @@ async fn the_valuation_runs_as_a_task_with_progress_and_a_csv(t: &TestDb) {
         .map(|l| l.rsplit(',').next().unwrap().parse::<Decimal>().unwrap())
         .sum();
     assert_eq!(summed, total);
+    // The task's CSV, read again by its owner with resources/read.
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(uri.clone()))
+        .await
+        .unwrap();
+    let ResourceContents::TextResourceContents {
+        text, mime_type, ..
+    } = &read.contents[0]
+    else {
+        panic!("a text document: {:?}", read.contents);
+    };
+    assert_eq!((text, mime_type.as_deref()), (&csv, Some("text/csv")));
     // What a host showed while it ran: how far, in which warehouse (when a poll fell
     // inside the run; a fast machine may finish before the first write of progress).
     for m in &messages {

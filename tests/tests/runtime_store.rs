@@ -39,6 +39,7 @@ async fn migrations(t: &TestDb) {
         "erp_tools/0021_run_summaries",
         "erp_tools/0022_task_takeover",
         "erp_tools/0026_run_lines",
+        "erp_tools/0027_documents",
         "erp_tools/0028_run_checkpoint",
     ];
     if t.db.backend() == erp_tools_core::Backend::Postgres {

@@ -17,11 +17,11 @@ use serde_json::{Value, json};
 use super::apps::{self, McpApps};
 use super::asking::{Asking, MAX_ELICITATION_ROUNDS};
 pub use super::caller::{AGENT_RUN_HEADER, Authenticated};
+use super::documents;
 use super::input::{self, StateKeeper};
 pub use super::listing::instructions;
 use super::listing::{mcp_tool, server_config, surface_meta};
 use super::progress::Forwarder;
-use super::result::with_attachments;
 pub use super::result::{ERROR_META_KEY, call_tool_result};
 use super::tasks;
 use super::trace::{call_trace, request_id_string};
@@ -313,7 +313,7 @@ impl ServerHandler for ErpMcpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        apps::list_resource_templates(&apps::served_cards(&self.apps, self.registry()))
+        apps::list_resource_templates()
     }
 
     async fn get_task(
@@ -349,10 +349,12 @@ impl ServerHandler for ErpMcpServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let served = apps::served_cards(&self.apps, self.registry());
-        apps::read_resource(&served, &request.uri).map(Into::into)
+        let caller = self.caller(&context).map(|c| c.principal);
+        let (db, uri) = (self.runtime().database(), &request.uri);
+        documents::read(&served, db, caller.as_deref(), uri).await
     }
 }
 
@@ -471,7 +473,7 @@ impl ErpMcpServer {
             let outcome = runtime
                 .run_prepared(&caller.principal, prepared, answers.clone())
                 .await;
-            let outcome = match outcome {
+            let mut outcome = match outcome {
                 Ok(outcome) => outcome,
                 Err(e) => {
                     finish_progress(progress.take()).await;
@@ -489,9 +491,10 @@ impl ErpMcpServer {
                 ));
             }
             let Some(question) = outcome.input_request() else {
-                let mut outcome = outcome;
                 let document = outcome.document.take();
-                let result = with_attachments(call_tool_result(outcome), attached.take());
+                let (db, docs) = (runtime.database(), attached.take());
+                let result =
+                    documents::result(db, (&caller.principal, &call.name), outcome, docs).await;
                 let result = apps::finish(
                     &self.apps,
                     self.registry(),

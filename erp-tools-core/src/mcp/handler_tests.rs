@@ -113,7 +113,8 @@ fn attachments_follow_the_text_of_a_successful_result_only() {
             Attachment::bytes("erp://r/p.png", "image/png", vec![0x89, 0x50]),
         ]
     };
-    let ok = super::with_attachments(call_tool_result(outcome(Outcome::Ok)), attachments());
+    let ok =
+        crate::mcp::result::with_attachments(call_tool_result(outcome(Outcome::Ok)), attachments());
     let content = serde_json::to_value(&ok.content).unwrap();
     assert_eq!(content[0]["text"], "Total 12.50; the CSV is attached.");
     assert_eq!(
@@ -126,8 +127,10 @@ fn attachments_follow_the_text_of_a_successful_result_only() {
         content[3],
         json!({"type": "image", "data": "iVA=", "mimeType": "image/png"})
     );
-    let failed =
-        super::with_attachments(call_tool_result(outcome(Outcome::ToolError)), attachments());
+    let failed = crate::mcp::result::with_attachments(
+        call_tool_result(outcome(Outcome::ToolError)),
+        attachments(),
+    );
     assert_eq!(failed.content.len(), 1, "a failed call sends no document");
 }
 

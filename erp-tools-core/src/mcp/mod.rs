@@ -21,6 +21,7 @@
 pub mod apps;
 mod asking;
 mod caller;
+mod documents;
 #[cfg(feature = "mcp-http")]
 mod edge;
 mod handler;

@@ -82,6 +82,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/sqlite/0022_task_takeover.sql"),
     ),
     (
+        "erp_tools/0027_documents",
+        include_str!("../../migrations/sqlite/0027_documents.sql"),
+    ),
+    (
         "erp_tools/0028_run_checkpoint",
         include_str!("../../migrations/sqlite/0028_run_checkpoint.sql"),
     ),
@@ -170,6 +174,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/0026_run_lines",
         include_str!("../../migrations/postgres/0026_run_lines.sql"),
+    ),
+    (
+        "erp_tools/0027_documents",
+        include_str!("../../migrations/postgres/0027_documents.sql"),
     ),
 ];
 

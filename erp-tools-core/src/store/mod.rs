@@ -25,6 +25,8 @@ mod chain;
 mod chain_head;
 mod chain_verify;
 mod document;
+#[cfg(feature = "mcp")]
+pub(crate) mod documents;
 mod error;
 pub(crate) mod keys;
 mod migrate;

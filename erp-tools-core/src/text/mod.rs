@@ -467,6 +467,16 @@ pub(crate) const SERVER_FAILED: &str =
 pub(crate) const NOT_AUTHENTICATED: &str =
     "not authenticated: this connection has no verified caller; send a bearer token";
 
+/// `resources/read` of a URI that is neither a card this server serves nor a document the
+/// caller's own calls produced within the hour (the same for another caller's document).
+#[cfg(feature = "mcp")]
+pub(crate) fn resource_not_found(uri: &str) -> String {
+    format!(
+        "no resource `{uri}` for you: read a document by the URI a call of yours returned, \
+         within an hour of the call; call the tool again for a fresh one"
+    )
+}
+
 // ---- the agent loop -----------------------------------------------------------------------
 
 /// The model proposed the same action once too often.

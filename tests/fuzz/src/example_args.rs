@@ -65,7 +65,7 @@ pub struct ItemSummaryArgs {
     item_code: String,
 }
 
-/// Arguments of `purchasing_get_po`.
+/// Arguments of `purchasing_get_po` and `purchasing_print_po`.
 #[derive(Deserialize, ToolArgs)]
 pub struct GetPoArgs {
     /// Purchase order number, e.g. PO-2026-0042

@@ -47,6 +47,11 @@ pub fn tools() -> Vec<Tool> {
             de::<GetPoArgs>,
         ),
         (
+            "purchasing_print_po",
+            GetPoArgs::tool_schema(),
+            de::<GetPoArgs>,
+        ),
+        (
             "purchasing_create_po_draft",
             PoDraftArgs::tool_schema(),
             de::<PoDraftArgs>,

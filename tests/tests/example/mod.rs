@@ -1,7 +1,7 @@
 //! The distributor example's tool modules, compiled into each test suite that runs the
-//! example's tools. A suite declares `mod example;` and imports the five modules at its
-//! root (`use example::{app, buying, data, inventory, purchasing};`), where the modules' own
-//! `crate::data` paths find them.
+//! example's tools. A suite declares `mod example;` and imports the six modules at its
+//! root (`use example::{app, buying, data, inventory, printing, purchasing};`), where the
+//! modules' own `crate::data` paths find them.
 
 // Each suite uses part of the example; `open_db` and `branch_id` serve the binary only.
 #![allow(dead_code)]
@@ -14,6 +14,8 @@ pub mod buying;
 pub mod data;
 #[path = "../../../examples/distributor/inventory.rs"]
 pub mod inventory;
+#[path = "../../../examples/distributor/printing.rs"]
+pub mod printing;
 #[path = "../../../examples/distributor/purchasing.rs"]
 pub mod purchasing;
 #[path = "../../../examples/distributor/scale.rs"]

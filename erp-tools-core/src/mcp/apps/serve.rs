@@ -30,9 +30,12 @@ pub(crate) fn served_cards(apps: &McpApps, registry: &ToolRegistry) -> Vec<&'sta
     served
 }
 
-/// `info` declaring the extension (with the card MIME type) and resources, when cards
-/// are served.
+/// `info` declaring resources (the documents calls produced are read with
+/// `resources/read`) and, when cards are served, the extension (with the card MIME type).
 pub(crate) fn declare(mut info: ServerConfig, served: &[&'static str]) -> ServerConfig {
+    info.capabilities
+        .resources
+        .get_or_insert_with(ResourcesCapability::default);
     if served.is_empty() {
         return info;
     }
@@ -43,9 +46,6 @@ pub(crate) fn declare(mut info: ServerConfig, served: &[&'static str]) -> Server
         .extensions
         .get_or_insert_with(ExtensionCapabilities::new);
     extensions.insert(EXTENSION_ID.into(), settings);
-    info.capabilities
-        .resources
-        .get_or_insert_with(ResourcesCapability::default);
     info
 }
 

@@ -12,8 +12,8 @@ use super::board::TaskBoard;
 use super::notify::Notifier;
 use super::wire;
 use crate::audit::{AuditEntry, Outcome};
+use crate::mcp::documents;
 use crate::mcp::input;
-use crate::mcp::result::{call_tool_result, with_attachments};
 use crate::runtime::{CallError, ToolCall, ToolRuntime};
 use crate::store::Database;
 use crate::store::tasks as store;
@@ -160,7 +160,9 @@ async fn run(job: Job) {
                 (store::FAILED, None, Some(error), message)
             } else {
                 let message = outcome.text.clone();
-                let result = with_attachments(call_tool_result(outcome), attached.take());
+                let docs = attached.take();
+                let result =
+                    documents::result(&db, (&job.principal, &job.tool), outcome, docs).await;
                 let result = serde_json::to_string(&result).ok();
                 (store::COMPLETED, result, None, message)
             }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use erp_tools_core::prelude::*;
 
-use crate::tools::Said;
+use crate::tools::{Said, asked, greeted};
 
 fn said(text: impl Into<String>) -> Result<Said, ToolError> {
     Ok(Said::new(text))
@@ -97,14 +97,11 @@ pub(crate) async fn confirm_delete(
     _db: &ReadDb,
     args: DeleteArgs,
 ) -> Result<Said, ToolError> {
-    match ctx.input("confirm") {
-        Some(answer) => said(format!("Delete {}: {answer}", args.filename)),
-        None => Err(ToolError::needs_input(
-            "confirm",
-            format!("Delete {}?", args.filename),
-            ["true", "false"],
-        )),
-    }
+    let question = ("confirm", format!("Delete {}?", args.filename));
+    let file = args.filename;
+    asked(ctx, question, ["true", "false"], |a| {
+        format!("Delete {file}: {a}")
+    })
 }
 
 /// Asks two questions, one after the other (a tool asks one question at a time).
@@ -127,12 +124,5 @@ pub(crate) async fn multi_input(ctx: &ToolContext, _db: &ReadDb) -> Result<Said,
     scopes = ["diagnostics:read"]
 )]
 pub(crate) async fn tool_with_task(ctx: &ToolContext, _db: &ReadDb) -> Result<Said, ToolError> {
-    match ctx.input("user_name") {
-        Some(name) => said(format!("Hello, {name}!")),
-        None => Err(ToolError::needs_input(
-            "user_name",
-            "What is your name?",
-            ["Alice", "Bob"],
-        )),
-    }
+    greeted(ctx)
 }

@@ -45,13 +45,33 @@ fn said(text: impl Into<String>) -> Result<Said, ToolError> {
     Ok(Said { text: text.into() })
 }
 
+/// The answer to question `key` said as `answered` says it once given; until then the
+/// `question`, with two `choices`.
+pub(crate) fn asked(
+    ctx: &ToolContext,
+    (key, question): (&str, String),
+    choices: [&str; 2],
+    answered: impl FnOnce(&str) -> String,
+) -> Result<Said, ToolError> {
+    match ctx.input(key) {
+        Some(answer) => said(answered(answer)),
+        None => Err(ToolError::needs_input(key, question, choices)),
+    }
+}
+
 /// "Please confirm", answered with one of `choices`: the answer once given, the question
 /// until then.
 fn confirmed(ctx: &ToolContext, choices: [&str; 2]) -> Result<Said, ToolError> {
-    match ctx.input("confirm") {
-        Some(ok) => said(format!("Confirmed: {ok}")),
-        None => Err(ToolError::needs_input("confirm", "Please confirm", choices)),
-    }
+    let question = ("confirm", "Please confirm".to_string());
+    asked(ctx, question, choices, |ok| format!("Confirmed: {ok}"))
+}
+
+/// "What is your name?" (Alice or Bob), then a greeting.
+pub(crate) fn greeted(ctx: &ToolContext) -> Result<Said, ToolError> {
+    let question = ("user_name", "What is your name?".to_string());
+    asked(ctx, question, ["Alice", "Bob"], |name| {
+        format!("Hello, {name}!")
+    })
 }
 
 /// Returns the suite's simple text response.
@@ -94,14 +114,10 @@ pub(crate) async fn elicitation(
     _db: &ReadDb,
     args: ElicitationArgs,
 ) -> Result<Said, ToolError> {
-    match ctx.input("answer") {
-        Some(answer) => said(format!("User response: {answer}")),
-        None => Err(ToolError::needs_input(
-            "answer",
-            args.message,
-            ["yes", "no"],
-        )),
-    }
+    let question = ("answer", args.message);
+    asked(ctx, question, ["yes", "no"], |a| {
+        format!("User response: {a}")
+    })
 }
 
 /// One question (`input_required`), then the answer.
@@ -111,14 +127,7 @@ pub(crate) async fn elicitation(
     scopes = ["diagnostics:read"]
 )]
 pub(crate) async fn result_elicitation(ctx: &ToolContext, _db: &ReadDb) -> Result<Said, ToolError> {
-    match ctx.input("user_name") {
-        Some(name) => said(format!("Hello, {name}!")),
-        None => Err(ToolError::needs_input(
-            "user_name",
-            "What is your name?",
-            ["Alice", "Bob"],
-        )),
-    }
+    greeted(ctx)
 }
 
 /// One question whose `requestState` must come back unchanged.
