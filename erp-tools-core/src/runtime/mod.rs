@@ -117,7 +117,7 @@ impl ToolRuntime {
     /// [`DEFAULT_READ_ATTEMPT_AFTER`], 100 ms).
     ///
     /// A read that ends sooner is audited by one finished row, committed before its
-    /// result is returned: one audit write per read (about 1.2× the reads per second over
+    /// result is returned: one audit write per read (about 1.4× the reads per second over
     /// HTTP of two writes, BENCHMARKS.md). A read that runs longer gets its `attempt` row
     /// then, committed while it runs, and its outcome on the same row when it ends. A read
     /// that a crash ends before `after` has no row: it answered nothing and changed
