@@ -105,7 +105,7 @@ const COLUMNS: [(&str, f32, bool); 6] = [
 ];
 
 /// The order as a PDF, and its page count: the header on every page, the lines in
-/// pages of [`ROWS_PER_PAGE`], the total under the last.
+/// pages of `ROWS_PER_PAGE` lines, the total under the last.
 pub fn po_pdf(po: &PoView) -> (Vec<u8>, usize) {
     let chunks: Vec<_> = po.lines.chunks(ROWS_PER_PAGE).collect();
     let pages = chunks.len().max(1);
