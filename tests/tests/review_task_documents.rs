@@ -11,7 +11,7 @@ use erp_tools_core::prelude::*;
 use erp_tools_core::{Principal, ToolRuntime};
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::on_both_backends;
-use erp_tools_tests::principals::{JAKARTA_REVIEWER, REVIEWER};
+use erp_tools_tests::principals::{JAKARTA_REVIEWER, REVIEWER, Role};
 use erp_tools_tests::review::{Browser, ReviewServer};
 use rmcp::model::{CallToolResponse, ClientCapabilities, GetTaskParams, TaskStatus};
 
@@ -38,6 +38,13 @@ async fn value_stock(ctx: &ToolContext) -> Result<Summary, ToolError> {
         CSV,
     ))?;
     Ok(Summary { warehouses: 1 })
+}
+
+/// A browser signed in to `console` as `role`.
+async fn signed_in(console: &ReviewServer, role: &Role) -> Browser {
+    let mut browser = Browser::new(console);
+    browser.sign_in(&console.token(&role.principal())).await;
+    browser
 }
 
 async fn the_run_page_links_the_documents_its_tasks_produced(t: &TestDb) {
@@ -77,8 +84,7 @@ async fn the_run_page_links_the_documents_its_tasks_produced(t: &TestDb) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 
-    let mut browser = Browser::new(&console);
-    browser.sign_in(&console.token(&REVIEWER.principal())).await;
+    let mut browser = signed_in(&console, &REVIEWER).await;
     let page = browser.get(&format!("/runs/{run}")).await;
     assert_eq!(page.status, 200, "{}", page.html);
     let html = page.html.replace("&#x2f;", "/");
@@ -99,10 +105,7 @@ async fn the_run_page_links_the_documents_its_tasks_produced(t: &TestDb) {
     assert_eq!(missing.status, 404);
 
     // Another branch's reviewer: no such document.
-    let mut other = Browser::new(&console);
-    other
-        .sign_in(&console.token(&JAKARTA_REVIEWER.principal()))
-        .await;
+    let mut other = signed_in(&console, &JAKARTA_REVIEWER).await;
     let refused = other.get(&format!("/runs/{run}/documents/{id}/0")).await;
     assert_eq!(refused.status, 404);
     assert!(!refused.html.contains("SBY-WH1"));
@@ -169,8 +172,7 @@ async fn the_run_page_links_the_documents_its_plain_calls_kept(t: &TestDb) {
     .await;
     assert_eq!(counted.is_error, Some(true));
 
-    let mut browser = Browser::new(&console);
-    browser.sign_in(&console.token(&REVIEWER.principal())).await;
+    let mut browser = signed_in(&console, &REVIEWER).await;
     let page = browser.get(&format!("/runs/{run}")).await;
     assert_eq!(page.status, 200, "{}", page.html);
     let html = page.html.replace("&#x2f;", "/");
@@ -194,10 +196,7 @@ async fn the_run_page_links_the_documents_its_plain_calls_kept(t: &TestDb) {
     assert_eq!(elsewhere.status, 404);
 
     // Another branch's reviewer: no link, and no such document.
-    let mut other = Browser::new(&console);
-    other
-        .sign_in(&console.token(&JAKARTA_REVIEWER.principal()))
-        .await;
+    let mut other = signed_in(&console, &JAKARTA_REVIEWER).await;
     let their_page = other.get(&format!("/runs/{run}")).await;
     assert_eq!(their_page.status, 200, "{}", their_page.html);
     assert!(!their_page.html.contains("/kept/"), "{}", their_page.html);

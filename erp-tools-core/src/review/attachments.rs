@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::pages::{Console, Reviewer};
 use super::render::path_segment;
+use super::session::Session;
 use crate::audit::AuditRecord;
 use crate::store::documents::{self as kept, StoredDocument};
 use crate::store::tasks as store;
@@ -124,19 +125,25 @@ pub(super) async fn download(
     let doc = task
         .and_then(|t| t.result)
         .and_then(|result| documents(&result).into_iter().nth(n));
-    let Some(doc) = doc else {
-        return c.message(
-            Some(&session),
-            StatusCode::NOT_FOUND,
-            "Document not found",
-            "This run produced no such document in your branch, or its task has expired.",
-        );
-    };
-    as_download(doc)
+    served(
+        &c,
+        &session,
+        doc,
+        "This run produced no such document in your branch, or its task has expired.",
+    )
 }
 
-/// `doc` as a file to save, named by the last part of its URI.
-fn as_download(doc: Document) -> Response {
+/// `doc` as a file to save, named by the last part of its URI; a 404 page saying `gone`
+/// without one.
+fn served(c: &Console, session: &Session, doc: Option<Document>, gone: &str) -> Response {
+    let Some(doc) = doc else {
+        return c.message(
+            Some(session),
+            StatusCode::NOT_FOUND,
+            "Document not found",
+            gone,
+        );
+    };
     let file = doc
         .name
         .rsplit('/')
@@ -237,16 +244,13 @@ pub(super) async fn download_kept(
     let doc = docs
         .into_iter()
         .find(|d| d.uri == uri && called_here(&records, branch, d.tool_call_id.as_deref()));
-    let Some(doc) = doc else {
-        return c.message(
-            Some(&session),
-            StatusCode::NOT_FOUND,
-            "Document not found",
-            "This run produced no such document in your branch, or it is no longer kept \
-             (a call's documents are kept for an hour).",
-        );
-    };
-    as_download(kept_document(doc))
+    served(
+        &c,
+        &session,
+        doc.map(kept_document),
+        "This run produced no such document in your branch, or it is no longer kept \
+         (a call's documents are kept for an hour).",
+    )
 }
 
 #[cfg(test)]
