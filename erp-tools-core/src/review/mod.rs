@@ -85,7 +85,7 @@ use axum::routing::{get, post};
 /// | `GET /` | redirects to the runs |
 /// | `GET /sign-in?next=`, `POST /sign-in`, `POST /sign-out` | the session (back to `next`) |
 /// | `GET /runs?outcome=&q=&page=` | Runs, those needing attention first; `q` searches |
-/// | `GET /runs/{run_id}` | Run: its story, call by call, and the documents its tasks produced |
+/// | `GET /runs/{run_id}` | Run: its story, call by call, and the documents its tasks and calls produced |
 /// | `GET /runs/{run_id}/documents/{task_id}/{n}` | a document a task of the run produced (download) |
 /// | `GET /runs/{run_id}/kept/{uri}` | a document a call of the run attached, kept an hour (download) |
 /// | `GET /drafts?page=` | Drafts |
