@@ -48,8 +48,26 @@ impl ReviewServer {
         page_size: u32,
         configure: impl FnOnce(ReviewConfig) -> ReviewConfig,
     ) -> ReviewServer {
-        let app = App::new(&t.db).await;
-        let queue = ApprovalQueue::new(t.db.clone());
+        Self::serving(App::new(&t.db).await, page_size, configure).await
+    }
+
+    /// The console on `t`'s database where another application keeps its tables (an
+    /// example's): the fixture application's tables are not created, so its tools are
+    /// not to be called.
+    pub async fn beside(t: &TestDb, page_size: u32) -> ReviewServer {
+        let app = App {
+            runtime: ToolRuntime::new(crate::app::registry(), t.db.clone()),
+        };
+        Self::serving(app, page_size, |c| c).await
+    }
+
+    async fn serving(
+        app: App,
+        page_size: u32,
+        configure: impl FnOnce(ReviewConfig) -> ReviewConfig,
+    ) -> ReviewServer {
+        let db = app.runtime.database().clone();
+        let queue = ApprovalQueue::new(db);
         let agent = Arc::new(
             Agent::new(app.runtime.clone(), policy())
                 .expect("the test policy names registered tools")
@@ -120,6 +138,8 @@ pub struct Page {
     pub set_cookies: Vec<String>,
     /// The body.
     pub html: String,
+    /// The body's bytes as received (a download).
+    pub bytes: Vec<u8>,
 }
 
 impl Page {
@@ -195,12 +215,14 @@ impl Browser {
                 }
             }
         }
-        let html = response.text().await.unwrap_or_default();
+        let bytes = response.bytes().await.unwrap_or_default().to_vec();
+        let html = String::from_utf8_lossy(&bytes).into_owned();
         Page {
             status,
             location,
             set_cookies,
             html,
+            bytes,
         }
     }
 

@@ -1,6 +1,7 @@
 //! The distributor example's printable purchase order (`purchasing_print_po`): the result's
 //! text for the model, the PDF attached (a well-formed PDF holding the order's lines and
-//! total, one page per 36 lines), read again with `resources/read` by its caller only, and
+//! total, one page per 36 lines), read again with `resources/read` by its caller only,
+//! linked on its run's page in the review console for a reviewer of the branch only, and
 //! an order of another branch refused exactly as one that does not exist. Both backends.
 
 mod example;
@@ -15,7 +16,10 @@ use erp_tools_core::{Principal, ToolRuntime};
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::mcp::{Client, call_ok, call_tool, connect_in_process, text_of};
 use erp_tools_tests::on_both_backends;
-use erp_tools_tests::principals::{BUYER, BUYER_IN_JAKARTA, OTHER_BRANCH_BUYER, SECOND_BUYER};
+use erp_tools_tests::principals::{
+    BUYER, BUYER_IN_JAKARTA, JAKARTA_REVIEWER, OTHER_BRANCH_BUYER, REVIEWER, SECOND_BUYER,
+};
+use erp_tools_tests::review::{Browser, ReviewServer};
 use rmcp::model::{ErrorCode, ReadResourceRequestParams, ResourceContents};
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
@@ -309,7 +313,46 @@ async fn another_branch_s_order_is_not_printed(t: &TestDb) {
     assert_eq!(own["status"], "draft");
 }
 
+async fn a_printed_order_is_a_download_on_its_run_page(t: &TestDb) {
+    app::prepare(&t.db).await.unwrap();
+    let console = ReviewServer::beside(t, 20).await;
+    let run = format!("run-print-{:?}", t.backend()).to_lowercase();
+    let buyer = client(t, BUYER.in_run(&run)).await;
+    let result = call_tool(&buyer, PRINT, json!({"number": "PO-2026-0040"})).await;
+    assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+    let (uri, pdf) = attached_pdf(&result);
+
+    let mut reviewer = Browser::new(&console);
+    reviewer
+        .sign_in(&console.token(&REVIEWER.principal()))
+        .await;
+    let page = reviewer.get(&format!("/runs/{run}")).await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    let html = page.html.replace("&#x2f;", "/");
+    let href =
+        format!("/runs/{run}/kept/erp%3A%2F%2Fpurchasing%2Fpurchase-orders%2FPO-2026-0040.pdf");
+    let link = format!(
+        "<a href=\"/review{href}\" download>{uri}</a> · application/pdf, {} bytes",
+        pdf.len()
+    );
+    assert!(html.contains(&link), "{html}");
+    let download = reviewer.get(&href).await;
+    assert_eq!(download.status, 200);
+    assert_eq!(download.bytes, pdf, "byte for byte");
+
+    let mut jakarta = Browser::new(&console);
+    jakarta
+        .sign_in(&console.token(&JAKARTA_REVIEWER.principal()))
+        .await;
+    let their_page = jakarta.get(&format!("/runs/{run}")).await;
+    assert!(!their_page.html.contains("/kept/"), "{}", their_page.html);
+    let refused = jakarta.get(&href).await;
+    assert_eq!(refused.status, 404);
+    assert!(!refused.html.contains("%PDF"));
+}
+
 on_both_backends!(a_purchase_order_prints_as_a_pdf_its_caller_reads_again);
+on_both_backends!(a_printed_order_is_a_download_on_its_run_page);
 on_both_backends!(another_branch_s_order_is_not_printed);
 
 /// An order of 80 lines prints on three pages (36, 36, 8 lines), the header on each and

@@ -21,22 +21,32 @@ use crate::tool::context::Principal;
 /// How long a document is kept: an hour, as a task is.
 pub(crate) const DOCUMENT_TTL_MS: i64 = 3_600_000;
 
-/// The MCP result of `tool`'s call for `principal`, with the documents it attached: kept
-/// for `resources/read` when the call succeeded (a failure to keep them is logged; the
-/// result still carries them).
+/// The call whose documents are kept: who made it, the tool, and the run id and call id it
+/// was audited under (the Run page of the review console lists them by run).
+pub(crate) struct Origin<'a> {
+    pub principal: &'a Principal,
+    pub tool: &'a str,
+    pub run_id: &'a str,
+    pub call_id: Option<&'a str>,
+}
+
+/// The MCP result of the call `origin`, with the documents it attached: kept for
+/// `resources/read` when the call succeeded (a failure to keep them is logged; the result
+/// still carries them).
 pub(crate) async fn result(
     db: &Database,
-    (principal, tool): (&Principal, &str),
+    origin: Origin<'_>,
     outcome: CallOutcome,
     docs: Vec<Attachment>,
 ) -> CallToolResult {
     if !outcome.is_error() && !docs.is_empty() {
-        keep(db, principal, tool, &docs).await;
+        keep(db, &origin, &docs).await;
     }
     with_attachments(call_tool_result(outcome), docs)
 }
 
-async fn keep(db: &Database, principal: &Principal, tool: &str, docs: &[Attachment]) {
+async fn keep(db: &Database, origin: &Origin<'_>, docs: &[Attachment]) {
+    let tool = origin.tool;
     let base64 = base64::engine::general_purpose::STANDARD;
     let stored: Vec<StoredDocument> = docs
         .iter()
@@ -49,12 +59,14 @@ async fn keep(db: &Database, principal: &Principal, tool: &str, docs: &[Attachme
                 uri: doc.uri().to_string(),
                 mime_type: doc.mime_type().to_string(),
                 tool_name: tool.to_string(),
+                agent_run_id: origin.run_id.to_string(),
+                tool_call_id: origin.call_id.map(str::to_string),
                 body,
                 is_base64,
             }
         })
         .collect();
-    let owner = (principal.user_id(), principal.branch_id());
+    let owner = (origin.principal.user_id(), origin.principal.branch_id());
     if let Err(e) = store::keep(db.pool(), owner, &stored, DOCUMENT_TTL_MS).await {
         tracing::error!(tool, error = %e, "the call's documents were not kept for resources/read");
     }

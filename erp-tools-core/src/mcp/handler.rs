@@ -434,6 +434,11 @@ impl ErpMcpServer {
             prepared
         };
         let mut prepared = prepare(0);
+        // The run and call id the call is audited under: its kept documents carry them.
+        let audited = (
+            prepared.entry.agent_run_id.clone(),
+            prepared.entry.tool_call_id.clone(),
+        );
         let binding = self.binding(&caller, &call.name, prepared.arguments());
         // A repeated call answering a question: its state must open for this very call.
         let mut answers = InputAnswers::new();
@@ -493,8 +498,13 @@ impl ErpMcpServer {
             let Some(question) = outcome.input_request() else {
                 let document = outcome.document.take();
                 let (db, docs) = (runtime.database(), attached.take());
-                let result =
-                    documents::result(db, (&caller.principal, &call.name), outcome, docs).await;
+                let origin = documents::Origin {
+                    principal: &caller.principal,
+                    tool: &call.name,
+                    run_id: &audited.0,
+                    call_id: audited.1.as_deref(),
+                };
+                let result = documents::result(db, origin, outcome, docs).await;
                 let result = apps::finish(
                     &self.apps,
                     self.registry(),

@@ -1,6 +1,8 @@
 //! The documents a run's tasks produced (a CSV report, a printable order: the
 //! attachments of their results), listed on the Run page and served, each to a reviewer
-//! of the task's branch, as a download (`GET /runs/{run_id}/documents/{task_id}/{n}`).
+//! of the task's branch, as a download (`GET /runs/{run_id}/documents/{task_id}/{n}`);
+//! and the documents its plain calls attached, kept an hour (`erp_documents`), served
+//! alike to a reviewer of the call's branch (`GET /runs/{run_id}/kept/{uri}`).
 
 use std::sync::Arc;
 
@@ -12,7 +14,9 @@ use serde_json::{Value, json};
 
 use super::pages::{Console, Reviewer};
 use super::render::path_segment;
+use super::session::Session;
 use crate::audit::AuditRecord;
+use crate::store::documents::{self as kept, StoredDocument};
 use crate::store::tasks as store;
 
 /// One document of a task's result.
@@ -121,12 +125,23 @@ pub(super) async fn download(
     let doc = task
         .and_then(|t| t.result)
         .and_then(|result| documents(&result).into_iter().nth(n));
+    served(
+        &c,
+        &session,
+        doc,
+        "This run produced no such document in your branch, or its task has expired.",
+    )
+}
+
+/// `doc` as a file to save, named by the last part of its URI; a 404 page saying `gone`
+/// without one.
+fn served(c: &Console, session: &Session, doc: Option<Document>, gone: &str) -> Response {
     let Some(doc) = doc else {
         return c.message(
-            Some(&session),
+            Some(session),
             StatusCode::NOT_FOUND,
             "Document not found",
-            "This run produced no such document in your branch, or its task has expired.",
+            gone,
         );
     };
     let file = doc
@@ -146,6 +161,96 @@ pub(super) async fn download(
         doc.bytes,
     )
         .into_response()
+}
+
+/// Whether the run's `records` hold a call `call_id` in `branch`: a kept document of the
+/// run is shown only beside the call that attached it.
+fn called_here(records: &[AuditRecord], branch: i64, call_id: Option<&str>) -> bool {
+    call_id.is_some_and(|id| {
+        records
+            .iter()
+            .any(|r| r.branch_id == Some(branch) && r.tool_call_id.as_deref() == Some(id))
+    })
+}
+
+/// A kept document as served: its bytes decoded from base64 when it is binary.
+fn kept_document(doc: StoredDocument) -> Document {
+    let bytes = if doc.is_base64 {
+        let base64 = base64::engine::general_purpose::STANDARD;
+        base64.decode(doc.body).unwrap_or_default()
+    } else {
+        doc.body.into_bytes()
+    };
+    Document {
+        name: doc.uri,
+        mime: doc.mime_type,
+        bytes,
+    }
+}
+
+/// The documents the run's plain calls in `branch` attached and that are still kept (a
+/// task's are listed by [`of_run`]), for the Run page: the name, the type, the size, the
+/// tool and the link of each.
+pub(super) async fn kept_of_run(
+    c: &Console,
+    run_id: &str,
+    branch: i64,
+    records: &[AuditRecord],
+) -> Result<Vec<Value>, crate::StoreError> {
+    let tasks = task_ids(records);
+    let docs = kept::of_run(c.config.database().pool(), run_id, branch).await?;
+    let listed = docs
+        .into_iter()
+        .filter(|d| called_here(records, branch, d.tool_call_id.as_deref()))
+        .filter(|d| {
+            !d.tool_call_id
+                .as_deref()
+                .is_some_and(|id| tasks.contains(&id))
+        })
+        .map(|d| {
+            let tool = c.tool(&d.tool_name);
+            let href = format!(
+                "{}/runs/{}/kept/{}",
+                c.base(),
+                path_segment(run_id),
+                path_segment(&d.uri)
+            );
+            let doc = kept_document(d);
+            json!({
+                "name": doc.name, "mime": doc.mime, "bytes": doc.bytes.len(),
+                "tool": tool, "href": href,
+            })
+        })
+        .collect();
+    Ok(listed)
+}
+
+/// `GET /runs/{run_id}/kept/{uri}`: the document `uri` a call of the run attached, while
+/// it is kept, as a download, to a reviewer of the call's branch.
+pub(super) async fn download_kept(
+    State(c): State<Arc<Console>>,
+    Path((run_id, uri)): Path<(String, String)>,
+    Reviewer(session): Reviewer,
+) -> Response {
+    let branch = session.principal.branch_id();
+    let records = match c.config.database().audit_log(Some(&run_id)).await {
+        Ok(r) => r,
+        Err(e) => return c.store_failed(&session, e),
+    };
+    let docs = match kept::of_run(c.config.database().pool(), &run_id, branch).await {
+        Ok(docs) => docs,
+        Err(e) => return c.store_failed(&session, e),
+    };
+    let doc = docs
+        .into_iter()
+        .find(|d| d.uri == uri && called_here(&records, branch, d.tool_call_id.as_deref()));
+    served(
+        &c,
+        &session,
+        doc.map(kept_document),
+        "This run produced no such document in your branch, or it is no longer kept \
+         (a call's documents are kept for an hour).",
+    )
 }
 
 #[cfg(test)]

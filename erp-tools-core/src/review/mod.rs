@@ -85,8 +85,9 @@ use axum::routing::{get, post};
 /// | `GET /` | redirects to the runs |
 /// | `GET /sign-in?next=`, `POST /sign-in`, `POST /sign-out` | the session (back to `next`) |
 /// | `GET /runs?outcome=&q=&page=` | Runs, those needing attention first; `q` searches |
-/// | `GET /runs/{run_id}` | Run: its story, call by call, and the documents its tasks produced |
+/// | `GET /runs/{run_id}` | Run: its story, call by call, and the documents its tasks and calls produced |
 /// | `GET /runs/{run_id}/documents/{task_id}/{n}` | a document a task of the run produced (download) |
+/// | `GET /runs/{run_id}/kept/{uri}` | a document a call of the run attached, kept an hour (download) |
 /// | `GET /drafts?page=` | Drafts |
 /// | `GET /documents/{doc_type}/{number}` | a drafted document |
 /// | `GET /approvals` | Approvals, each with its priced preview |
@@ -111,12 +112,14 @@ pub fn router(config: ReviewConfig) -> Router {
         .route("/approvals/{id}/reject", post(approvals::reject))
         .route("/notifications/{id}/resend", post(approvals::resend))
         .route("/style.css", get(render::stylesheet));
-    // The documents a run's tasks produced (tasks are MCP's).
+    // The documents a run's tasks produced and its calls attached (both are MCP's).
     #[cfg(feature = "mcp")]
-    let router = router.route(
-        "/runs/{run_id}/documents/{task_id}/{n}",
-        get(attachments::download),
-    );
+    let router = router
+        .route(
+            "/runs/{run_id}/documents/{task_id}/{n}",
+            get(attachments::download),
+        )
+        .route("/runs/{run_id}/kept/{uri}", get(attachments::download_kept));
     router
         .fallback(pages::not_found)
         .layer(axum::middleware::from_fn_with_state(

@@ -78,14 +78,20 @@ pub(super) async fn run(
     };
 
     let cards = cards(&c, &records, &documents);
-    // The documents the run's tasks produced (tasks are MCP's).
+    // The documents the run's tasks produced and its calls attached (both are MCP's).
     #[cfg(feature = "mcp")]
-    let attachments = match super::attachments::of_run(&c, &run_id, branch, &records).await {
-        Ok(a) => a,
-        Err(e) => return c.store_failed(&session, e),
+    let (attachments, kept) = {
+        let listed = futures::try_join!(
+            super::attachments::of_run(&c, &run_id, branch, &records),
+            super::attachments::kept_of_run(&c, &run_id, branch, &records),
+        );
+        match listed {
+            Ok(listed) => listed,
+            Err(e) => return c.store_failed(&session, e),
+        }
     };
     #[cfg(not(feature = "mcp"))]
-    let attachments: Vec<Value> = Vec::new();
+    let (attachments, kept): (Vec<Value>, Vec<Value>) = (Vec::new(), Vec::new());
     let first = &records[0];
     let title = records
         .iter()
@@ -146,7 +152,8 @@ pub(super) async fn run(
                 "text": story.answer, "at": story.ended_at.as_deref().map(when),
             })),
             "log": log,
-            "attachments": attachments,
+            "kept": !kept.is_empty(),
+            "attachments": attachments.into_iter().chain(kept).collect::<Vec<_>>(),
         }),
     )
 }

@@ -104,6 +104,8 @@ async fn run(job: Job) {
         arguments: job.arguments,
     };
     let mut prepared = job.runtime.prepare(&job.principal, call);
+    // The run the task is audited under: its kept documents carry it.
+    let audited_run = prepared.entry.agent_run_id.clone();
     prepared.progress = Some(sink);
     prepared.cancel = Some(flag);
     let attached = AttachmentSink::new();
@@ -161,8 +163,13 @@ async fn run(job: Job) {
             } else {
                 let message = outcome.text.clone();
                 let docs = attached.take();
-                let result =
-                    documents::result(&db, (&job.principal, &job.tool), outcome, docs).await;
+                let origin = documents::Origin {
+                    principal: &job.principal,
+                    tool: &job.tool,
+                    run_id: &audited_run,
+                    call_id: Some(id),
+                };
+                let result = documents::result(&db, origin, outcome, docs).await;
                 let result = serde_json::to_string(&result).ok();
                 (store::COMPLETED, result, None, message)
             }
