@@ -12,6 +12,7 @@ use serde_json::json;
 use super::apps;
 use super::result::{call_tool_result, with_attachments};
 use crate::Database;
+use crate::audit::AuditEntry;
 use crate::runtime::CallOutcome;
 use crate::store::documents::{self as store, StoredDocument};
 use crate::text;
@@ -28,6 +29,27 @@ pub(crate) struct Origin<'a> {
     pub tool: &'a str,
     pub run_id: &'a str,
     pub call_id: Option<&'a str>,
+}
+
+/// The run and call id a call is audited under (`entry`): its kept documents carry them.
+pub(crate) fn audited(entry: &AuditEntry) -> (String, Option<String>) {
+    (entry.agent_run_id.clone(), entry.tool_call_id.clone())
+}
+
+impl<'a> Origin<'a> {
+    /// The call of `tool` by `principal`, audited under `(run id, call id)`.
+    pub(crate) fn new(
+        principal: &'a Principal,
+        tool: &'a str,
+        (run_id, call_id): &'a (String, Option<String>),
+    ) -> Self {
+        Origin {
+            principal,
+            tool,
+            run_id,
+            call_id: call_id.as_deref(),
+        }
+    }
 }
 
 /// The MCP result of the call `origin`, with the documents it attached: kept for

@@ -53,7 +53,6 @@ struct Shared {
 /// [`ToolRuntime::call`].
 ///
 /// Identity never comes from the client's messages:
-///
 /// - over streamable HTTP ([`ErpMcpServer::new`], used by [`router`](super::router)) it is
 ///   the [`Authenticated`] caller that the bearer-token middleware put into the request;
 /// - over stdio or in-process ([`ErpMcpServer::with_principal`]) it is the principal given
@@ -434,11 +433,7 @@ impl ErpMcpServer {
             prepared
         };
         let mut prepared = prepare(0);
-        // The run and call id the call is audited under: its kept documents carry them.
-        let audited = (
-            prepared.entry.agent_run_id.clone(),
-            prepared.entry.tool_call_id.clone(),
-        );
+        let audited = documents::audited(&prepared.entry);
         let binding = self.binding(&caller, &call.name, prepared.arguments());
         // A repeated call answering a question: its state must open for this very call.
         let mut answers = InputAnswers::new();
@@ -498,13 +493,8 @@ impl ErpMcpServer {
             let Some(question) = outcome.input_request() else {
                 let document = outcome.document.take();
                 let (db, docs) = (runtime.database(), attached.take());
-                let origin = documents::Origin {
-                    principal: &caller.principal,
-                    tool: &call.name,
-                    run_id: &audited.0,
-                    call_id: audited.1.as_deref(),
-                };
-                let result = documents::result(db, origin, outcome, docs).await;
+                let from = documents::Origin::new(&caller.principal, &call.name, &audited);
+                let result = documents::result(db, from, outcome, docs).await;
                 let result = apps::finish(
                     &self.apps,
                     self.registry(),

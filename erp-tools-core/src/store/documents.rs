@@ -107,6 +107,7 @@ pub(crate) async fn read(
 
 /// The documents calls of run `run_id` in `branch_id` attached and that are still kept,
 /// oldest first (then by URI); none for the empty run id.
+#[cfg(feature = "review")]
 pub(crate) async fn of_run(
     pool: &AnyPool,
     run_id: &str,
