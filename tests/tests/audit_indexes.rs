@@ -232,3 +232,76 @@ async fn the_passes_queries_use_indexes(t: &TestDb) {
     );
 }
 on_both_backends!(the_passes_queries_use_indexes);
+
+/// PostgreSQL: a row the writer updates by its id and its `at` (a call's outcome, a
+/// draft's completion, a link in its chain) is looked for in its month's partition alone,
+/// also under the generic plan a prepared statement ends up with; by its id alone, in
+/// every partition. At a year's size that is 14 index probes instead of one per update.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_updated_by_id_and_at_is_looked_for_in_one_partition() {
+    let Some(t) = TestDb::postgres().await else {
+        return;
+    };
+    t.db.ensure_audit_partitions("2026-01", "2026-03")
+        .await
+        .unwrap();
+    let who = BUYER.principal();
+    let rows = (0..300).map(|i| {
+        let at = format!("2026-{:02}-10T10:00:00.{:06}Z", 1 + i % 3, i);
+        (at, AuditEntry::new(&who, format!("run-{i}"), "answered"))
+    });
+    t.db.backfill_audit(rows).await.unwrap();
+    t.db.flush_audit().await.unwrap();
+    let partitions: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM pg_inherits WHERE inhparent = 'erp_audit_log'::regclass",
+    )
+    .fetch_one(t.db.pool())
+    .await
+    .unwrap();
+    assert!(partitions >= 3, "{partitions} partitions");
+    let (id, at): (i64, String) =
+        sqlx::query_as("SELECT id, at FROM erp_audit_log WHERE at LIKE '2026-02%' LIMIT 1")
+            .fetch_one(t.db.pool())
+            .await
+            .unwrap();
+    let mut conn = t.db.pool().acquire().await.unwrap();
+    let generic = |params: &str, condition: &str, execute: String| {
+        format!(
+            "SET plan_cache_mode = force_generic_plan; \
+             PREPARE finish_row({params}) AS UPDATE erp_audit_log SET message = 'checked' \
+             WHERE {condition}; \
+             EXPLAIN (ANALYZE, COSTS OFF) EXECUTE finish_row({execute})"
+        )
+    };
+    async fn plan(conn: &mut sqlx::AnyConnection, sql: String) -> String {
+        let rows = sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .fetch_all(&mut *conn)
+            .await
+            .unwrap();
+        sqlx::raw_sql("DEALLOCATE finish_row; RESET plan_cache_mode")
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        rows.iter()
+            .map(|r| r.try_get::<String, _>(0).unwrap())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+    let by_id_and_at = plan(
+        &mut conn,
+        generic(
+            "bigint, text",
+            "id = $1 AND at = $2",
+            format!("{id}, '{at}'"),
+        ),
+    )
+    .await;
+    let scans = |plan: &str| plan.matches("Index Scan").count();
+    assert_eq!(scans(&by_id_and_at), 1, "{by_id_and_at}");
+    assert!(
+        by_id_and_at.contains(&format!("Subplans Removed: {}", partitions - 1)),
+        "{by_id_and_at}"
+    );
+    let by_id = plan(&mut conn, generic("bigint", "id = $1", id.to_string())).await;
+    assert_eq!(scans(&by_id), partitions as usize, "{by_id}");
+}

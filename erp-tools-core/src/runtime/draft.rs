@@ -70,6 +70,8 @@ impl Failure {
 struct Attempt {
     pending: Option<PendingRow>,
     id: Option<AuditId>,
+    /// The row's `at` (with the id, where PostgreSQL finds it).
+    at: String,
 }
 
 impl Attempt {
@@ -114,8 +116,10 @@ pub(crate) async fn run_audited(
     entry: &AuditEntry,
     bound: Option<&str>,
 ) -> Result<Finished, StoreError> {
+    let pending = db.queue_attempt(entry).await?;
     let mut attempt = Attempt {
-        pending: Some(db.queue_attempt(entry).await?),
+        at: pending.at().to_string(),
+        pending: Some(pending),
         id: None,
     };
     let transaction = tracing::info_span!("erp_tools.draft_transaction");
@@ -244,8 +248,9 @@ async fn run(
             };
             let mut audit_finished = None;
             if pg {
-                let fin = Final::new(Outcome::Ok, None, Some(document.clone()));
-                audit::complete_and_finish(&mut tx, key, &done, &fin.finished_at).await?;
+                let mut fin = Final::new(Outcome::Ok, None, Some(document.clone()));
+                fin.row_at = Some(attempt.at.clone());
+                audit::complete_and_finish(&mut tx, key, &done, &fin).await?;
                 audit_finished = Some(fin);
             } else {
                 keys::insert_complete(&mut tx, &claim, &done).await?;

@@ -62,6 +62,11 @@ static FINISH_ONE: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
+/// The same, for a row whose `at` is known: PostgreSQL looks in its month's partition
+/// alone instead of in every partition (`$1..` the outcome columns, then the id and `at`).
+static FINISH_ONE_AT: LazyLock<String> =
+    LazyLock::new(|| format!("{} AND at = ${}", *FINISH_ONE, on_finish().count() + 2));
+
 /// Inserts `rows` with one statement and returns their ids, in order.
 ///
 /// - One row, either backend: `VALUES` ([`INSERT_ONE`]), its id from `RETURNING`.
@@ -248,14 +253,31 @@ pub(crate) async fn finish_many(
         .enumerate()
         .map(|(i, (c, _))| format!("{} = v.column{}", c.name, i + 2))
         .collect();
+    // With every row's `at` known, each is looked for in its month's partition alone.
+    let ats: Option<Vec<&String>> = fins.iter().map(|(_, f)| f.row_at.as_ref()).collect();
+    let per_row = sets.len() + 1 + usize::from(ats.is_some());
     let mut sql = format!("UPDATE erp_audit_log SET {} FROM (VALUES ", sets.join(", "));
-    push_tuples(&mut sql, fins.len(), sets.len() + 1);
+    push_tuples(&mut sql, fins.len(), per_row);
     sql.push_str(") AS v WHERE erp_audit_log.id = v.column1");
+    if ats.is_some() {
+        sql.push_str(&format!(" AND erp_audit_log.at = v.column{per_row}"));
+    }
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
     for (id, fin) in fins {
         query = bind_final(query.bind(*id), fin);
+        if let Some(at) = fin.row_at.as_ref().filter(|_| ats.is_some()) {
+            query = query.bind(at.clone());
+        }
     }
-    query.execute(&mut *conn).await?;
+    let done = query.execute(&mut *conn).await?.rows_affected();
+    if ats.is_some() && done < fins.len() as u64 {
+        // A row not in the partition its `at` names: each by its id alone.
+        for (id, fin) in fins {
+            let mut by_id = (*fin).clone();
+            by_id.row_at = None;
+            finish(&mut *conn, *id, &by_id).await?;
+        }
+    }
     Ok(())
 }
 
@@ -277,15 +299,27 @@ fn push_tuples(sql: &mut String, rows: usize, per_row: usize) {
     }
 }
 
-/// Sets the final outcome of a tool call's row on `executor` (a draft's transaction on
-/// PostgreSQL, where audit and documents share the database).
-pub(crate) async fn finish<'c, E>(executor: E, id: AuditId, fin: &Final) -> Result<(), sqlx::Error>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
+/// Sets the final outcome of a tool call's row on `conn` (a draft's transaction on
+/// PostgreSQL, where audit and documents share the database): in its month's partition
+/// when the writer knows the row's `at`, anywhere otherwise (or if it was not there).
+pub(crate) async fn finish(
+    conn: &mut sqlx::AnyConnection,
+    id: AuditId,
+    fin: &Final,
+) -> Result<(), sqlx::Error> {
+    if let Some(at) = &fin.row_at {
+        let done = bind_final(sqlx::query(FINISH_ONE_AT.as_str()), fin)
+            .bind(id)
+            .bind(at.clone())
+            .execute(&mut *conn)
+            .await?;
+        if done.rows_affected() > 0 {
+            return Ok(());
+        }
+    }
     bind_final(sqlx::query(FINISH_ONE.as_str()), fin)
         .bind(id)
-        .execute(executor)
+        .execute(&mut *conn)
         .await?;
     Ok(())
 }
@@ -308,26 +342,40 @@ pub(crate) async fn complete_and_finish(
     conn: &mut sqlx::AnyConnection,
     key: &crate::idempotency::IdempotencyKey,
     done: &super::keys::Completed<'_>,
-    finished_at: &str,
+    fin: &Final,
 ) -> Result<(), sqlx::Error> {
-    super::keys::bind_completed(
-        sqlx::query(
-            "WITH k AS (UPDATE erp_idempotency_keys SET document_type = $1, document_id = $2, \
-             document_number = $3, response = $4, response_text = $5, audit_id = $6, \
-             document_text_id = $7 \
-             WHERE agent_run_id = $8 AND client_ref = $9 RETURNING 1) \
-             UPDATE erp_audit_log SET outcome = $10, message = NULL, document_type = $1, \
-             document_id = $2, document_number = $3, finished_at = $11, document_text_id = $7 \
-             WHERE id = $6",
-        ),
-        done,
-    )
-    .bind(key.agent_run_id.clone())
-    .bind(key.client_ref.clone())
-    .bind(crate::audit::Outcome::Ok.as_str())
-    .bind(finished_at.to_string())
-    .execute(&mut *conn)
-    .await?;
+    const COMPLETE: &str = "WITH k AS (UPDATE erp_idempotency_keys SET document_type = $1, \
+         document_id = $2, document_number = $3, response = $4, response_text = $5, \
+         audit_id = $6, document_text_id = $7 \
+         WHERE agent_run_id = $8 AND client_ref = $9 RETURNING 1) \
+         UPDATE erp_audit_log SET outcome = $10, message = NULL, document_type = $1, \
+         document_id = $2, document_number = $3, finished_at = $11, document_text_id = $7 \
+         WHERE id = $6";
+    // With the row's `at`, in its month's partition alone; by its id if it was not there.
+    const COMPLETE_AT: &str = "WITH k AS (UPDATE erp_idempotency_keys SET document_type = $1, \
+         document_id = $2, document_number = $3, response = $4, response_text = $5, \
+         audit_id = $6, document_text_id = $7 \
+         WHERE agent_run_id = $8 AND client_ref = $9 RETURNING 1) \
+         UPDATE erp_audit_log SET outcome = $10, message = NULL, document_type = $1, \
+         document_id = $2, document_number = $3, finished_at = $11, document_text_id = $7 \
+         WHERE id = $6 AND at = $12";
+    let statement = |sql| {
+        super::keys::bind_completed(sqlx::query(sql), done)
+            .bind(key.agent_run_id.clone())
+            .bind(key.client_ref.clone())
+            .bind(crate::audit::Outcome::Ok.as_str())
+            .bind(fin.finished_at.clone())
+    };
+    if let Some(at) = &fin.row_at {
+        let finished = statement(COMPLETE_AT)
+            .bind(at.clone())
+            .execute(&mut *conn)
+            .await?;
+        if finished.rows_affected() > 0 {
+            return Ok(());
+        }
+    }
+    statement(COMPLETE).execute(&mut *conn).await?;
     Ok(())
 }
 

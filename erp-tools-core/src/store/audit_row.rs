@@ -96,6 +96,9 @@ pub(crate) struct Final {
     pub result_text: Option<String>,
     /// The size of the call's result, in estimated tokens.
     pub result_tokens: Option<i64>,
+    /// The row's `at`, when the writer knows it: with the id it lets PostgreSQL update the
+    /// row in its month's partition alone instead of looking in every partition.
+    pub row_at: Option<String>,
 }
 
 impl Final {
@@ -123,6 +126,7 @@ impl Final {
             link: None,
             result_text: None,
             result_tokens: None,
+            row_at: None,
         }
     }
 

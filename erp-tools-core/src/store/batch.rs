@@ -91,6 +91,7 @@ async fn assign_links(
                 Chain::load(batch, conn, &name).await?;
                 let link = batch.link(&name, &row.chained());
                 fin.link = Some(Box::new(link));
+                fin.row_at = Some(row.at);
             }
             None => unknown.push(*id),
         }
@@ -141,7 +142,7 @@ async fn commit_on(
             Some(row) => {
                 let name = chain.chain_for(&row.at);
                 Chain::load(&mut batch, &mut tx, &name).await?;
-                links.push((*id, batch.link(&name, &row.chained())));
+                links.push((*id, row.at.clone(), batch.link(&name, &row.chained())));
                 rows.push((*id, Some(row)));
             }
             None => one_by_one.push((*id, None)),
@@ -150,7 +151,7 @@ async fn commit_on(
     if !links.is_empty() {
         sqlx::query("SAVEPOINT erp_links").execute(&mut *tx).await?;
         if chain::write_links(&mut tx, &links).await? == links.len() as u64 {
-            linked.extend(links.iter().map(|(id, _)| *id));
+            linked.extend(links.iter().map(|(id, _, _)| *id));
         } else {
             sqlx::query("ROLLBACK TO SAVEPOINT erp_links")
                 .execute(&mut *tx)

@@ -322,18 +322,34 @@ pub(crate) async fn link_finished(
     Chain::load(batch, conn, &name).await?;
     let before = batch.head(&name).expect("loaded");
     let link = batch.link(&name, &fields);
-    let done = sqlx::query(
-        "UPDATE erp_audit_log SET chain_id = $1, chain_seq = $2, chain_hash = $3 \
-         WHERE id = $4 AND chain_seq IS NULL AND outcome <> $5",
-    )
-    .bind(link.chain.to_string())
-    .bind(link.seq)
-    .bind(link.hash.clone())
-    .bind(id)
-    .bind(ATTEMPT)
-    .execute(&mut *conn)
-    .await?;
-    if done.rows_affected() == 1 {
+    let update = |sql| {
+        sqlx::query(sql)
+            .bind(link.chain.to_string())
+            .bind(link.seq)
+            .bind(link.hash.clone())
+            .bind(id)
+            .bind(ATTEMPT)
+    };
+    const LINK: &str = "UPDATE erp_audit_log SET chain_id = $1, chain_seq = $2, \
+         chain_hash = $3 WHERE id = $4 AND chain_seq IS NULL AND outcome <> $5";
+    // A row this writer knows is looked for in its month's partition alone (PostgreSQL).
+    let mut done = match known {
+        Some(row) => {
+            const LINK_AT: &str = "UPDATE erp_audit_log SET chain_id = $1, chain_seq = $2, \
+                 chain_hash = $3 WHERE id = $4 AND chain_seq IS NULL AND outcome <> $5 \
+                 AND at = $6";
+            update(LINK_AT)
+                .bind(row.at.clone())
+                .execute(&mut *conn)
+                .await?
+                .rows_affected()
+        }
+        None => 0,
+    };
+    if done == 0 {
+        done = update(LINK).execute(&mut *conn).await?.rows_affected();
+    }
+    if done == 1 {
         Ok(true)
     } else {
         batch.unlink(&link, before);
@@ -341,11 +357,12 @@ pub(crate) async fn link_finished(
     }
 }
 
-/// Writes `links` on their rows (finished, not yet linked), 64 a statement; returns how
-/// many rows took their link (fewer when another replica linked one first).
+/// Writes `links` (row id, row `at`, link) on their rows (finished, not yet linked), 64 a
+/// statement; returns how many rows took their link (fewer when another replica linked one
+/// first). With its `at`, PostgreSQL looks for each row in its month's partition alone.
 pub(crate) async fn write_links(
     conn: &mut sqlx::AnyConnection,
-    links: &[(AuditId, Link)],
+    links: &[(AuditId, String, Link)],
 ) -> Result<u64, sqlx::Error> {
     let mut written = 0;
     for chunk in links.chunks(64) {
@@ -357,20 +374,28 @@ pub(crate) async fn write_links(
             if i > 0 {
                 sql.push_str(", ");
             }
-            let n = i * 4;
-            sql.push_str(&format!("(${}, ${}, ${}, ${})", n + 1, n + 2, n + 3, n + 4));
+            let n = i * 5;
+            sql.push_str(&format!(
+                "(${}, ${}, ${}, ${}, ${})",
+                n + 1,
+                n + 2,
+                n + 3,
+                n + 4,
+                n + 5
+            ));
         }
         sql.push_str(
-            ") AS v WHERE erp_audit_log.id = v.column1 AND erp_audit_log.chain_seq IS NULL \
-             AND erp_audit_log.outcome <> 'attempt'",
+            ") AS v WHERE erp_audit_log.id = v.column1 AND erp_audit_log.at = v.column5 \
+             AND erp_audit_log.chain_seq IS NULL AND erp_audit_log.outcome <> 'attempt'",
         );
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-        for (id, link) in chunk {
+        for (id, at, link) in chunk {
             query = query
                 .bind(*id)
                 .bind(link.chain.to_string())
                 .bind(link.seq)
-                .bind(link.hash.clone());
+                .bind(link.hash.clone())
+                .bind(at.clone());
         }
         written += query.execute(&mut *conn).await?.rows_affected();
     }

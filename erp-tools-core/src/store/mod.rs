@@ -221,9 +221,10 @@ async fn reconcile_drafts(pools: &Pools) -> Result<u64, StoreError> {
         return Ok(0);
     }
     let done = keys::documents_of_calls(&pools.write, &open).await?;
+    let mut conn = pools.audit.acquire().await?;
     for (id, document) in &done {
         let fin = Final::new(Outcome::Ok, Some(RECONCILED.into()), Some(document.clone()));
-        audit::finish(&pools.audit, *id, &fin).await?;
+        audit::finish(&mut conn, *id, &fin).await?;
     }
     Ok(done.len() as u64)
 }

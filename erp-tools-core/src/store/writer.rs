@@ -158,9 +158,15 @@ impl LinkHandle {
 pub(crate) struct PendingRow {
     slot: Arc<Slot>,
     ack: oneshot::Receiver<Result<AuditId, String>>,
+    at: String,
 }
 
 impl PendingRow {
+    /// The row's `at`: with its id, where PostgreSQL finds it (the month's partition).
+    pub(crate) fn at(&self) -> &str {
+        &self.at
+    }
+
     /// Puts the call's final outcome on the row while it is still queued, so the writer
     /// inserts the finished row at once. Gives `fin` back when the writer has already
     /// taken the row (finish it with [`AuditWriter::finish`] after [`Self::durable`]).
@@ -250,6 +256,7 @@ impl AuditWriter {
     pub(crate) async fn insert(&self, row: NewRow) -> Result<PendingRow, StoreError> {
         let slot = Arc::new(Slot::default());
         let (ack, rx) = oneshot::channel();
+        let at = row.at.clone();
         self.jobs
             .send(Job::Insert {
                 row: Box::new(row),
@@ -258,7 +265,7 @@ impl AuditWriter {
             })
             .await
             .map_err(|_| closed())?;
-        Ok(PendingRow { slot, ack: rx })
+        Ok(PendingRow { slot, ack: rx, at })
     }
 
     /// Queues the final outcome of row `id` (waiting while the queue is full); it is

@@ -9,6 +9,7 @@ fn a_row_completed_in_the_queue_is_inserted_finished_and_a_taken_one_is_not() {
     let pending = PendingRow {
         slot: slot.clone(),
         ack: rx,
+        at: String::new(),
     };
     let fin = || Final::new(crate::audit::Outcome::Ok, None, None);
     assert!(pending.complete_in_queue(fin()).is_ok());
