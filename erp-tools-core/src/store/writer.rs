@@ -86,7 +86,7 @@ enum SlotState {
     /// Still in the queue; the final outcome if the call already ended.
     #[default]
     Queued,
-    Completed(Final),
+    Completed(Box<Final>),
     /// Taken into a batch: the caller must finish the row with an update.
     Taken,
 }
@@ -178,7 +178,7 @@ impl PendingRow {
         let mut state = self.slot.state.lock().unwrap_or_else(|p| p.into_inner());
         match *state {
             SlotState::Queued => {
-                *state = SlotState::Completed(fin);
+                *state = SlotState::Completed(Box::new(fin));
                 Ok(())
             }
             _ => Err(Box::new(fin)),
@@ -459,7 +459,7 @@ fn take(mut row: NewRow, slot: Option<Arc<Slot>>) -> NewRow {
     if let Some(slot) = slot {
         let mut state = slot.state.lock().unwrap_or_else(|p| p.into_inner());
         if let SlotState::Completed(fin) = std::mem::replace(&mut *state, SlotState::Taken) {
-            row.apply(fin);
+            row.apply(*fin);
         }
     }
     row
