@@ -13,7 +13,10 @@
 //! through `ToolRuntime::call`, the review console's Runs page and its search by document
 //! number, by person and by tool (HTTP, signed in), and the lease pass
 //! (`Database::recover_dead_replicas`). Printed: each figure empty and at size, and the
-//! ratio of the p50s (at size over empty).
+//! ratio of the p50s (at size over empty). With kept stores, "empty" is a new store with
+//! `--baseline-rows` rows (two pages of runs per branch by default), so that its Runs page
+//! and searches show as many lines as the full store's; `--baseline-rows 0` compares with
+//! a store with nothing in it.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,7 +32,7 @@ use erp_tools_tests::principals::{BUYER, REVIEWER};
 use erp_tools_tests::review::{Browser, ReviewServer};
 use serde_json::json;
 
-#[derive(Parser, Debug)]
+#[derive(Parser, Debug, Clone)]
 #[command(about = "The store's operations empty and at a year's size")]
 struct Args {
     /// Audit rows generated.
@@ -73,6 +76,12 @@ struct Args {
     /// Time the kept stores at the size they hold, even if their fill is unfinished.
     #[arg(long)]
     as_filled: bool,
+    /// With kept stores (`--sqlite-dir`, `--pg-schema`): the new store the figures at size
+    /// are compared with gets this many rows first, in runs of 20 (2 000: 100 runs, two
+    /// full pages of the Runs page per branch, so both stores show the same lines); 0 for
+    /// a store with nothing in it, whose Runs page and searches show no line at all.
+    #[arg(long, default_value_t = 2_000)]
+    baseline_rows: u64,
     /// PostgreSQL: audit writers filling at the same time (each a replica with chains of
     /// its own, as servers sharing the database have).
     #[arg(long, default_value_t = 2)]
@@ -498,6 +507,16 @@ async fn backend(name: &str, t: TestDb, empty: Option<TestDb>, args: &Args) -> s
     }
     let (empty, filled_in, full) = match &empty {
         Some(e) => {
+            if args.baseline_rows > 0 {
+                let small = Args {
+                    audit_rows: args.baseline_rows,
+                    keys: args.baseline_rows / 10,
+                    runs: args.baseline_rows.div_ceil(20),
+                    ..args.clone()
+                };
+                fill(e, &small).await;
+                analyze(e).await;
+            }
             let (_, _, empty) = timed(e, args, false).await;
             let (_, filled_in, full) = timed(&t, args, fill_it).await;
             (empty, filled_in, full)

@@ -109,7 +109,8 @@ const PENDING_RUNS: &str = "s.agent_run_id IN (SELECT p.agent_run_id FROM erp_ap
      WHERE p.branch_id = $1 AND p.status = 'pending' AND p.expires_at > $2)";
 
 /// A run line from `erp_audit_runs`, with the surface of the line before it and its
-/// waiting approvals (an index probe each); `{WHERE}` is the part's condition on `s`.
+/// waiting approvals (an index probe each); `{WHERE}` is the part's condition on `s`,
+/// `{LIMIT}` the number of lines.
 const LINES_SQL: &str = "SELECT s.agent_run_id, s.user_id, s.branch_code, s.first_at, \
        s.last_at, s.last_id, s.calls, s.denials, s.failures, s.replays, s.drafts, \
        s.last_event, s.last_surface AS surface, s.first_surface, s.first_tool, \
@@ -119,14 +120,14 @@ const LINES_SQL: &str = "SELECT s.agent_run_id, s.user_id, s.branch_code, s.firs
        (SELECT COUNT(*) FROM erp_approvals p WHERE p.agent_run_id = s.agent_run_id \
            AND p.branch_id = $1 AND p.status = 'pending' AND p.expires_at > $2) AS pending \
      FROM erp_audit_runs s WHERE s.branch_id = $1 AND {WHERE} \
-     ORDER BY s.last_id DESC LIMIT $3 OFFSET $4";
+     ORDER BY s.last_id DESC LIMIT {LIMIT}";
 
 /// Below this many runs with a matching tool, the search reads them all and sorts them;
 /// from it on, it walks the branch's runs latest first and tests each (a common tool
 /// fills a page within a few lines).
 const FEW_TOOL_RUNS: i64 = 1000;
 
-/// One alternative of a search: a condition on `s` and its values (from `$5`).
+/// One alternative of a search: a condition on `s` and its values (from `$3`).
 #[derive(Clone, Debug)]
 pub(crate) struct Alternative {
     sql: String,
@@ -139,7 +140,7 @@ impl Alternative {
     }
 }
 
-/// `$5, $6, ...` for `n` values from `$5`.
+/// `$3, $4, ...` for `n` values from `$3` (or from another first number).
 fn params(from: usize, n: usize) -> String {
     (from..from + n)
         .map(|i| format!("${i}"))
@@ -156,7 +157,7 @@ impl RunSearch {
         }
     }
 
-    /// The alternatives of the search, each a condition on `s` (parameters from `$5`)
+    /// The alternatives of the search, each a condition on `s` (parameters from `$3`)
     /// read through an index on its own: the run id or a person (id, or one whose name
     /// matched), a document number (as typed or upper-case), a tool whose name contains
     /// the text (or whose title matched), a date (`2026`, `2026-12`, `2026-12-02`) on which
@@ -173,21 +174,21 @@ impl RunSearch {
             Alternative::new(
                 format!(
                     "s.agent_run_id IN (SELECT r.agent_run_id FROM erp_audit_runs r \
-                     WHERE r.branch_id = $1 AND (r.agent_run_id = $5 OR r.user_id IN ({})))",
-                    params(5, people.len())
+                     WHERE r.branch_id = $1 AND (r.agent_run_id = $3 OR r.user_id IN ({})))",
+                    params(3, people.len())
                 ),
                 people,
             ),
             Alternative::new(
                 "s.agent_run_id IN (SELECT x.agent_run_id FROM erp_audit_log x \
-                 WHERE x.document_number IN ($5, $6) AND x.branch_id = $1)"
+                 WHERE x.document_number IN ($3, $4) AND x.branch_id = $1)"
                     .into(),
                 vec![self.text.clone(), self.text.to_uppercase()],
             ),
         ];
         let tools = self.tools(pool).await?;
         if !tools.is_empty() {
-            let list = params(5, tools.len());
+            let list = params(3, tools.len());
             let mut count = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
                 "SELECT COUNT(*) FROM (SELECT 1 FROM erp_audit_run_tools t \
                  WHERE t.tool_name IN ({}) LIMIT {FEW_TOOL_RUNS}) f",
@@ -213,7 +214,7 @@ impl RunSearch {
         if let Some((from, to)) = date_range(&self.text) {
             out.push(Alternative::new(
                 "s.agent_run_id IN (SELECT x.agent_run_id FROM erp_audit_log x \
-                 WHERE x.at >= $5 AND x.at < $6 AND x.branch_id = $1)"
+                 WHERE x.at >= $3 AND x.at < $4 AND x.branch_id = $1)"
                     .into(),
                 vec![from, to],
             ));
@@ -224,21 +225,18 @@ impl RunSearch {
     /// The tools whose name contains the text (from `erp_audit_tools`, one line per
     /// tool), and those whose title matched.
     async fn tools(&self, pool: &sqlx::AnyPool) -> Result<Vec<String>, sqlx::Error> {
-        // `%`, `_` and `\` match themselves (tool names have `_`): escaped for LIKE.
-        let mut like = String::new();
-        for c in self.text.to_lowercase().chars() {
-            if matches!(c, '%' | '_' | '\\') {
-                like.push('\\');
-            }
-            like.push(c);
-        }
-        let mut tools: Vec<String> = sqlx::query_scalar(
-            "SELECT tool_name FROM erp_audit_tools WHERE LOWER(tool_name) LIKE $1 ESCAPE '\\' \
-             ORDER BY tool_name LIMIT 100",
-        )
-        .bind(format!("%{like}%"))
-        .fetch_all(pool)
-        .await?;
+        // One line per tool name the log has seen (as many as the registry has tools, in
+        // the hundreds at most): read whole and matched here. A `LIKE` with a bound pattern
+        // would be prepared again by SQLite at every run (it plans with the pattern).
+        let needle = self.text.to_lowercase();
+        let mut tools: Vec<String> =
+            sqlx::query_scalar("SELECT tool_name FROM erp_audit_tools ORDER BY tool_name")
+                .fetch_all(pool)
+                .await?
+                .into_iter()
+                .filter(|t: &String| t.to_lowercase().contains(&needle))
+                .take(100)
+                .collect();
         for t in &self.tools {
             if !tools.contains(t) {
                 tools.push(t.clone());
@@ -299,12 +297,14 @@ pub(crate) async fn runs(
             for alternative in alternatives {
                 let condition =
                     format!("{group} AND {} AND {}", filter.condition(), alternative.sql);
-                let sql = LINES_SQL.replace("{WHERE}", &condition);
+                // The limit is written into the text: a bound `LIMIT` makes SQLite prepare
+                // the statement again at every run (it plans with the value).
+                let sql = LINES_SQL
+                    .replace("{WHERE}", &condition)
+                    .replace("{LIMIT}", &(offset + limit).to_string());
                 let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
                     .bind(branch_id)
-                    .bind(now.to_string())
-                    .bind(offset + limit)
-                    .bind(0i64);
+                    .bind(now.to_string());
                 for v in alternative.values {
                     q = q.bind(v);
                 }
