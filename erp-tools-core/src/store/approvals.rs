@@ -147,18 +147,20 @@ pub(crate) async fn list(
         Which::Closed => "(status <> 'pending' OR expires_at <= $2)",
     };
     let run = if run_id.is_some() {
-        " AND agent_run_id = $4"
+        " AND agent_run_id = $3"
     } else {
         ""
     };
+    // The limit written into the text (bound, SQLite would prepare the statement again at
+    // every run).
     let sql = format!(
         "SELECT {COLUMNS} FROM erp_approvals WHERE branch_id = $1 AND {status}{run} \
-         ORDER BY id DESC LIMIT $3"
+         ORDER BY id DESC LIMIT {}",
+        limit.max(0)
     );
     let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(branch_id)
-        .bind(now.to_string())
-        .bind(limit);
+        .bind(now.to_string());
     if let Some(run) = run_id {
         q = q.bind(run.to_string());
     }

@@ -167,12 +167,12 @@ pub(crate) async fn list(
 ) -> Result<Vec<OutboxRow>, sqlx::Error> {
     let sql = format!(
         "SELECT {COLUMNS} FROM erp_outbox WHERE branch_id = $1 AND status = $2 \
-         ORDER BY id DESC LIMIT $3"
+         ORDER BY id DESC LIMIT {}",
+        limit.max(0)
     );
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(branch_id)
         .bind(status.to_string())
-        .bind(limit)
         .fetch_all(pool)
         .await?;
     rows.iter().map(from_row).collect()

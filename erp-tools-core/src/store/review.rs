@@ -30,7 +30,9 @@ pub(crate) async fn drafts(
     limit: i64,
     offset: i64,
 ) -> Result<Vec<DraftLine>, sqlx::Error> {
-    let rows = sqlx::query(
+    // Limit and offset written into the text: bound, they make SQLite prepare the
+    // statement again at every run (it plans with their values).
+    let sql = format!(
         "SELECT id, at, agent_run_id, tool_name, user_id, document_type, document_id, \
          document_text_id, document_number FROM erp_audit_log l WHERE branch_id = $1 \
          AND source = 'runtime' AND document_number IS NOT NULL \
@@ -38,13 +40,14 @@ pub(crate) async fn drafts(
              SELECT 1 FROM erp_audit_log e WHERE e.agent_run_id = l.agent_run_id AND e.id < l.id \
              AND e.document_type = l.document_type AND e.document_number = l.document_number \
              AND e.outcome IN ('ok', 'replayed')))) \
-         ORDER BY id DESC LIMIT $2 OFFSET $3",
-    )
-    .bind(branch_id)
-    .bind(limit)
-    .bind(offset)
-    .fetch_all(pool)
-    .await?;
+         ORDER BY id DESC LIMIT {} OFFSET {}",
+        limit.max(0),
+        offset.max(0)
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(branch_id)
+        .fetch_all(pool)
+        .await?;
     rows.iter()
         .map(|row| {
             Ok(DraftLine {
