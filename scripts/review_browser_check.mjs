@@ -11,7 +11,8 @@
 // what happened, the injection as text; the approval card shows vendor, lines, total and
 // each hard limit's value; the vendor's price changes after the preview, so approving
 // creates nothing and the run pauses again with the new preview; approving that one
-// creates exactly the previewed document, once. POSTs without the CSRF token or from a
+// creates exactly the previewed document, once. An agent process killed mid-run: the
+// server takes its run over, and the run's page says so. POSTs without the CSRF token or from a
 // foreign Origin are refused; unknown paths get a 404 page with the navigation. Every
 // page, at 1280 and 390 px: no sideways scrolling, no table wider than the page, and 0
 // serious or critical axe-core violations. Screenshots of both widths go to the
@@ -104,7 +105,7 @@ let browser;
 const axeCounts = [];
 // Every page of `pages` at 1280 and 390 px: it fits without sideways scrolling, has no
 // serious or critical axe-core violation, and is screenshot.
-async function checkPages(browser, state, pages, cardOf) {
+async function checkPages(browser, state, pages, cardOf = {}) {
   for (const width of [1280, 390]) {
     // JavaScript on only to run axe-core (the console itself has none); CSP bypassed to
     // inject it.
@@ -146,7 +147,8 @@ try {
   const loopRun = /run (\S+): awaiting_approval/.exec(loop)?.[1];
   check("the agent loop pauses for approval", Boolean(loopRun), loop);
 
-  server = spawn(resolve(binary), ["serve", "--addr", `127.0.0.1:${PORT}`], { env, stdio: "ignore" });
+  // The server takes over runs cut off by a dead process every second (default 15 s).
+  server = spawn(resolve(binary), ["serve", "--addr", `127.0.0.1:${PORT}`], { env: { ...env, DISTRIBUTOR_TAKE_OVER_SECS: "1" }, stdio: "ignore" });
   for (let i = 0; i < 100; i++) {
     try {
       await fetch(`${BASE}/review/sign-in`);
@@ -354,6 +356,34 @@ try {
     "run-loop-done": `${BASE}/review/runs/${loopRun}`,
     "approvals-repeat": `${BASE}/review/approvals`,
   }, { "approvals-repeat": { text: againRun, shot: "approval-card-repeat" } });
+
+  // A run cut off by a dead process: the `agent` command (its model taking 1.5 s an
+  // answer) is killed with SIGKILL once its first answer is stored; once its lease
+  // expires, the server takes the run over and goes on from the stored turn. The run's
+  // page says it was cut off, when, and who took it over.
+  const runLog = (py) => execFileSync("python3", ["-c", `import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+${py}`, dbFile], { encoding: "utf8" }).trim();
+  const known = new Set(runLog(`print(" ".join(r[0] for r in c.execute("SELECT agent_run_id FROM erp_run_log")))`).split(" "));
+  const agent = spawn(resolve(binary), ["agent", "--user", "9", "--branch", "SBY-01", "--think-ms", "1500"], { env, stdio: "ignore" });
+  let cutRun;
+  for (let i = 0; i < 200 && !cutRun; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    const rows = runLog(`print(" ".join(r[0] for r in c.execute("SELECT agent_run_id FROM erp_run_log WHERE steps >= 1 AND status = 'running'")))`).split(" ");
+    cutRun = rows.find((r) => r && !known.has(r));
+  }
+  agent.kill("SIGKILL");
+  check("an agent process is killed mid-run, its first answer stored", Boolean(cutRun));
+  let takenOver = "";
+  for (let i = 0; i < 60 && cutRun && !takenOver; i++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    takenOver = runLog(`print(c.execute("SELECT COALESCE(resumed_by, '') FROM erp_run_log WHERE agent_run_id = ?", (${JSON.stringify(cutRun ?? "")},)).fetchone()[0])`);
+  }
+  check("the server takes the cut-off run over once its lease expired", Boolean(takenOver), takenOver);
+  await page.goto(`${BASE}/review/runs/${cutRun}`);
+  const cutStory = await page.locator("main").innerText();
+  check("the run page says the run was cut off, when, and who took it over", /taken over 1 time\(s\), last by replica \S+/.test(cutStory) && cutStory.includes("cut off"), cutStory.slice(0, 600));
+  await checkPages(browser, await context.storageState(), { "run-taken-over": `${BASE}/review/runs/${cutRun}` });
 
   // POSTs without the CSRF token, or from another site, are refused.
   const noCsrf = await page.request.post(`${BASE}/review/approvals/1/reject`, { form: { note: "forged" }, maxRedirects: 0 });

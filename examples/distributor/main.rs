@@ -116,6 +116,9 @@ enum Command {
         /// Branch code.
         #[arg(long, default_value = "SBY-01")]
         branch: String,
+        /// Milliseconds the scripted model takes before each answer, as a hosted one does.
+        #[arg(long, default_value_t = 0)]
+        think_ms: u64,
     },
     /// Resume the run of an approved action (the console's approve does this too).
     Resume {
@@ -438,12 +441,17 @@ async fn run(cli: Cli) -> Result<(), String> {
             print_out(&token);
             Ok(())
         }
-        Command::Agent { user, branch } => {
+        Command::Agent {
+            user,
+            branch,
+            think_ms,
+        } => {
             let db = app::open_db(&cli.db).await?;
             let branch_id = branch_id(&db, &branch).await?;
             let agent = review::agent(registry, db)?;
             let principal = review::agent_principal(&user, branch_id, &branch);
-            print_out(&review::run_agent(&agent, &principal).await?);
+            let think = Duration::from_millis(think_ms);
+            print_out(&review::run_agent(&agent, &principal, think).await?);
             Ok(())
         }
         Command::Resume { approval } => {

@@ -96,7 +96,13 @@ pub fn agent(registry: Arc<ToolRegistry>, db: erp_tools_core::Database) -> Resul
 /// `serve`'s take-over worker: every `every`, the runs cut off by a dead process go on
 /// here, as the person they act for, with the scripted model (which picks its next move
 /// from the run's history, so it continues any run of the `agent` command).
+/// `DISTRIBUTOR_TAKE_OVER_SECS` sets the interval (default `every`).
 pub fn take_over_worker(agent: &Arc<Agent>, every: std::time::Duration) -> RunWorker {
+    let every = std::env::var("DISTRIBUTOR_TAKE_OVER_SECS")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .filter(|&s| s > 0)
+        .map_or(every, std::time::Duration::from_secs);
     agent.recover_runs_every(every, |run| {
         let principal = agent_principal(&run.user_id, run.branch_id, &run.branch_code);
         let model: Box<dyn Model> = Box::new(reorder_model());
@@ -156,9 +162,47 @@ fn reporting_model() -> ScriptedModel {
     })
 }
 
-/// `agent`: runs the loop for `principal` and says where it stopped.
-pub async fn run_agent(agent: &Agent, principal: &Arc<Principal>) -> Result<String, String> {
-    let mut model = reorder_model();
+/// A model that takes `think` before each answer, as a hosted model does: the `agent`
+/// command's `--think-ms`, long enough to stop the process mid-run and watch `serve` take
+/// the run over.
+struct Thinking<M> {
+    inner: M,
+    think: std::time::Duration,
+}
+
+impl<M: Model> Model for Thinking<M> {
+    fn next<'a>(
+        &'a mut self,
+        history: &'a [erp_tools_core::agent::Message],
+        tools: &'a [erp_tools_core::agent::ToolSpec],
+    ) -> futures::future::BoxFuture<'a, Result<ModelAction, erp_tools_core::agent::ModelError>>
+    {
+        Box::pin(async move {
+            tokio::time::sleep(self.think).await;
+            self.inner.next(history, tools).await
+        })
+    }
+
+    fn take_usage(&mut self) -> erp_tools_core::agent::TokenUsage {
+        self.inner.take_usage()
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        self.inner.model_name()
+    }
+}
+
+/// `agent`: runs the loop for `principal` (the model taking `think` before each answer)
+/// and says where it stopped.
+pub async fn run_agent(
+    agent: &Agent,
+    principal: &Arc<Principal>,
+    think: std::time::Duration,
+) -> Result<String, String> {
+    let mut model = Thinking {
+        inner: reorder_model(),
+        think,
+    };
     let out = agent
         .run(
             principal,
