@@ -352,14 +352,8 @@ pub(crate) async fn complete_and_finish(
          document_id = $2, document_number = $3, finished_at = $11, document_text_id = $7 \
          WHERE id = $6";
     // With the row's `at`, in its month's partition alone; by its id if it was not there.
-    const COMPLETE_AT: &str = "WITH k AS (UPDATE erp_idempotency_keys SET document_type = $1, \
-         document_id = $2, document_number = $3, response = $4, response_text = $5, \
-         audit_id = $6, document_text_id = $7 \
-         WHERE agent_run_id = $8 AND client_ref = $9 RETURNING 1) \
-         UPDATE erp_audit_log SET outcome = $10, message = NULL, document_type = $1, \
-         document_id = $2, document_number = $3, finished_at = $11, document_text_id = $7 \
-         WHERE id = $6 AND at = $12";
-    let statement = |sql| {
+    static COMPLETE_AT: LazyLock<String> = LazyLock::new(|| format!("{COMPLETE} AND at = $12"));
+    let statement = |sql: &'static str| {
         super::keys::bind_completed(sqlx::query(sql), done)
             .bind(key.agent_run_id.clone())
             .bind(key.client_ref.clone())
@@ -367,7 +361,7 @@ pub(crate) async fn complete_and_finish(
             .bind(fin.finished_at.clone())
     };
     if let Some(at) = &fin.row_at {
-        let finished = statement(COMPLETE_AT)
+        let finished = statement(COMPLETE_AT.as_str())
             .bind(at.clone())
             .execute(&mut *conn)
             .await?;
