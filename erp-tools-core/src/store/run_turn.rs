@@ -87,3 +87,7 @@ fn is_lease_lost(e: &sqlx::Error) -> bool {
     e.as_database_error()
         .is_some_and(|d| d.message().contains(LEASE_LOST))
 }
+
+#[cfg(all(test, feature = "postgres"))]
+#[path = "run_turn_tests.rs"]
+mod tests;
