@@ -34,6 +34,8 @@ mod options;
 #[cfg(feature = "agent")]
 pub(crate) mod outbox;
 mod partitions;
+#[cfg(all(test, feature = "postgres"))]
+mod pg_test;
 mod pools;
 #[cfg(feature = "postgres")]
 mod postgres;

@@ -40,26 +40,10 @@ async fn new_run(db: &Database, run_id: &str, token: &str) {
 /// that came second waits until the checkpoint is committed and takes the run with it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_checkpoint_and_a_take_over_of_its_run_are_serialised() {
-    let Ok(base) = std::env::var("ERP_TOOLS_PG_URL") else {
-        println!("skipped: ERP_TOOLS_PG_URL not set");
+    let Some(pg) = crate::store::pg_test::PgSchema::new("t_fence").await else {
         return;
     };
-    sqlx::any::install_default_drivers();
-    let schema = format!(
-        "t_fence_{}",
-        crate::runtime::run_id::fresh("s").replace('-', "_")
-    );
-    let mut admin = AnyConnection::connect(&base).await.expect("connect");
-    let create = format!("CREATE SCHEMA {schema}");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(create))
-        .execute(&mut admin)
-        .await
-        .expect("create the schema");
-    let sep = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
-    let db = Database::connect(crate::DatabaseOptions::new(url.clone()))
-        .await
-        .expect("open postgres");
+    let (db, url) = (pg.db.clone(), pg.url.clone());
     let mut other = AnyConnection::connect(&url).await.expect("connect");
     let wait = Duration::from_millis(400);
 
@@ -158,10 +142,6 @@ async fn a_checkpoint_and_a_take_over_of_its_run_are_serialised() {
     assert!(row.updated_at > row.resumed_at.clone().unwrap_or_default());
 
     drop(other);
-    db.close().await;
-    let drop = format!("DROP SCHEMA {schema} CASCADE");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(drop))
-        .execute(&mut admin)
-        .await
-        .expect("drop the schema");
+    drop(db);
+    pg.drop_schema().await;
 }

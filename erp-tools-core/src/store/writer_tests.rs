@@ -37,26 +37,10 @@ fn a_row_completed_in_the_queue_is_inserted_finished_and_a_taken_one_is_not() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_rolled_back_as_a_deadlock_victim_is_committed_again() {
     use sqlx::{AnyConnection, Connection, Row};
-    let Ok(base) = std::env::var("ERP_TOOLS_PG_URL") else {
-        println!("skipped: ERP_TOOLS_PG_URL not set");
+    let Some(mut pg) = crate::store::pg_test::PgSchema::new("t_victim").await else {
         return;
     };
-    sqlx::any::install_default_drivers();
-    let schema = format!(
-        "t_victim_{}",
-        crate::runtime::run_id::fresh("s").replace('-', "_")
-    );
-    let mut admin = AnyConnection::connect(&base).await.expect("connect");
-    let create = format!("CREATE SCHEMA {schema}");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(create))
-        .execute(&mut admin)
-        .await
-        .expect("create the schema");
-    let sep = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
-    let db = crate::Database::connect(crate::DatabaseOptions::new(url.clone()))
-        .await
-        .expect("open postgres");
+    let (db, url) = (pg.db.clone(), pg.url.clone());
     let writer = &db.inner.audit;
     let row = |run: &str| {
         let who = crate::Principal::builder("u-1", 1, "SBY-01").build();
@@ -108,7 +92,7 @@ async fn a_batch_rolled_back_as_a_deadlock_victim_is_committed_again() {
             "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))",
         )
         .bind(other_pid)
-        .fetch_one(&mut admin)
+        .fetch_one(&mut pg.admin)
         .await
         .expect("blocked sessions")
         .get(0);
@@ -165,10 +149,6 @@ async fn a_batch_rolled_back_as_a_deadlock_victim_is_committed_again() {
     );
 
     drop(other);
-    db.close().await;
-    let drop = format!("DROP SCHEMA {schema} CASCADE");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(drop))
-        .execute(&mut admin)
-        .await
-        .expect("drop the schema");
+    drop(db);
+    pg.drop_schema().await;
 }
