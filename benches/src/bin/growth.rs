@@ -515,7 +515,6 @@ async fn backend(name: &str, t: TestDb, empty: Option<TestDb>, args: &Args) -> s
                     ..args.clone()
                 };
                 fill(e, &small).await;
-                analyze(e).await;
             }
             let (_, _, empty) = timed(e, args, false).await;
             let (_, filled_in, full) = timed(&t, args, fill_it).await;

@@ -109,9 +109,9 @@ pub(super) async fn download(
     Reviewer(session): Reviewer,
 ) -> Response {
     let branch = session.principal.branch_id();
-    let records = match c.config.database().audit_log(Some(&run_id)).await {
+    let records = match run_records(&c, &session, &run_id).await {
         Ok(r) => r,
-        Err(e) => return c.store_failed(&session, e),
+        Err(failed) => return failed,
     };
     let created_here = records.iter().any(|r| {
         r.branch_id == Some(branch)
@@ -135,6 +135,20 @@ pub(super) async fn download(
 
 /// `doc` as a file to save, named by the last part of its URI; a 404 page saying `gone`
 /// without one.
+/// The audit rows of run `run_id`, which a download checks the document's call against;
+/// the console's error page if the store failed.
+async fn run_records(
+    c: &Console,
+    session: &Session,
+    run_id: &str,
+) -> Result<Vec<AuditRecord>, Response> {
+    c.config
+        .database()
+        .audit_log(Some(run_id))
+        .await
+        .map_err(|e| c.store_failed(session, e))
+}
+
 fn served(c: &Console, session: &Session, doc: Option<Document>, gone: &str) -> Response {
     let Some(doc) = doc else {
         return c.message(
@@ -233,9 +247,9 @@ pub(super) async fn download_kept(
     Reviewer(session): Reviewer,
 ) -> Response {
     let branch = session.principal.branch_id();
-    let records = match c.config.database().audit_log(Some(&run_id)).await {
+    let records = match run_records(&c, &session, &run_id).await {
         Ok(r) => r,
-        Err(e) => return c.store_failed(&session, e),
+        Err(failed) => return failed,
     };
     let docs = match kept::of_run(c.config.database().pool(), &run_id, branch).await {
         Ok(docs) => docs,

@@ -322,7 +322,7 @@ pub(crate) async fn link_finished(
     Chain::load(batch, conn, &name).await?;
     let before = batch.head(&name).expect("loaded");
     let link = batch.link(&name, &fields);
-    let update = |sql| {
+    let update = |sql: &'static str| {
         sqlx::query(sql)
             .bind(link.chain.to_string())
             .bind(link.seq)
@@ -335,10 +335,9 @@ pub(crate) async fn link_finished(
     // A row this writer knows is looked for in its month's partition alone (PostgreSQL).
     let mut done = match known {
         Some(row) => {
-            const LINK_AT: &str = "UPDATE erp_audit_log SET chain_id = $1, chain_seq = $2, \
-                 chain_hash = $3 WHERE id = $4 AND chain_seq IS NULL AND outcome <> $5 \
-                 AND at = $6";
-            update(LINK_AT)
+            static LINK_AT: std::sync::LazyLock<String> =
+                std::sync::LazyLock::new(|| format!("{LINK} AND at = $6"));
+            update(LINK_AT.as_str())
                 .bind(row.at.clone())
                 .execute(&mut *conn)
                 .await?
