@@ -6,8 +6,9 @@
 //! Each run takes `--steps` model turns: tool calls alternating a read
 //! (`catalog_get_item`) and a draft (`orders_create_order_draft`, its own `client_ref`),
 //! then the answer. With the log, each turn stores the model's answer before its action
-//! runs, with the previous action's outcome (one commit a step, not waiting for the disk:
-//! `store/relaxed.rs`), plus the run's row at start and end. Reports the median time of
+//! runs, with the previous action's outcome (one commit a step, not waiting for the disk,
+//! on the run log's own connection: `store/relaxed.rs`), plus the run's row at start and
+//! end. Reports the median time of
 //! a step with and without, and the checkpoint's share of a step two ways: the median of
 //! the pairs' (with - without) / without, and (median with - median without) / median
 //! without (the target is at most 0.10). On a shared machine whose disk stalls now and

@@ -23,10 +23,11 @@ use super::model::{Message, ModelAction};
 use super::outcome::RunStatus;
 use super::state::State;
 use crate::audit::now_text;
-use crate::store::relaxed::Relaxed;
+use crate::store::relaxed::Journal;
 use crate::store::run_log::{self as sql, NewRun, RunRow, TurnRow};
 use crate::store::run_turn::checkpoint;
 use crate::tool::context::Principal;
+use crate::tool::handles::Backend;
 use crate::tool::input::InputAnswers;
 
 /// What people gave the run since it started: approvals, and the answers for the call
@@ -114,9 +115,7 @@ impl Agent {
             token: &token,
             now: &now_text(),
         };
-        let mut tx = Relaxed::begin(&log.db).await.map_err(failed)?;
-        let started = sql::start(tx.conn(), new).await.map_err(failed)?;
-        tx.commit().await.map_err(failed)?;
+        let started = start_relaxed(&log.db, new).await.map_err(failed)?;
         if !started {
             return Err(AuditError(format!(
                 "run {} is being driven by another process; continue it there, or with \
@@ -230,7 +229,31 @@ impl Agent {
     }
 }
 
-/// [`sql::finish`] in a [`Relaxed`] transaction.
+/// [`sql::start`] on the run log's own connection, without waiting for the disk: the
+/// new run's row in one statement, or, for a run id logged before, the restart in a
+/// transaction.
+async fn start_relaxed(db: &crate::Database, new: sql::NewRun<'_>) -> Result<bool, sqlx::Error> {
+    static SQL: std::sync::LazyLock<[String; 2]> = std::sync::LazyLock::new(|| {
+        [Backend::Postgres, Backend::Sqlite].map(|b| Journal::one_statement(b, sql::START))
+    });
+    let query = sql::start_query(one_of(&SQL, db.backend()), &new);
+    if db.journal().run(db, query).await?.len() == 1 {
+        return Ok(true);
+    }
+    let held = db.journal().lock(db).await?;
+    held.transaction(db, async |conn| sql::restart(conn, new).await)
+        .await
+}
+
+/// The text of `texts` (PostgreSQL's, SQLite's) for `backend`.
+fn one_of(texts: &'static [String; 2], backend: Backend) -> &'static str {
+    match backend {
+        Backend::Postgres => texts[0].as_str(),
+        Backend::Sqlite => texts[1].as_str(),
+    }
+}
+
+/// [`sql::finish`] on the run log's own connection, without waiting for the disk.
 async fn finish_relaxed(
     db: &crate::Database,
     run_id: &str,
@@ -239,10 +262,18 @@ async fn finish_relaxed(
     result: String,
     now: &str,
 ) -> Result<bool, sqlx::Error> {
-    let mut tx = Relaxed::begin(db).await?;
-    let done = sql::finish(tx.conn(), run_id, token, status, result, now).await?;
-    tx.commit().await?;
-    Ok(done)
+    static SQL: std::sync::LazyLock<[String; 2]> = std::sync::LazyLock::new(|| {
+        [Backend::Postgres, Backend::Sqlite].map(|b| Journal::one_statement(b, sql::FINISH))
+    });
+    let query = sql::finish_query(
+        one_of(&SQL, db.backend()),
+        run_id,
+        token,
+        status,
+        result,
+        now,
+    );
+    Ok(db.journal().run(db, query).await?.len() == 1)
 }
 
 /// A run's state rebuilt from its log: the opening messages, then every stored turn with

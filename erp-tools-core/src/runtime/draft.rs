@@ -176,6 +176,8 @@ async fn run(
     // A conflicting key that disappears before it can be read (purged in between) is
     // claimed again; two rounds are always enough in practice.
     for _ in 0..3 {
+        // Held until this round's transaction ended.
+        let _turn = db.write_turn().await;
         let mut tx = db.begin_write().await?;
         // PostgreSQL claims the key first, so a concurrent duplicate waits on it. SQLite's
         // `BEGIN IMMEDIATE` already excludes every other writer: a key row that is not

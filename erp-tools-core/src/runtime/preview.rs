@@ -224,6 +224,7 @@ async fn rolled_back(
         user_id: ctx.user_id(),
         branch_id: ctx.branch_id(),
     };
+    let _turn = db.write_turn().await;
     let mut tx = db.begin_write().await?;
     let new = if db.backend() == Backend::Postgres {
         keys::claim(&mut tx, &claim).await?

@@ -98,10 +98,12 @@ struct Inner {
     /// (run, user, branch) pairs already checked against `erp_agent_runs`. A run's owner
     /// never changes, so remembering a positive answer is safe; a refusal is never cached.
     known_runs: Mutex<HashSet<(String, String, i64)>>,
-    /// SQLite: the `PRAGMA synchronous` of the writer connections (`FULL` or `NORMAL`),
-    /// put back after a run's checkpoint, which commits with `NORMAL`.
-    #[cfg_attr(not(feature = "agent"), allow(dead_code))]
-    write_sync: &'static str,
+    /// The run log's own connection.
+    #[cfg(feature = "agent")]
+    journal: relaxed::Journal,
+    /// SQLite: the turn of the framework's writers (drafts, previews, the run log) at the
+    /// file's one write lock, taken in order here instead of by retrying a busy lock.
+    write_gate: tokio::sync::Semaphore,
 }
 
 /// A connection to the application database: the write pool, the read-only pool, the
@@ -263,10 +265,6 @@ impl Database {
                 );
             }
         }
-        #[cfg(feature = "sqlite")]
-        let write_sync = options.sqlite_synchronous();
-        #[cfg(not(feature = "sqlite"))]
-        let write_sync = "FULL";
         let replica: Arc<str> = replicas::new_id().into();
         let lease = options.lease();
         replicas::register(&pools.write, &replica, lease).await?;
@@ -304,7 +302,9 @@ impl Database {
             grace,
             heartbeat: Mutex::new(None),
             known_runs: Mutex::new(HashSet::new()),
-            write_sync,
+            #[cfg(feature = "agent")]
+            journal: relaxed::Journal::default(),
+            write_gate: tokio::sync::Semaphore::new(1),
         });
         let task = tokio::spawn(recover::heartbeat(Arc::downgrade(&inner), lease_task));
         *inner.heartbeat.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
@@ -362,10 +362,10 @@ impl Database {
         self.inner.backend
     }
 
-    /// SQLite: the `PRAGMA synchronous` of the writer connections.
+    /// The run log's own connection.
     #[cfg(feature = "agent")]
-    pub(crate) fn write_sync(&self) -> &'static str {
-        self.inner.write_sync
+    pub(crate) fn journal(&self) -> &relaxed::Journal {
+        &self.inner.journal
     }
 
     /// The write pool. Tool handlers never get it (draft handlers get a [`DraftTx`]
@@ -409,6 +409,8 @@ impl Database {
                 tracing::warn!(error = %e, "could not release this replica's lease row");
             }
         }
+        #[cfg(feature = "agent")]
+        self.inner.journal.close().await;
         self.inner.read.pool().close().await;
         self.inner.write.close().await;
         self.inner.audit_writer_pool.close().await;
@@ -509,6 +511,19 @@ impl Database {
     }
 
     // ---- transactions -------------------------------------------------------------------
+
+    /// SQLite: waits for the framework's writers before this one to end, and holds their
+    /// turn until dropped. The write pool's connection and the run log's own
+    /// ([`relaxed::Journal`]) both write the file; taking turns here keeps them from
+    /// meeting at its write lock, where the one that finds it taken sleeps and retries
+    /// (from 1 ms up) instead of going next. `None` on PostgreSQL, whose writers lock rows.
+    pub(crate) async fn write_turn(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        match self.inner.backend {
+            // The gate is never closed.
+            Backend::Sqlite => self.inner.write_gate.acquire().await.ok(),
+            Backend::Postgres => None,
+        }
+    }
 
     /// Begins a write transaction. On SQLite it is `BEGIN IMMEDIATE`, so the write lock
     /// is taken at once (waiting up to the busy timeout) instead of failing later.

@@ -61,53 +61,73 @@ pub(crate) struct NewRun<'a> {
     pub now: &'a str,
 }
 
+/// A new run's row, `running`: binds [`start_query`] to `$1` to `$9`; returns the run
+/// id, or no row when the run id is logged already.
+pub(crate) const START: &str = "INSERT INTO erp_run_log (agent_run_id, user_id, branch_id, branch_code, opening, \
+     grants, status, replica_id, lease_token, created_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $9) \
+     ON CONFLICT (agent_run_id) DO NOTHING RETURNING agent_run_id";
+
+/// [`START`] (or the same statement in another text, `sql`) with its values.
+pub(crate) fn start_query(
+    sql: &'static str,
+    new: &NewRun<'_>,
+) -> sqlx::query::Query<'static, sqlx::Any, sqlx::any::AnyArguments> {
+    sqlx::query(sql)
+        .bind(new.run_id.to_string())
+        .bind(new.user_id.to_string())
+        .bind(new.branch_id)
+        .bind(new.branch_code.to_string())
+        .bind(new.opening.clone())
+        .bind(new.grants.clone())
+        .bind(new.replica.to_string())
+        .bind(new.token.to_string())
+        .bind(new.now.to_string())
+}
+
 /// Writes a new run's row as `running`, driven by `replica` under `token`, in the
 /// transaction open on `tx`. A run id logged before starts a new log unless a driver
-/// still holds it (`false`: nothing written).
+/// still holds it (`false`: nothing written). (The agent sends [`START`] on its own
+/// first, and [`restart`] only when it wrote nothing.)
+#[cfg(all(test, feature = "postgres"))]
 pub(crate) async fn start(tx: &mut AnyConnection, new: NewRun<'_>) -> Result<bool, sqlx::Error> {
-    let inserted = sqlx::query(
-        "INSERT INTO erp_run_log (agent_run_id, user_id, branch_id, branch_code, opening, \
-         grants, status, replica_id, lease_token, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $9) \
-         ON CONFLICT (agent_run_id) DO NOTHING",
-    )
-    .bind(new.run_id.to_string())
-    .bind(new.user_id.to_string())
-    .bind(new.branch_id)
-    .bind(new.branch_code.to_string())
-    .bind(new.opening.clone())
-    .bind(new.grants.clone())
-    .bind(new.replica.to_string())
-    .bind(new.token.to_string())
-    .bind(new.now.to_string())
-    .execute(&mut *tx)
-    .await?
-    .rows_affected();
-    if inserted == 0 {
-        let restarted = sqlx::query(
-            "UPDATE erp_run_log SET opening = $1, grants = $2, status = 'running', \
+    let inserted = start_query(START, &new)
+        .fetch_optional(&mut *tx)
+        .await?
+        .is_some();
+    if !inserted {
+        restart(tx, new).await
+    } else {
+        Ok(true)
+    }
+}
+
+/// Starts a new log under a run id logged before, unless a driver still holds it
+/// (`false`: nothing written).
+pub(crate) async fn restart(tx: &mut AnyConnection, new: NewRun<'_>) -> Result<bool, sqlx::Error> {
+    let restarted = sqlx::query(
+        "UPDATE erp_run_log SET opening = $1, grants = $2, status = 'running', \
              result = NULL, replica_id = $3, lease_token = $4, steps = 0, input_tokens = 0, \
              output_tokens = 0, created_at = $5, updated_at = $5, interrupted_at = NULL, \
              resumed_by = NULL, resumed_at = NULL, resume_count = 0 \
              WHERE agent_run_id = $6 AND status <> 'running'",
-        )
-        .bind(new.opening)
-        .bind(new.grants)
-        .bind(new.replica.to_string())
-        .bind(new.token.to_string())
-        .bind(new.now.to_string())
+    )
+    .bind(new.opening)
+    .bind(new.grants)
+    .bind(new.replica.to_string())
+    .bind(new.token.to_string())
+    .bind(new.now.to_string())
+    .bind(new.run_id.to_string())
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    if restarted == 0 {
+        return Ok(false);
+    }
+    sqlx::query("DELETE FROM erp_run_turns WHERE agent_run_id = $1")
         .bind(new.run_id.to_string())
         .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if restarted == 0 {
-            return Ok(false);
-        }
-        sqlx::query("DELETE FROM erp_run_turns WHERE agent_run_id = $1")
-            .bind(new.run_id.to_string())
-            .execute(&mut *tx)
-            .await?;
-    }
+        .await?;
     Ok(true)
 }
 
@@ -137,6 +157,28 @@ pub(crate) async fn reopen(
     Ok(taken == 1)
 }
 
+/// Stores a run's end (or pause): binds [`finish_query`] to `$1` to `$5`.
+pub(crate) const FINISH: &str = "UPDATE erp_run_log SET status = $1, result = $2, updated_at = $3, lease_token = NULL \
+     WHERE agent_run_id = $4 AND lease_token = $5 AND status = 'running' \
+     RETURNING agent_run_id";
+
+/// [`FINISH`] (or the same statement in another text, `sql`) with its values.
+pub(crate) fn finish_query(
+    sql: &'static str,
+    run_id: &str,
+    token: &str,
+    status: &str,
+    result: String,
+    now: &str,
+) -> sqlx::query::Query<'static, sqlx::Any, sqlx::any::AnyArguments> {
+    sqlx::query(sql)
+        .bind(status.to_string())
+        .bind(result)
+        .bind(now.to_string())
+        .bind(run_id.to_string())
+        .bind(token.to_string())
+}
+
 /// Stores the status the run ended (or paused) with, through `exec` (the pool, or a
 /// transaction's connection); `false` if the lease is lost.
 pub(crate) async fn finish<'e>(
@@ -147,18 +189,10 @@ pub(crate) async fn finish<'e>(
     result: String,
     now: &str,
 ) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
-        "UPDATE erp_run_log SET status = $1, result = $2, updated_at = $3, lease_token = NULL \
-         WHERE agent_run_id = $4 AND lease_token = $5 AND status = 'running'",
-    )
-    .bind(status.to_string())
-    .bind(result)
-    .bind(now.to_string())
-    .bind(run_id.to_string())
-    .bind(token.to_string())
-    .execute(exec)
-    .await?
-    .rows_affected();
+    let done = finish_query(FINISH, run_id, token, status, result, now)
+        .execute(exec)
+        .await?
+        .rows_affected();
     Ok(done == 1)
 }
 

@@ -5,22 +5,24 @@
 //! row, the run's counters, the previous turn's outcome and the new turn.
 //!
 //! - **PostgreSQL**: data-modifying `WITH` parts, run on its own (a single statement is
-//!   its own transaction), carrying `synchronous_commit = off` for that transaction
-//!   itself (`set_config(..., true)`): one round trip, no `BEGIN` or `COMMIT`.
+//!   its own transaction): one round trip, no `BEGIN` or `COMMIT`.
 //! - **SQLite**: an `INSERT` into the view `erp_run_checkpoints`, whose trigger does the
-//!   four writes (migration `0028_run_checkpoint`), in a [`Relaxed`] transaction.
+//!   four writes (migration `0028_run_checkpoint`), between `BEGIN IMMEDIATE` and
+//!   `COMMIT` sent with it.
+//!
+//! Both run on the run log's own connection ([`Journal`]), whose commits do not wait for
+//! the disk.
 
-use super::relaxed::Relaxed;
+use std::sync::LazyLock;
+
+use super::relaxed::Journal;
 use super::run_log::TurnRow;
 use crate::Database;
 use crate::tool::handles::Backend;
 
 /// The lease check, the run's counters, the previous turn's outcome and the new turn in one
-/// PostgreSQL statement, committed without waiting for the disk; inserts nothing (0 rows)
-/// when the lease is lost.
-const PG_TURN: &str = "WITH relaxed AS ( \
-       SELECT set_config('synchronous_commit', 'off', true)), \
-     run AS ( \
+/// PostgreSQL statement; inserts nothing (no row returned) when the lease is lost.
+const PG_TURN: &str = "WITH run AS ( \
        UPDATE erp_run_log SET steps = $1, input_tokens = input_tokens + $2, \
        output_tokens = output_tokens + $3, updated_at = $4 \
        WHERE agent_run_id = $5 AND lease_token = $6 AND status = 'running' \
@@ -31,13 +33,18 @@ const PG_TURN: &str = "WITH relaxed AS ( \
        RETURNING step) \
      INSERT INTO erp_run_turns (agent_run_id, step, action, input_tokens, output_tokens, \
        asked_at) \
-     SELECT agent_run_id, $1, $9, $2, $3, $4 FROM run, relaxed";
+     SELECT agent_run_id, $1, $9, $2, $3, $4 FROM run RETURNING step";
 
-/// The same on SQLite, through the view's trigger; fails with [`LEASE_LOST`] when the
-/// lease is lost.
-const SQLITE_TURN: &str = "INSERT INTO erp_run_checkpoints (step, input_tokens, \
-     output_tokens, at, agent_run_id, lease_token, prior_outcome, prior_step, action) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+/// The same on SQLite, through the view's trigger, in its own transaction; fails with
+/// [`LEASE_LOST`] when the lease is lost.
+static SQLITE_TURN: LazyLock<String> = LazyLock::new(|| {
+    Journal::one_statement(
+        Backend::Sqlite,
+        "INSERT INTO erp_run_checkpoints (step, input_tokens, output_tokens, at, \
+         agent_run_id, lease_token, prior_outcome, prior_step, action) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+});
 
 /// The error the SQLite trigger raises for a driver that lost its run.
 const LEASE_LOST: &str = "erp_run_lease_lost";
@@ -56,7 +63,7 @@ pub(crate) async fn checkpoint(
     let (prior_step, prior_outcome) = prior.unzip();
     let sql = match db.backend() {
         Backend::Postgres => PG_TURN,
-        Backend::Sqlite => SQLITE_TURN,
+        Backend::Sqlite => SQLITE_TURN.as_str(),
     };
     let query = sqlx::query(sql)
         .bind(turn.step)
@@ -68,18 +75,11 @@ pub(crate) async fn checkpoint(
         .bind(prior_outcome)
         .bind(prior_step)
         .bind(turn.action);
-    match db.backend() {
-        Backend::Postgres => Ok(query.execute(db.pool()).await?.rows_affected() == 1),
-        Backend::Sqlite => {
-            let mut tx = Relaxed::begin(db).await?;
-            let held = match query.execute(tx.conn()).await {
-                Ok(_) => true,
-                Err(e) if is_lease_lost(&e) => false,
-                Err(e) => return Err(e),
-            };
-            tx.commit().await?;
-            Ok(held)
-        }
+    match (db.journal().run(db, query).await, db.backend()) {
+        (Ok(rows), Backend::Postgres) => Ok(rows.len() == 1),
+        (Ok(_), Backend::Sqlite) => Ok(true),
+        (Err(e), Backend::Sqlite) if is_lease_lost(&e) => Ok(false),
+        (Err(e), _) => Err(e),
     }
 }
 
@@ -91,3 +91,7 @@ fn is_lease_lost(e: &sqlx::Error) -> bool {
 #[cfg(all(test, feature = "postgres"))]
 #[path = "run_turn_tests.rs"]
 mod tests;
+
+#[cfg(all(test, feature = "sqlite"))]
+#[path = "run_turn_sqlite_tests.rs"]
+mod sqlite_tests;

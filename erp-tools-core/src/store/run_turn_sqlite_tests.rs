@@ -1,0 +1,86 @@
+//! The checkpoint on SQLite, on the run log's own connection (`relaxed.rs`): a driver
+//! that lost its run writes nothing, and the connection goes on serving the next write.
+
+use super::*;
+use crate::audit::now_text;
+use crate::store::run_log::{self as sql, NewRun};
+
+fn turn(step: i64) -> TurnRow {
+    TurnRow {
+        step,
+        action: format!("{{\"step\":{step}}}"),
+        input_tokens: 10,
+        output_tokens: 5,
+        outcome: None,
+    }
+}
+
+async fn turns(db: &Database, run_id: &str) -> Vec<(i64, Option<String>)> {
+    sqlx::query_as("SELECT step, outcome FROM erp_run_turns WHERE agent_run_id = $1 ORDER BY step")
+        .bind(run_id.to_string())
+        .fetch_all(db.pool())
+        .await
+        .expect("turns")
+}
+
+#[tokio::test]
+async fn a_checkpoint_of_a_lost_run_writes_nothing_and_the_journal_goes_on() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let url = format!("sqlite://{}", dir.path().join("j.db").display());
+    let db = Database::open(&url).await.expect("open");
+    let new = NewRun {
+        run_id: "j-1",
+        user_id: "u-1",
+        branch_id: 1,
+        branch_code: "SBY-01",
+        opening: "[]".to_string(),
+        grants: "{}".to_string(),
+        replica: "r-1",
+        token: "lease-a",
+        now: &now_text(),
+    };
+    let held = db.journal().lock(&db).await.expect("the journal");
+    let started = held
+        .transaction(&db, async |conn| {
+            let q = sql::start_query(sql::START, &new);
+            Ok(q.fetch_optional(conn).await?.is_some())
+        })
+        .await
+        .expect("start");
+    assert!(started);
+    let now = now_text();
+    assert!(
+        checkpoint(&db, "j-1", "lease-a", turn(1), None, &now)
+            .await
+            .expect("turn 1")
+    );
+
+    // Another process takes the run over.
+    sqlx::query("UPDATE erp_run_log SET lease_token = 'lease-b' WHERE agent_run_id = 'j-1'")
+        .execute(db.pool())
+        .await
+        .expect("take over");
+    let prior = Some((1, "{\"old\":true}".to_string()));
+    let held = checkpoint(&db, "j-1", "lease-a", turn(2), prior, &now).await;
+    assert!(!held.expect("a lost lease is an answer, not an error"));
+    assert_eq!(turns(&db, "j-1").await, vec![(1, None)], "nothing written");
+
+    // The journal's connection rolled back and serves the new driver; the write pool
+    // is not left waiting on a lock.
+    let prior = Some((1, "{\"new\":true}".to_string()));
+    assert!(
+        checkpoint(&db, "j-1", "lease-b", turn(2), prior, &now)
+            .await
+            .expect("turn 2")
+    );
+    assert_eq!(
+        turns(&db, "j-1").await,
+        vec![(1, Some("{\"new\":true}".to_string())), (2, None)]
+    );
+    let steps: i64 = sqlx::query_scalar("SELECT steps FROM erp_run_log WHERE agent_run_id = 'j-1'")
+        .fetch_one(db.pool())
+        .await
+        .expect("steps");
+    assert_eq!(steps, 2);
+    db.close().await;
+}
