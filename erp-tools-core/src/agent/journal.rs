@@ -241,7 +241,7 @@ async fn start_relaxed(db: &crate::Database, new: sql::NewRun<'_>) -> Result<boo
         return Ok(true);
     }
     let held = db.journal().lock(db).await?;
-    held.transaction(db, async |conn| sql::restart(conn, new).await)
+    held.transaction(async |conn| sql::restart(conn, new).await)
         .await
 }
 

@@ -303,7 +303,7 @@ impl Database {
             heartbeat: Mutex::new(None),
             known_runs: Mutex::new(HashSet::new()),
             #[cfg(feature = "agent")]
-            journal: relaxed::Journal::default(),
+            journal: relaxed::Journal::new(backend),
             write_gate: tokio::sync::Semaphore::new(1),
         });
         let task = tokio::spawn(recover::heartbeat(Arc::downgrade(&inner), lease_task));

@@ -2,19 +2,21 @@
 //! for the writes a logged run adds to its steps (its start, each turn's checkpoint, its
 //! end once done).
 //!
-//! - **One connection, held.** The journal takes one connection out of the write pool the
-//!   first time a run is logged and keeps it behind an async lock. A pooled connection is
-//!   tested (`sqlx` pings it) every time it goes back to the pool: a round trip to the
-//!   SQLite worker thread or to the PostgreSQL server, and on SQLite's single writer
-//!   connection a wait for the next write, which a checkpoint followed by a draft paid
-//!   twice a step. A held connection is not returned, so it is not tested.
+//! - **Its own connections, held.** The journal takes connections out of the write pool
+//!   as runs need them (one on SQLite, which has one writer at a time; up to
+//!   [`PG_CONNECTIONS`] on PostgreSQL, so the checkpoints of concurrent runs do not queue
+//!   on one) and keeps them. A pooled connection is tested (`sqlx` pings it) every time
+//!   it goes back to the pool: a round trip to the SQLite worker thread or to the
+//!   PostgreSQL server, and on SQLite's single writer connection a wait for the next
+//!   write, which a checkpoint followed by a draft paid twice a step. A held connection
+//!   is not returned, so it is not tested.
 //! - **Relaxed for the whole session**: PostgreSQL `SET synchronous_commit TO OFF`,
 //!   SQLite `PRAGMA synchronous = NORMAL` (its commits are in the write-ahead log, not yet
 //!   flushed to the disk). The write pool's connections keep theirs.
 //! - **SQLite has one writer at a time**: the journal's writes and the framework's
-//!   drafts take turns in the process first ([`Database::write_turn`]), so they do not
-//!   meet at the file's write lock, where SQLite's busy handler would have the second
-//!   sleep and retry. Other writes on the write pool (approvals, the console's) wait for
+//!   drafts take turns in the process first ([`Database::write_turn`], one queue in
+//!   arrival order), so they do not meet at the file's write lock, where SQLite's busy
+//!   handler would have the second sleep and retry. Other writes on the write pool (approvals, the console's) wait for
 //!   the lock within the busy timeout
 //!   ([`DatabaseOptions::busy_timeout`](crate::DatabaseOptions::busy_timeout)).
 //!
@@ -30,40 +32,67 @@
 //! A write that fails, or whose future is dropped before it ended, leaves the connection
 //! in a state nobody knows: the connection is closed, and the next write opens another.
 
-use std::sync::Arc;
-
 use sqlx::any::{AnyArguments, AnyRow};
 use sqlx::query::Query;
 use sqlx::{Any, AnyConnection, Connection};
-use tokio::sync::{Mutex, OwnedMutexGuard};
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 use crate::Database;
 use crate::tool::handles::Backend;
 
-/// The run log's held connection of one [`Database`], opened on first use.
-#[derive(Clone, Default)]
+/// The most connections the run log holds on PostgreSQL.
+pub(crate) const PG_CONNECTIONS: usize = 4;
+
+/// The run log's held connections of one [`Database`], opened on first use.
 pub(crate) struct Journal {
-    conn: Arc<Mutex<Option<AnyConnection>>>,
+    idle: std::sync::Mutex<Vec<AnyConnection>>,
+    slots: Semaphore,
 }
 
 impl Journal {
-    /// The connection, for one write (opened if there is none).
-    pub(crate) async fn lock(&self, db: &Database) -> Result<Held, sqlx::Error> {
-        let mut slot = self.conn.clone().lock_owned().await;
-        if slot.is_none() {
-            // From the write pool, with its settings; the pool opens another for itself.
-            let mut conn = db.pool().acquire().await?.detach();
-            let relax = match db.backend() {
-                Backend::Postgres => "SET synchronous_commit TO OFF",
-                Backend::Sqlite => "PRAGMA synchronous = NORMAL",
-            };
-            sqlx::raw_sql(relax).execute(&mut conn).await?;
-            *slot = Some(conn);
+    /// The journal of a database on `backend`.
+    pub(crate) fn new(backend: Backend) -> Journal {
+        let n = match backend {
+            Backend::Sqlite => 1,
+            Backend::Postgres => PG_CONNECTIONS,
+        };
+        Journal {
+            idle: std::sync::Mutex::new(Vec::new()),
+            slots: Semaphore::new(n),
         }
+    }
+
+    /// A connection for one write (opened if none is idle); on SQLite once it is the
+    /// framework's writers' turn.
+    pub(crate) async fn lock<'a>(&'a self, db: &'a Database) -> Result<Held<'a>, sqlx::Error> {
+        let turn = db.write_turn().await;
+        let slot = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|_| sqlx::Error::PoolClosed)?;
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => {
+                // From the write pool, with its settings; the pool opens another for
+                // itself.
+                let mut conn = db.pool().acquire().await?.detach();
+                let relax = match db.backend() {
+                    Backend::Postgres => "SET synchronous_commit TO OFF",
+                    Backend::Sqlite => "PRAGMA synchronous = NORMAL",
+                };
+                sqlx::raw_sql(relax).execute(&mut conn).await?;
+                conn
+            }
+        };
         Ok(Held {
-            slot,
+            conn: Some(conn),
+            journal: self,
             clean: false,
             backend: db.backend(),
+            _slot: slot,
+            _turn: turn,
         })
     }
 
@@ -87,7 +116,6 @@ impl Journal {
         query: Query<'_, Any, AnyArguments>,
     ) -> Result<Vec<AnyRow>, sqlx::Error> {
         let mut held = self.lock(db).await?;
-        let _turn = db.write_turn().await;
         match query.fetch_all(held.conn()).await {
             Ok(done) => {
                 held.done();
@@ -105,37 +133,41 @@ impl Journal {
         }
     }
 
-    /// Closes the connection (at [`Database::close`]).
+    /// Closes the idle connections and refuses new writes (at [`Database::close`]).
     pub(crate) async fn close(&self) {
-        if let Some(conn) = self.conn.lock().await.take()
-            && let Err(e) = conn.close().await
-        {
-            tracing::warn!(error = %e, "could not close the run log's connection");
+        self.slots.close();
+        let idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|e| e.into_inner()));
+        for conn in idle {
+            if let Err(e) = conn.close().await {
+                tracing::warn!(error = %e, "could not close a connection of the run log");
+            }
         }
     }
 }
 
-/// The journal's connection during one write. Dropped before [`done`](Self::done) (an
-/// error, or the write's future dropped), the connection is closed.
-pub(crate) struct Held {
-    slot: OwnedMutexGuard<Option<AnyConnection>>,
+/// One of the journal's connections during one write. Dropped after [`done`](Self::done),
+/// it goes back to the journal; before (an error, or the write's future dropped), it is
+/// closed.
+pub(crate) struct Held<'a> {
+    conn: Option<AnyConnection>,
+    journal: &'a Journal,
     clean: bool,
     backend: Backend,
+    _slot: SemaphorePermit<'a>,
+    _turn: Option<SemaphorePermit<'a>>,
 }
 
-impl Held {
+impl Held<'_> {
     /// The connection.
     fn conn(&mut self) -> &mut AnyConnection {
-        self.slot.as_mut().expect("opened by Journal::lock")
+        self.conn.as_mut().expect("kept until dropped")
     }
 
     /// Runs `write` in one transaction (relaxed, as every commit on this connection).
     pub(crate) async fn transaction<T>(
         mut self,
-        db: &Database,
         write: impl AsyncFnOnce(&mut AnyConnection) -> Result<T, sqlx::Error>,
     ) -> Result<T, sqlx::Error> {
-        let _turn = db.write_turn().await;
         let begin = match self.backend {
             Backend::Postgres => "BEGIN",
             Backend::Sqlite => "BEGIN IMMEDIATE",
@@ -161,11 +193,12 @@ impl Held {
     }
 }
 
-impl Drop for Held {
+impl Drop for Held<'_> {
     fn drop(&mut self) {
-        if !self.clean {
-            // Dropped, not closed: a dropped `sqlx` connection ends its session.
-            self.slot.take();
+        // Not clean: dropped, not closed (a dropped `sqlx` connection ends its session).
+        if let Some(conn) = self.conn.take().filter(|_| self.clean) {
+            let mut idle = self.journal.idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.push(conn);
         }
     }
 }

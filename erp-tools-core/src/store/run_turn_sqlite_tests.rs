@@ -41,7 +41,7 @@ async fn a_checkpoint_of_a_lost_run_writes_nothing_and_the_journal_goes_on() {
     };
     let held = db.journal().lock(&db).await.expect("the journal");
     let started = held
-        .transaction(&db, async |conn| {
+        .transaction(async |conn| {
             let q = sql::start_query(sql::START, &new);
             Ok(q.fetch_optional(conn).await?.is_some())
         })
