@@ -45,6 +45,8 @@ impl DatabaseOptions {
     }
 
     /// Size of the write pool. Defaults: 1 for SQLite (one writer at a time), 10 for
+    /// PostgreSQL. An agent's run log (`agent::RunLog`) keeps connections
+    /// of its own besides, opened as runs need them: one on SQLite, up to four on
     /// PostgreSQL.
     pub fn max_connections(mut self, n: u32) -> Self {
         self.max_connections = Some(n.max(1));
