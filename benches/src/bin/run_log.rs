@@ -8,10 +8,9 @@
 //! then the answer. With the log, each turn stores the model's answer before its action
 //! runs, with the previous action's outcome (one commit a step, not waiting for the disk,
 //! on the run log's own connection: `store/relaxed.rs`), plus the run's row at start and
-//! end. Reports the median time of
-//! a step with and without, and the checkpoint's share of a step two ways: the median of
-//! the pairs' (with - without) / without, and (median with - median without) / median
-//! without (the target is at most 0.10). On a shared machine whose disk stalls now and
+//! end. Reports the median time of a step with and without, and the checkpoint's share
+//! of a step two ways: the median of the pairs' (with - without) / without, and (median
+//! with - median without) / median without (the target is at most 0.10). On a shared machine whose disk stalls now and
 //! then, the pairs' median is the steadier of the two: a stall spans both runs of a pair
 //! or neither.
 

@@ -23,11 +23,10 @@ use super::model::{Message, ModelAction};
 use super::outcome::RunStatus;
 use super::state::State;
 use crate::audit::now_text;
-use crate::store::relaxed::Journal;
+use crate::store::relaxed::Statement;
 use crate::store::run_log::{self as sql, NewRun, RunRow, TurnRow};
 use crate::store::run_turn::checkpoint;
 use crate::tool::context::Principal;
-use crate::tool::handles::Backend;
 use crate::tool::input::InputAnswers;
 
 /// What people gave the run since it started: approvals, and the answers for the call
@@ -229,28 +228,21 @@ impl Agent {
     }
 }
 
-/// [`sql::start`] on the run log's own connection, without waiting for the disk: the
-/// new run's row in one statement, or, for a run id logged before, the restart in a
-/// transaction.
+/// [`sql::START`], run by the journal.
+static START: Statement = Statement::new(sql::START);
+/// [`sql::FINISH`], run by the journal.
+static FINISH: Statement = Statement::new(sql::FINISH);
+
+/// A new run's row on the run log's own connection, without waiting for the disk: in one
+/// statement, or, for a run id logged before, the restart in a transaction.
 async fn start_relaxed(db: &crate::Database, new: sql::NewRun<'_>) -> Result<bool, sqlx::Error> {
-    static SQL: std::sync::LazyLock<[String; 2]> = std::sync::LazyLock::new(|| {
-        [Backend::Postgres, Backend::Sqlite].map(|b| Journal::one_statement(b, sql::START))
-    });
-    let query = sql::start_query(one_of(&SQL, db.backend()), &new);
+    let query = sql::start_query(START.text(db.backend()), &new);
     if db.journal().run(db, query).await?.len() == 1 {
         return Ok(true);
     }
     let held = db.journal().lock(db).await?;
     held.transaction(async |conn| sql::restart(conn, new).await)
         .await
-}
-
-/// The text of `texts` (PostgreSQL's, SQLite's) for `backend`.
-fn one_of(texts: &'static [String; 2], backend: Backend) -> &'static str {
-    match backend {
-        Backend::Postgres => texts[0].as_str(),
-        Backend::Sqlite => texts[1].as_str(),
-    }
 }
 
 /// [`sql::finish`] on the run log's own connection, without waiting for the disk.
@@ -262,17 +254,8 @@ async fn finish_relaxed(
     result: String,
     now: &str,
 ) -> Result<bool, sqlx::Error> {
-    static SQL: std::sync::LazyLock<[String; 2]> = std::sync::LazyLock::new(|| {
-        [Backend::Postgres, Backend::Sqlite].map(|b| Journal::one_statement(b, sql::FINISH))
-    });
-    let query = sql::finish_query(
-        one_of(&SQL, db.backend()),
-        run_id,
-        token,
-        status,
-        result,
-        now,
-    );
+    let text = FINISH.text(db.backend());
+    let query = sql::finish_query(text, run_id, token, status, result, now);
     Ok(db.journal().run(db, query).await?.len() == 1)
 }
 

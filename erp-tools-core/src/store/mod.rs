@@ -98,7 +98,7 @@ struct Inner {
     /// (run, user, branch) pairs already checked against `erp_agent_runs`. A run's owner
     /// never changes, so remembering a positive answer is safe; a refusal is never cached.
     known_runs: Mutex<HashSet<(String, String, i64)>>,
-    /// The run log's own connection.
+    /// The run log's own connections.
     #[cfg(feature = "agent")]
     journal: relaxed::Journal,
     /// SQLite: the turn of the framework's writers (drafts, previews, the run log) at the
@@ -362,7 +362,7 @@ impl Database {
         self.inner.backend
     }
 
-    /// The run log's own connection.
+    /// The run log's own connections.
     #[cfg(feature = "agent")]
     pub(crate) fn journal(&self) -> &relaxed::Journal {
         &self.inner.journal

@@ -16,8 +16,8 @@
 //! - **SQLite has one writer at a time**: the journal's writes and the framework's
 //!   drafts take turns in the process first ([`Database::write_turn`], one queue in
 //!   arrival order), so they do not meet at the file's write lock, where SQLite's busy
-//!   handler would have the second sleep and retry. Other writes on the write pool (approvals, the console's) wait for
-//!   the lock within the busy timeout
+//!   handler would have the second sleep and retry. Other writes on the write pool
+//!   (approvals, the console's) wait for the lock within the busy timeout
 //!   ([`DatabaseOptions::busy_timeout`](crate::DatabaseOptions::busy_timeout)).
 //!
 //! Why relaxed commits keep the run log's promise: once the commit returned, the server
@@ -29,8 +29,11 @@
 //! latest of them; those turns are then asked again, and their actions replayed through
 //! their idempotency keys.
 //!
-//! A write that fails, or whose future is dropped before it ended, leaves the connection
-//! in a state nobody knows: the connection is closed, and the next write opens another.
+//! A write whose future is dropped before it ended, or whose failure leaves the connection
+//! in a state nobody knows, closes the connection, and the next write opens another. A
+//! statement PostgreSQL refused, or one rolled back on SQLite, keeps it.
+
+use std::sync::OnceLock;
 
 use sqlx::any::{AnyArguments, AnyRow};
 use sqlx::query::Query;
@@ -39,6 +42,42 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 
 use crate::Database;
 use crate::tool::handles::Backend;
+
+/// A statement the journal runs as its own transaction ([`Journal::run`]): its text on
+/// each backend, SQLite's sent between `BEGIN IMMEDIATE` and `COMMIT` (the write lock is
+/// taken before the statement reads anything, and the three cost one hand-off to the
+/// connection's worker thread). On PostgreSQL one statement is its own transaction.
+pub(crate) struct Statement {
+    postgres: &'static str,
+    sqlite: &'static str,
+    wrapped: OnceLock<String>,
+}
+
+impl Statement {
+    /// `sql`, the same on both backends.
+    pub(crate) const fn new(sql: &'static str) -> Statement {
+        Statement::per_backend(sql, sql)
+    }
+
+    /// A text for each backend.
+    pub(crate) const fn per_backend(postgres: &'static str, sqlite: &'static str) -> Statement {
+        Statement {
+            postgres,
+            sqlite,
+            wrapped: OnceLock::new(),
+        }
+    }
+
+    /// The text to send on `backend` (SQLite's wrapped the first time it is asked for).
+    pub(crate) fn text(&'static self, backend: Backend) -> &'static str {
+        match backend {
+            Backend::Postgres => self.postgres,
+            Backend::Sqlite => self
+                .wrapped
+                .get_or_init(|| format!("BEGIN IMMEDIATE; {}; COMMIT", self.sqlite)),
+        }
+    }
+}
 
 /// The most connections the run log holds on PostgreSQL.
 pub(crate) const PG_CONNECTIONS: usize = 4;
@@ -96,19 +135,7 @@ impl Journal {
         })
     }
 
-    /// `sql`, one statement, as [`run`](Self::run) takes it: on SQLite between
-    /// `BEGIN IMMEDIATE` and `COMMIT`, sent together (the write lock is taken before the
-    /// statement reads anything, and the three cost one hand-off to the connection's
-    /// worker thread); on PostgreSQL as it is (one statement is its own transaction).
-    pub(crate) fn one_statement(backend: Backend, sql: &str) -> String {
-        match backend {
-            Backend::Postgres => sql.to_string(),
-            Backend::Sqlite => format!("BEGIN IMMEDIATE; {sql}; COMMIT"),
-        }
-    }
-
-    /// Runs `query`, made from [`one_statement`](Self::one_statement)'s text, as one
-    /// relaxed transaction; the rows it returns. (Not its count of rows: on SQLite that
+    /// Runs `query`, made from a [`Statement`]'s text, as one relaxed transaction; the rows it returns. (Not its count of rows: on SQLite that
     /// would be the last statement's, `COMMIT`'s, which repeats an earlier one's.)
     pub(crate) async fn run(
         &self,

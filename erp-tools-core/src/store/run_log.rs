@@ -63,8 +63,8 @@ pub(crate) struct NewRun<'a> {
 
 /// A new run's row, `running`: binds [`start_query`] to `$1` to `$9`; returns the run
 /// id, or no row when the run id is logged already.
-pub(crate) const START: &str = "INSERT INTO erp_run_log (agent_run_id, user_id, branch_id, branch_code, opening, \
-     grants, status, replica_id, lease_token, created_at, updated_at) \
+pub(crate) const START: &str = "INSERT INTO erp_run_log (agent_run_id, user_id, branch_id, \
+     branch_code, opening, grants, status, replica_id, lease_token, created_at, updated_at) \
      VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $9) \
      ON CONFLICT (agent_run_id) DO NOTHING RETURNING agent_run_id";
 
@@ -83,23 +83,6 @@ pub(crate) fn start_query(
         .bind(new.replica.to_string())
         .bind(new.token.to_string())
         .bind(new.now.to_string())
-}
-
-/// Writes a new run's row as `running`, driven by `replica` under `token`, in the
-/// transaction open on `tx`. A run id logged before starts a new log unless a driver
-/// still holds it (`false`: nothing written). (The agent sends [`START`] on its own
-/// first, and [`restart`] only when it wrote nothing.)
-#[cfg(all(test, feature = "postgres"))]
-pub(crate) async fn start(tx: &mut AnyConnection, new: NewRun<'_>) -> Result<bool, sqlx::Error> {
-    let inserted = start_query(START, &new)
-        .fetch_optional(&mut *tx)
-        .await?
-        .is_some();
-    if !inserted {
-        restart(tx, new).await
-    } else {
-        Ok(true)
-    }
 }
 
 /// Starts a new log under a run id logged before, unless a driver still holds it
@@ -158,7 +141,8 @@ pub(crate) async fn reopen(
 }
 
 /// Stores a run's end (or pause): binds [`finish_query`] to `$1` to `$5`.
-pub(crate) const FINISH: &str = "UPDATE erp_run_log SET status = $1, result = $2, updated_at = $3, lease_token = NULL \
+pub(crate) const FINISH: &str = "UPDATE erp_run_log SET status = $1, result = $2, \
+     updated_at = $3, lease_token = NULL \
      WHERE agent_run_id = $4 AND lease_token = $5 AND status = 'running' \
      RETURNING agent_run_id";
 

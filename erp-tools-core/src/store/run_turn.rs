@@ -10,12 +10,10 @@
 //!   four writes (migration `0028_run_checkpoint`), between `BEGIN IMMEDIATE` and
 //!   `COMMIT` sent with it.
 //!
-//! Both run on the run log's own connection ([`Journal`]), whose commits do not wait for
+//! Both run on the run log's own connection ([`Journal`](super::relaxed::Journal)), whose commits do not wait for
 //! the disk.
 
-use std::sync::LazyLock;
-
-use super::relaxed::Journal;
+use super::relaxed::Statement;
 use super::run_log::TurnRow;
 use crate::Database;
 use crate::tool::handles::Backend;
@@ -35,16 +33,14 @@ const PG_TURN: &str = "WITH run AS ( \
        asked_at) \
      SELECT agent_run_id, $1, $9, $2, $3, $4 FROM run RETURNING step";
 
-/// The same on SQLite, through the view's trigger, in its own transaction; fails with
-/// [`LEASE_LOST`] when the lease is lost.
-static SQLITE_TURN: LazyLock<String> = LazyLock::new(|| {
-    Journal::one_statement(
-        Backend::Sqlite,
-        "INSERT INTO erp_run_checkpoints (step, input_tokens, output_tokens, at, \
-         agent_run_id, lease_token, prior_outcome, prior_step, action) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-    )
-});
+/// [`PG_TURN`], and the same on SQLite through the view's trigger (which fails with
+/// [`LEASE_LOST`] when the lease is lost).
+static TURN: Statement = Statement::per_backend(
+    PG_TURN,
+    "INSERT INTO erp_run_checkpoints (step, input_tokens, output_tokens, at, \
+     agent_run_id, lease_token, prior_outcome, prior_step, action) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+);
 
 /// The error the SQLite trigger raises for a driver that lost its run.
 const LEASE_LOST: &str = "erp_run_lease_lost";
@@ -61,11 +57,7 @@ pub(crate) async fn checkpoint(
     now: &str,
 ) -> Result<bool, sqlx::Error> {
     let (prior_step, prior_outcome) = prior.unzip();
-    let sql = match db.backend() {
-        Backend::Postgres => PG_TURN,
-        Backend::Sqlite => SQLITE_TURN.as_str(),
-    };
-    let query = sqlx::query(sql)
+    let query = sqlx::query(TURN.text(db.backend()))
         .bind(turn.step)
         .bind(turn.input_tokens)
         .bind(turn.output_tokens)

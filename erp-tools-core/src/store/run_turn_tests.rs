@@ -32,7 +32,11 @@ async fn new_run(db: &Database, run_id: &str, token: &str) {
         token,
         now: &now_text(),
     };
-    assert!(sql::start(&mut conn, new).await.expect("start"));
+    let inserted = sql::start_query(sql::START, &new)
+        .fetch_optional(&mut *conn)
+        .await
+        .expect("start");
+    assert!(inserted.is_some(), "a new run's row");
 }
 
 /// A take-over and a checkpoint of the driver it takes the run from are serialised on
