@@ -6,11 +6,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use erp_tools_core::Principal;
 use erp_tools_core::agent::{
     AgentEvent, AgentEventKind, AuditError, AuditSink, Message, Model, ModelAction, ModelError,
     ScriptedModel, TokenUsage, ToolSpec,
 };
+use erp_tools_core::{Database, Principal};
 use futures::future::BoxFuture;
 use tokio::sync::Notify;
 
@@ -74,18 +74,22 @@ impl Model for HangingModel {
     }
 }
 
-/// An audit sink that never returns from event `kind` of step `step`: the run stops
-/// there, after the turn was stored and before its call runs (for `Started`).
+/// An audit sink that never returns from event `kind` of step `step`, once that step's
+/// turn is stored in `db`'s run log: the run stops there, after the turn was stored and
+/// before its call runs (for `Started`). The loop writes a turn while it records the step's
+/// first event, so the sink waits for the turn's row before it hangs.
 pub struct HangingSink {
+    db: Database,
     kind: AgentEventKind,
     step: u32,
     reached: Arc<Notify>,
 }
 
 impl HangingSink {
-    /// Hangs at `kind` of `step`.
-    pub fn new(kind: AgentEventKind, step: u32) -> Self {
+    /// Hangs at `kind` of `step`, the run being logged in `db`.
+    pub fn new(db: &Database, kind: AgentEventKind, step: u32) -> Self {
         HangingSink {
+            db: db.clone(),
             kind,
             step,
             reached: Arc::default(),
@@ -98,6 +102,18 @@ impl HangingSink {
     }
 }
 
+/// Whether turn `step` of `run_id` is in `db`'s run log.
+async fn turn_stored(db: &Database, run_id: &str, step: u32) -> bool {
+    erp_tools_core::sqlx::query_scalar::<_, i64>(
+        "SELECT COUNT(*) FROM erp_run_turns WHERE agent_run_id = $1 AND step = $2",
+    )
+    .bind(run_id)
+    .bind(i64::from(step))
+    .fetch_one(db.pool())
+    .await
+    .is_ok_and(|n| n == 1)
+}
+
 impl AuditSink for HangingSink {
     fn record<'a>(
         &'a self,
@@ -105,8 +121,14 @@ impl AuditSink for HangingSink {
         event: &'a AgentEvent,
     ) -> BoxFuture<'a, Result<(), AuditError>> {
         if event.kind == self.kind && event.step == self.step {
-            self.reached.notify_one();
-            return Box::pin(futures::future::pending());
+            return Box::pin(async move {
+                // Bounded by the test's own timeout on `reached`.
+                while !turn_stored(&self.db, &event.run_id, event.step).await {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                self.reached.notify_one();
+                futures::future::pending().await
+            });
         }
         Box::pin(async { Ok(()) })
     }

@@ -33,7 +33,7 @@ async fn a_cut_off_run_and_its_take_over_are_shown(t: &TestDb) {
     let s = ReviewServer::on(t, 25).await;
     let run_id = "run-console-durable";
     let db_a = t.open_again().await;
-    let sink = HangingSink::new(AgentEventKind::Started, 2);
+    let sink = HangingSink::new(&db_a, AgentEventKind::Started, 2);
     let reached = sink.reached();
     let agent_a = durable_agent(&db_a).audit_sink(sink);
     let mut model = HangingModel::new(

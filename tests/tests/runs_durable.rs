@@ -66,7 +66,7 @@ async fn cut_off_at(t: &TestDb, run_id: &str, cut: Cut) -> usize {
     let script = ScriptedModel::new(script()).usage_per_call(TURN);
     let (agent_a, mut model, reached) = match cut {
         Cut::BeforeThePayment => {
-            let sink = HangingSink::new(AgentEventKind::Started, 2);
+            let sink = HangingSink::new(&db_a, AgentEventKind::Started, 2);
             let reached = sink.reached();
             let agent = durable_agent(&db_a).audit_sink(sink);
             (agent, HangingModel::new(script, 0), reached)
@@ -230,7 +230,7 @@ async fn two_processes_racing_for_one_run_one_wins(t: &TestDb) {
     let d = Deployment::new(&t.db).await;
     let run_id = "run-durable-3";
     let db_a = t.open_again().await;
-    let sink = HangingSink::new(AgentEventKind::Started, 2);
+    let sink = HangingSink::new(&db_a, AgentEventKind::Started, 2);
     let reached = sink.reached();
     let agent_a = durable_agent(&db_a).audit_sink(sink);
     let model_a = HangingModel::new(ScriptedModel::new(script()), 0);

@@ -3,7 +3,9 @@
 //! A turn's answer is written the moment it arrives, before its action runs, in one
 //! transaction with the outcome of the previous turn's action (the messages it fed back,
 //! the repeat counts, the running time): one commit a step, which survives the process
-//! without waiting for the disk (`store/run_turn.rs` says why that is enough). The run's
+//! without waiting for the disk (`store/run_turn.rs` says why that is enough). The commit
+//! goes on while the step's first audit event is written (the `started` event of its call,
+//! most often), and the step waits for both before its call runs. The run's
 //! status is written when it stops or pauses. A process that dies after an action ended and before the next answer was
 //! stored leaves that action without an outcome: it runs again when the run is taken
 //! over, with the same idempotency key (a draft is replayed, a read is read again).
@@ -157,8 +159,11 @@ impl Agent {
         }
     }
 
-    /// Stores the model's answer of the current turn, before its action runs.
-    pub(super) async fn log_turn(
+    /// Starts storing the model's answer of the current turn. The write goes on while the
+    /// step's first audit event is written ([`Agent::record`] awaits both), and it is done
+    /// before anything of the turn runs: every path to an action, a preview or a ledger
+    /// entry passes through `record` or [`State::settle_turn`] first.
+    pub(super) fn log_turn(
         &self,
         st: &mut State,
         action: &ModelAction,
@@ -175,10 +180,15 @@ impl Agent {
             outcome: None,
         };
         let prior = st.unsaved.take();
-        let held = checkpoint(&log.db, &st.run_id, token, turn, prior, &now_text())
-            .await
-            .map_err(failed)?;
-        if held { Ok(()) } else { Err(lost(&st.run_id)) }
+        let (db, run_id, token) = (log.db.clone(), st.run_id.clone(), token.clone());
+        let now = now_text();
+        st.turn_pending.set(Box::pin(async move {
+            let held = checkpoint(&db, &run_id, &token, turn, prior, &now)
+                .await
+                .map_err(failed)?;
+            if held { Ok(()) } else { Err(lost(&run_id)) }
+        }));
+        Ok(())
     }
 
     /// Keeps how the current turn's action ended (the messages from `mark` on), to be

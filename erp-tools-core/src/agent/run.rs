@@ -60,11 +60,14 @@ impl Agent {
             otel.status_code = tracing::field::Empty,
             otel.status_description = tracing::field::Empty,
         );
-        let status = match self
+        let ran = self
             .steps(principal, model, st)
             .instrument(span.clone())
-            .await
-        {
+            .await;
+        // Every way out of the loop has waited for the last turn's answer; this only makes
+        // sure no write of the run is left behind its status.
+        let settled = st.settle_turn().await;
+        let status = match ran.and_then(|status| settled.map(|()| status)) {
             Ok(status) => status,
             Err(e) => RunStatus::Aborted {
                 reason: e.to_string(),
@@ -103,10 +106,11 @@ impl Agent {
                 .instrument(turn.clone())
                 .await;
             let usage = model.take_usage();
-            // The answer is stored before anything else: a process that dies from here on
-            // does not ask (nor pay for) this turn again.
+            // The answer is stored before anything of the turn runs: a process that dies
+            // once it is does not ask (nor pay for) this turn again. The write goes on
+            // while the step's first audit event is written (`record`).
             if let Some(Ok(action)) = &asked {
-                self.log_turn(st, action, usage).await?;
+                self.log_turn(st, action, usage)?;
             }
             // Integers, as the GenAI conventions define them (a `u64` would be exported
             // as a string).
@@ -209,6 +213,9 @@ impl Agent {
         if let Some(integration) = &self.budget.integration
             && turn.total() > 0
         {
+            // The turn is in the run log before the ledger counts it: a turn counted is
+            // never asked again.
+            st.settle_turn().await.map_err(|e| e.to_string())?;
             integration
                 .ledger
                 .add(&integration.name, turn)
@@ -265,15 +272,24 @@ impl Agent {
     ) -> Result<(), AuditError> {
         let mut event = event.build(st, principal, self.clock.as_ref());
         event.surface = Some(self.exec.registry().fingerprint().to_string());
-        let mut recorded = Ok(());
-        for sink in &self.sinks {
-            if let Err(e) = sink.record(principal, &event).await {
-                recorded = Err(e);
-                break;
+        // The turn's answer, if it is still being stored, is written alongside: both are
+        // done before this returns.
+        let pending = st.turn_pending.take();
+        let stored = async {
+            match pending {
+                Some(pending) => pending.await,
+                None => Ok(()),
             }
-        }
+        };
+        let recorded = async {
+            for sink in &self.sinks {
+                sink.record(principal, &event).await?;
+            }
+            Ok(())
+        };
+        let (stored, recorded) = futures::join!(stored, recorded);
         st.audit.push(event);
-        recorded
+        stored.and(recorded)
     }
 }
 

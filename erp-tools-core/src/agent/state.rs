@@ -3,10 +3,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::approval::{Approval, PendingAction};
-use super::audit::{AgentEvent, AgentEventKind};
+use super::audit::{AgentEvent, AgentEventKind, AuditError};
 use super::budget::TokenUsage;
 use super::clock::Clock;
 use super::model::{Message, ResultSource, ResultStatus, ToolResultMessage};
@@ -35,9 +36,45 @@ pub(super) struct State {
     /// The outcome of the last action (its step and the stored JSON), written with the
     /// next turn's answer.
     pub unsaved: Option<(i64, String)>,
+    /// The current turn's answer on its way to the run log
+    /// (`Agent::log_turn`): awaited with the step's first audit event,
+    /// and before anything of the turn runs ([`State::settle_turn`]).
+    pub turn_pending: PendingTurn,
+}
+
+/// A turn's answer being stored, if one is: the write's future (`Err` if it failed or the
+/// run was taken over). Behind a mutex only so that `State` stays `Sync`; it is reached
+/// through `&mut`, never locked.
+#[derive(Default)]
+pub(super) struct PendingTurn(std::sync::Mutex<Option<BoxFuture<'static, Result<(), AuditError>>>>);
+
+impl PendingTurn {
+    /// Keeps `write` until it is awaited.
+    pub(super) fn set(&mut self, write: BoxFuture<'static, Result<(), AuditError>>) {
+        *self.slot() = Some(write);
+    }
+
+    /// The write, if one is on its way.
+    pub(super) fn take(&mut self) -> Option<BoxFuture<'static, Result<(), AuditError>>> {
+        self.slot().take()
+    }
+
+    fn slot(&mut self) -> &mut Option<BoxFuture<'static, Result<(), AuditError>>> {
+        self.0
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 impl State {
+    /// Waits until the current turn's answer is stored, if it is on its way.
+    pub(super) async fn settle_turn(&mut self) -> Result<(), AuditError> {
+        match self.turn_pending.take() {
+            Some(pending) => pending.await,
+            None => Ok(()),
+        }
+    }
+
     /// A new run: its first step not taken yet.
     pub(super) fn new(
         run_id: String,
@@ -59,6 +96,7 @@ impl State {
             answers: InputAnswers::default(),
             lease: None,
             unsaved: None,
+            turn_pending: PendingTurn::default(),
         }
     }
 
@@ -78,6 +116,7 @@ impl State {
             answers: paused.answers,
             lease: None,
             unsaved: None,
+            turn_pending: PendingTurn::default(),
         };
         (state, paused.pending)
     }

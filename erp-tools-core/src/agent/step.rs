@@ -115,6 +115,8 @@ impl Agent {
                 return self.denied(principal, st, &call, denial).await;
             }
             Decision::RequireApproval { signature, reason } => {
+                // The preview runs the tool's code: not before the turn is stored.
+                st.settle_turn().await?;
                 let preview = self
                     .preview_of(principal, st, call_id, name, &prepared)
                     .await;
@@ -150,6 +152,10 @@ impl Agent {
             .queue
             .as_ref()
             .is_some_and(|q| q.hooks.contains_key(name));
+        if bound.is_some() && hooked {
+            // The hook's preview asks the ERP: not before the turn is stored.
+            st.settle_turn().await?;
+        }
         if let Some(expected) = bound.as_deref().filter(|_| hooked)
             && let Some(now) = self
                 .preview_of(principal, st, call_id, name, &prepared)
