@@ -1,17 +1,23 @@
 //! A logged run's turn is in the run log before its call runs, although the loop writes
 //! it while the step's `started` audit event is written: a read tool that counts its
-//! run's stored turns sees its own turn every time. On SQLite and (with
-//! `ERP_TOOLS_PG_URL`) PostgreSQL.
+//! run's stored turns sees its own turn every time, also when the turn's write is held up
+//! (another session holds the run's row) long after the audit event was written. On SQLite
+//! and (with `ERP_TOOLS_PG_URL`) PostgreSQL.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use erp_tools_core::ToolRuntime;
-use erp_tools_core::agent::{Agent, ModelAction, Policy, RunLog, RunRequest, ScriptedModel};
+use erp_tools_core::agent::{
+    Agent, Message, Model, ModelAction, ModelError, Policy, RunLog, RunRequest, ScriptedModel,
+    TokenUsage, ToolSpec,
+};
 use erp_tools_core::prelude::*;
+use erp_tools_core::{Database, ToolRuntime};
 use erp_tools_tests::app;
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::on_both_backends;
 use erp_tools_tests::principals::MANAGER;
+use futures::future::BoxFuture;
 use serde_json::json;
 
 /// What the tool saw, per run: the number of its run's turns stored when each call ran.
@@ -50,7 +56,57 @@ pub async fn count_turns(
     Ok(Counted { turns })
 }
 
-/// Each of five calls finds the turn that asked for it (and every earlier one) stored.
+/// A scripted model that, before giving its second answer, has another session hold the
+/// run's row for `hold`: the write of that turn waits for it, the step's audit event does
+/// not.
+struct HoldingModel {
+    inner: ScriptedModel,
+    other: Database,
+    run_id: String,
+    hold: Duration,
+    asked: usize,
+}
+
+impl Model for HoldingModel {
+    fn next<'a>(
+        &'a mut self,
+        history: &'a [Message],
+        tools: &'a [ToolSpec],
+    ) -> BoxFuture<'a, Result<ModelAction, ModelError>> {
+        self.asked += 1;
+        Box::pin(async move {
+            if self.asked == 2 {
+                // A write transaction on the run's row: SQLite's write lock, PostgreSQL's
+                // row lock; rolled back after `hold`.
+                let mut tx = self.other.pool().begin().await.expect("a transaction");
+                sqlx::query(
+                    "UPDATE erp_run_log SET updated_at = updated_at WHERE agent_run_id = $1",
+                )
+                .bind(self.run_id.clone())
+                .execute(&mut *tx)
+                .await
+                .expect("the run's row held");
+                let hold = self.hold;
+                tokio::spawn(async move {
+                    tokio::time::sleep(hold).await;
+                    let _ = tx.rollback().await;
+                });
+            }
+            self.inner.next(history, tools).await
+        })
+    }
+
+    fn take_usage(&mut self) -> TokenUsage {
+        self.inner.take_usage()
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        self.inner.model_name()
+    }
+}
+
+/// Each of five calls finds the turn that asked for it (and every earlier one) stored,
+/// the second one although its turn's write waited 300 ms for another session.
 async fn every_call_finds_its_turn_stored(t: &TestDb) {
     let registry = Arc::new(
         app::namespaces()
@@ -66,10 +122,17 @@ async fn every_call_finds_its_turn_stored(t: &TestDb) {
         .collect();
     script.push(ModelAction::answer("counted"));
     let run_id = format!("run-turn-first-{:?}", t.backend()).to_lowercase();
+    let mut model = HoldingModel {
+        inner: ScriptedModel::new(script),
+        other: t.open_again().await,
+        run_id: run_id.clone(),
+        hold: Duration::from_millis(300),
+        asked: 0,
+    };
     let out = agent
         .run_with(
             &Arc::new(MANAGER.principal()),
-            &mut ScriptedModel::new(script),
+            &mut model,
             RunRequest::new("Count the turns").run_id(run_id.clone()),
         )
         .await;
