@@ -7,21 +7,24 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use erp_tools_core::agent::{
-    Agent, Message, Model, ModelAction, ModelError, Policy, RunLog, RunRequest, ScriptedModel,
-    TokenUsage, ToolSpec,
-};
+use erp_tools_core::agent::{Agent, ModelAction, Policy, RunLog, RunRequest, ScriptedModel};
 use erp_tools_core::prelude::*;
 use erp_tools_core::{Database, ToolRuntime};
 use erp_tools_tests::app;
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::on_both_backends;
 use erp_tools_tests::principals::MANAGER;
-use futures::future::BoxFuture;
 use serde_json::json;
 
 /// What the tool saw, per run: the number of its run's turns stored when each call ran.
 static SEEN: Mutex<Vec<(String, i64)>> = Mutex::new(Vec::new());
+
+/// Per run, another session on its database, which the run's first call has hold the
+/// run's row for a while.
+static HOLDERS: Mutex<Vec<(String, Database)>> = Mutex::new(Vec::new());
+
+/// How long the run's row is held after its first call.
+const HOLD: Duration = Duration::from_millis(300);
 
 /// Arguments of `inventory_count_turns`.
 #[derive(Debug, Deserialize, ToolArgs)]
@@ -42,67 +45,42 @@ pub struct Counted {
 pub async fn count_turns(
     ctx: &ToolContext,
     db: &ReadDb,
-    _args: CountArgs,
+    args: CountArgs,
 ) -> Result<Counted, ToolError> {
+    let run_id = ctx.agent_run_id().to_string();
     let turns: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM erp_run_turns WHERE agent_run_id = $1")
-            .bind(ctx.agent_run_id().to_string())
+            .bind(run_id.clone())
             .fetch_one(db.pool())
             .await
             .map_err(ToolError::internal)?;
-    SEEN.lock()
-        .unwrap()
-        .push((ctx.agent_run_id().to_string(), turns));
+    SEEN.lock().unwrap().push((run_id.clone(), turns));
+    if args.call == 1 {
+        hold_the_run(&run_id).await;
+    }
     Ok(Counted { turns })
 }
 
-/// A scripted model that, before giving its second answer, has another session hold the
-/// run's row for `hold`: the write of that turn waits for it, the step's audit event does
-/// not.
-struct HoldingModel {
-    inner: ScriptedModel,
-    other: Database,
-    run_id: String,
-    hold: Duration,
-    asked: usize,
-}
-
-impl Model for HoldingModel {
-    fn next<'a>(
-        &'a mut self,
-        history: &'a [Message],
-        tools: &'a [ToolSpec],
-    ) -> BoxFuture<'a, Result<ModelAction, ModelError>> {
-        self.asked += 1;
-        Box::pin(async move {
-            if self.asked == 2 {
-                // A write transaction on the run's row: SQLite's write lock, PostgreSQL's
-                // row lock; rolled back after `hold`.
-                let mut tx = self.other.pool().begin().await.expect("a transaction");
-                sqlx::query(
-                    "UPDATE erp_run_log SET updated_at = updated_at WHERE agent_run_id = $1",
-                )
-                .bind(self.run_id.clone())
-                .execute(&mut *tx)
-                .await
-                .expect("the run's row held");
-                let hold = self.hold;
-                tokio::spawn(async move {
-                    tokio::time::sleep(hold).await;
-                    let _ = tx.rollback().await;
-                });
-            }
-            self.inner.next(history, tools).await
-        })
-    }
-
-    fn take_usage(&mut self) -> TokenUsage {
-        self.inner.take_usage()
-    }
-
-    fn model_name(&self) -> Option<&str> {
-        self.inner.model_name()
-    }
+/// Has another session hold `run_id`'s row (SQLite's write lock, PostgreSQL's row lock)
+/// for [`HOLD`]: the next turn's write waits for it, the next audit event does not.
+async fn hold_the_run(run_id: &str) {
+    let other = HOLDERS
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|(run, _)| run == run_id)
+        .map(|(_, db)| db.clone())
+        .expect("the test registered the run's other session");
+    let mut tx = other.pool().begin().await.expect("a transaction");
+    sqlx::query("UPDATE erp_run_log SET updated_at = updated_at WHERE agent_run_id = $1")
+        .bind(run_id.to_string())
+        .execute(&mut *tx)
+        .await
+        .expect("the run's row held");
+    tokio::spawn(async move {
+        tokio::time::sleep(HOLD).await;
+        let _ = tx.rollback().await;
+    });
 }
 
 /// Each of five calls finds the turn that asked for it (and every earlier one) stored,
@@ -122,17 +100,12 @@ async fn every_call_finds_its_turn_stored(t: &TestDb) {
         .collect();
     script.push(ModelAction::answer("counted"));
     let run_id = format!("run-turn-first-{:?}", t.backend()).to_lowercase();
-    let mut model = HoldingModel {
-        inner: ScriptedModel::new(script),
-        other: t.open_again().await,
-        run_id: run_id.clone(),
-        hold: Duration::from_millis(300),
-        asked: 0,
-    };
+    let other = t.open_again().await;
+    HOLDERS.lock().unwrap().push((run_id.clone(), other));
     let out = agent
         .run_with(
             &Arc::new(MANAGER.principal()),
-            &mut model,
+            &mut ScriptedModel::new(script),
             RunRequest::new("Count the turns").run_id(run_id.clone()),
         )
         .await;
