@@ -10,9 +10,9 @@
 //! on the run log's own connection: `store/relaxed.rs`), plus the run's row at start and
 //! end. Reports the median time of a step with and without, and the checkpoint's share
 //! of a step two ways: the median of the pairs' (with - without) / without, and (median
-//! with - median without) / median without (the target is at most 0.10). On a shared machine whose disk stalls now and
-//! then, the pairs' median is the steadier of the two: a stall spans both runs of a pair
-//! or neither.
+//! with - median without) / median without (the target is at most 0.10). On a shared
+//! machine whose disk stalls now and then, the pairs' median is the steadier of the two:
+//! a stall spans both runs of a pair or neither.
 
 use std::sync::Arc;
 use std::time::Instant;

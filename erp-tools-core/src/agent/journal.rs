@@ -5,10 +5,11 @@
 //! the repeat counts, the running time): one commit a step, which survives the process
 //! without waiting for the disk (`store/run_turn.rs` says why that is enough). The commit
 //! goes on while the step's first audit event is written (the `started` event of its call,
-//! most often), and the step waits for both before its call runs. The run's
-//! status is written when it stops or pauses. A process that dies after an action ended and before the next answer was
-//! stored leaves that action without an outcome: it runs again when the run is taken
-//! over, with the same idempotency key (a draft is replayed, a read is read again).
+//! most often), and the step waits for both before its call runs. The run's status is
+//! written when it stops or pauses. A process that dies after an action ended and before
+//! the next answer was stored leaves that action without an outcome: it runs again when
+//! the run is taken over, with the same idempotency key (a draft is replayed, a read is
+//! read again).
 //! Every write names the driver's lease token: a driver that lost its run (another
 //! process took it over) stops instead of writing.
 

@@ -274,13 +274,7 @@ impl Agent {
         event.surface = Some(self.exec.registry().fingerprint().to_string());
         // The turn's answer, if it is still being stored, is written alongside: both are
         // done before this returns.
-        let pending = st.turn_pending.take();
-        let stored = async {
-            match pending {
-                Some(pending) => pending.await,
-                None => Ok(()),
-            }
-        };
+        let stored = st.turn_pending.take();
         let recorded = async {
             for sink in &self.sinks {
                 sink.record(principal, &event).await?;

@@ -54,9 +54,15 @@ impl PendingTurn {
         *self.slot() = Some(write);
     }
 
-    /// The write, if one is on its way.
-    pub(super) fn take(&mut self) -> Option<BoxFuture<'static, Result<(), AuditError>>> {
-        self.slot().take()
+    /// The write that is on its way, to await; `Ok` at once when there is none.
+    pub(super) fn take(&mut self) -> impl Future<Output = Result<(), AuditError>> + use<> {
+        let write = self.slot().take();
+        async move {
+            match write {
+                Some(write) => write.await,
+                None => Ok(()),
+            }
+        }
     }
 
     fn slot(&mut self) -> &mut Option<BoxFuture<'static, Result<(), AuditError>>> {
@@ -69,10 +75,7 @@ impl PendingTurn {
 impl State {
     /// Waits until the current turn's answer is stored, if it is on its way.
     pub(super) async fn settle_turn(&mut self) -> Result<(), AuditError> {
-        match self.turn_pending.take() {
-            Some(pending) => pending.await,
-            None => Ok(()),
-        }
+        self.turn_pending.take().await
     }
 
     /// A new run: its first step not taken yet.

@@ -135,8 +135,9 @@ impl Journal {
         })
     }
 
-    /// Runs `query`, made from a [`Statement`]'s text, as one relaxed transaction; the rows it returns. (Not its count of rows: on SQLite that
-    /// would be the last statement's, `COMMIT`'s, which repeats an earlier one's.)
+    /// Runs `query`, made from a [`Statement`]'s text, as one relaxed transaction; the rows
+    /// it returns. (Not its count of rows: on SQLite that would be the last statement's,
+    /// `COMMIT`'s, which repeats an earlier one's.)
     pub(crate) async fn run(
         &self,
         db: &Database,

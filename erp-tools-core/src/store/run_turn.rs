@@ -10,8 +10,8 @@
 //!   four writes (migration `0028_run_checkpoint`), between `BEGIN IMMEDIATE` and
 //!   `COMMIT` sent with it.
 //!
-//! Both run on the run log's own connection ([`Journal`](super::relaxed::Journal)), whose commits do not wait for
-//! the disk.
+//! Both run on the run log's own connection ([`Journal`](super::relaxed::Journal)), whose
+//! commits do not wait for the disk.
 
 use super::relaxed::Statement;
 use super::run_log::TurnRow;
