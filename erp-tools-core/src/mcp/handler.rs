@@ -76,6 +76,9 @@ pub struct ErpMcpServer {
     states: Arc<StateKeeper>,
     /// MCP Apps: the cards and the approval card's queue ([`ErpMcpServer::with_apps`]).
     apps: Arc<McpApps>,
+    /// What `initialize` and `server/discover` answer: the registry's config with the
+    /// apps' cards declared, built when the apps are set rather than at every request.
+    declared: Arc<ServerConfig>,
     /// How long a task is kept ([`ErpMcpServer::with_task_ttl`]), and the tasks this
     /// replica runs (an [`HttpConfig`](super::HttpConfig)'s board, which drains it).
     pub(super) tasks: tasks::TaskPlace,
@@ -113,8 +116,17 @@ impl ErpMcpServer {
             list_ttl_ms: 0,
             states: StateKeeper::random(DEFAULT_INPUT_TTL),
             apps: Arc::default(),
+            declared: Arc::new(ServerConfig::default()),
             tasks: tasks::TaskPlace::default(),
         }
+        .declaring()
+    }
+
+    /// `self` with [`ErpMcpServer::declared`] built from its registry and apps.
+    fn declaring(mut self) -> Self {
+        let served = apps::served_cards(&self.apps, self.registry());
+        self.declared = Arc::new(apps::declare(self.shared.info.clone(), &served));
+        self
     }
 
     /// Seals the `requestState` of questions ([`ToolError::needs_input`](crate::ToolError::needs_input))
@@ -163,7 +175,7 @@ impl ErpMcpServer {
     /// Serves MCP Apps cards ([`apps`](super::apps)) to hosts that declare the extension.
     pub fn with_apps(mut self, apps: McpApps) -> Self {
         self.apps = Arc::new(apps);
-        self
+        self.declaring()
     }
 
     /// How long a task (a call of a tool declared with
@@ -232,8 +244,7 @@ impl ErpMcpServer {
 
 impl ServerHandler for ErpMcpServer {
     fn get_info(&self) -> ServerConfig {
-        let served = apps::served_cards(&self.apps, self.registry());
-        apps::declare(self.shared.info.clone(), &served)
+        (*self.declared).clone()
     }
 
     async fn list_tools(

@@ -25,22 +25,29 @@ pub struct CallKey(String);
 
 impl CallKey {
     /// A new key, never handed out before by any process: `call-` and 24 hexadecimal
-    /// digits of a hash of the process's start (time, process id) and a counter.
+    /// digits. The first 8 are a hash of the process's start (time, process id), the
+    /// other 16 a counter of this process, scrambled by a one-to-one mix keyed by that
+    /// hash: two keys of one process always differ, and a key does not tell how many
+    /// calls the process served before it.
     pub fn fresh() -> Self {
-        static PROCESS: OnceLock<String> = OnceLock::new();
+        static PROCESS: OnceLock<(String, u64)> = OnceLock::new();
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let process = PROCESS.get_or_init(|| {
+        let (prefix, secret) = PROCESS.get_or_init(|| {
             let nanos = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_nanos())
                 .unwrap_or_default();
             let place = &COUNTER as *const AtomicU64 as usize;
-            format!("{nanos}:{}:{place}", std::process::id())
+            let seed = serde_json::Value::String(format!("{nanos}:{}:{place}", std::process::id()));
+            let hash = crate::validate::canonical_hash(&seed);
+            let secret = u64::from_str_radix(&hash[8..24], 16).unwrap_or_default();
+            (hash[..8].to_string(), secret)
         });
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let seed = serde_json::Value::String(format!("{process}:{n}"));
-        let hash = crate::validate::canonical_hash(&seed);
-        CallKey(format!("call-{}", &hash[..24]))
+        CallKey(format!(
+            "call-{prefix}{:016x}",
+            mix(n.wrapping_add(*secret))
+        ))
     }
 
     /// The key of the call the agent loop proposed at `step` (model turn) with the
@@ -61,8 +68,41 @@ impl CallKey {
     }
 }
 
+/// SplitMix64's finaliser: a one-to-one map of `u64` that spreads neighbouring values
+/// over the whole range.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 impl std::fmt::Display for CallKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_keys_are_distinct_and_shaped() {
+        let keys: std::collections::HashSet<String> = (0..10_000)
+            .map(|_| CallKey::fresh().into_string())
+            .collect();
+        assert_eq!(keys.len(), 10_000);
+        for key in keys.iter().take(100) {
+            let digits = key.strip_prefix("call-").expect("prefix");
+            assert_eq!(digits.len(), 24, "{key}");
+            assert!(digits.bytes().all(|b| b.is_ascii_hexdigit()), "{key}");
+        }
+        // Consecutive calls do not show as consecutive numbers.
+        let (a, b) = (
+            CallKey::fresh().into_string(),
+            CallKey::fresh().into_string(),
+        );
+        let tail = |k: &str| u64::from_str_radix(&k[13..], 16).unwrap();
+        assert_ne!(tail(&b).wrapping_sub(tail(&a)), 1);
     }
 }
