@@ -21,7 +21,7 @@ use super::documents;
 use super::input::{self, StateKeeper};
 pub use super::listing::instructions;
 use super::listing::{mcp_tool, server_config, surface_meta};
-use super::progress::Forwarder;
+use super::progress::{Forwarder, finish_progress};
 pub use super::result::{ERROR_META_KEY, call_tool_result};
 use super::tasks;
 use super::trace::{call_trace, request_id_string};
@@ -76,8 +76,7 @@ pub struct ErpMcpServer {
     states: Arc<StateKeeper>,
     /// MCP Apps: the cards and the approval card's queue ([`ErpMcpServer::with_apps`]).
     apps: Arc<McpApps>,
-    /// What `initialize` and `server/discover` answer: the registry's config with the
-    /// apps' cards declared, built when the apps are set rather than at every request.
+    /// What `get_info` answers (built when the apps are set, not at every request).
     declared: Arc<ServerConfig>,
     /// How long a task is kept ([`ErpMcpServer::with_task_ttl`]), and the tasks this
     /// replica runs (an [`HttpConfig`](super::HttpConfig)'s board, which drains it).
@@ -106,6 +105,7 @@ impl ErpMcpServer {
         let registry = runtime.registry().clone();
         let tools = registry.tools().iter().map(mcp_tool).collect();
         let info = server_config(&registry);
+        let declared = apps::declared(&info, &McpApps::default(), &registry);
         ErpMcpServer {
             shared: Arc::new(Shared {
                 runtime,
@@ -116,17 +116,9 @@ impl ErpMcpServer {
             list_ttl_ms: 0,
             states: StateKeeper::random(DEFAULT_INPUT_TTL),
             apps: Arc::default(),
-            declared: Arc::new(ServerConfig::default()),
+            declared,
             tasks: tasks::TaskPlace::default(),
         }
-        .declaring()
-    }
-
-    /// `self` with [`ErpMcpServer::declared`] built from its registry and apps.
-    fn declaring(mut self) -> Self {
-        let served = apps::served_cards(&self.apps, self.registry());
-        self.declared = Arc::new(apps::declare(self.shared.info.clone(), &served));
-        self
     }
 
     /// Seals the `requestState` of questions ([`ToolError::needs_input`](crate::ToolError::needs_input))
@@ -174,8 +166,9 @@ impl ErpMcpServer {
 
     /// Serves MCP Apps cards ([`apps`](super::apps)) to hosts that declare the extension.
     pub fn with_apps(mut self, apps: McpApps) -> Self {
+        self.declared = apps::declared(&self.shared.info, &apps, self.registry());
         self.apps = Arc::new(apps);
-        self.declaring()
+        self
     }
 
     /// How long a task (a call of a tool declared with
@@ -584,13 +577,6 @@ impl ErpMcpServer {
             tool,
             &crate::idempotency::request_hash(arguments),
         )
-    }
-}
-
-/// Sends what a call reported before its result goes out.
-async fn finish_progress(progress: Option<Forwarder>) {
-    if let Some(progress) = progress {
-        progress.finish().await;
     }
 }
 

@@ -96,3 +96,10 @@ async fn forward(
         }
     }
 }
+
+/// Sends what a call reported (if it reports) before its result goes out.
+pub(super) async fn finish_progress(progress: Option<Forwarder>) {
+    if let Some(progress) = progress {
+        progress.finish().await;
+    }
+}

@@ -29,5 +29,5 @@ pub use self::cards::{APPROVAL_CARD, CARD_CSP, CARD_MIME, DRAFT_CARD, EXTENSION_
 pub use self::decisions::{APPROVE_TOOL, REJECT_TOOL, SHOW_TOOL, approval_view};
 pub use self::links::McpApps;
 pub(super) use self::resources::{list_resource_templates, list_resources, read_resource};
-pub(super) use self::serve::{app_call, declare, finish, listed, served_cards};
+pub(super) use self::serve::{app_call, declared, finish, listed, served_cards};
 pub use self::tools::LINKS_META_KEY;

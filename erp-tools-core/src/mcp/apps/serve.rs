@@ -30,9 +30,19 @@ pub(crate) fn served_cards(apps: &McpApps, registry: &ToolRegistry) -> Vec<&'sta
     served
 }
 
+/// What the server declares with `apps` (built once, cloned for every request): `info`
+/// with the resources capability and, when cards are served, the extension.
+pub(crate) fn declared(
+    info: &ServerConfig,
+    apps: &McpApps,
+    registry: &ToolRegistry,
+) -> std::sync::Arc<ServerConfig> {
+    std::sync::Arc::new(declare(info.clone(), &served_cards(apps, registry)))
+}
+
 /// `info` declaring resources (the documents calls produced are read with
 /// `resources/read`) and, when cards are served, the extension (with the card MIME type).
-pub(crate) fn declare(mut info: ServerConfig, served: &[&'static str]) -> ServerConfig {
+fn declare(mut info: ServerConfig, served: &[&'static str]) -> ServerConfig {
     info.capabilities
         .resources
         .get_or_insert_with(ResourcesCapability::default);

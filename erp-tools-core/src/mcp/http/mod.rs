@@ -50,6 +50,7 @@ mod health;
 mod metrics;
 mod paths;
 mod rate;
+mod shared;
 mod state;
 mod trace;
 
@@ -117,8 +118,11 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
     }
     let sessions = Arc::new(LocalSessionManager::default());
     let owners = Arc::new(SessionOwners::new(sessions.clone()));
-    let mcp =
-        StreamableHttpService::new(move || Ok(server.new_connection()), sessions, rmcp_config);
+    let mcp = shared::SharedMcp::new(StreamableHttpService::new(
+        move || Ok(server.new_connection()),
+        sessions,
+        rmcp_config,
+    ));
 
     let mut authorization_servers = config.authenticator.authorization_servers();
     for extra in &config.authorization_servers {
