@@ -56,6 +56,8 @@ enum Cut {
     /// After the payment ran, while the model is asked for turn 3 (the payment's outcome
     /// not stored yet: it goes with turn 3's answer).
     AskingTurn3,
+    /// Once turn 3, the answer, was stored, while its `answered` event is written.
+    AtTheAnswer,
 }
 
 /// Process A (a `Database` of its own on `t`'s database) runs the script as run `run_id`
@@ -75,6 +77,12 @@ async fn cut_off_at(t: &TestDb, run_id: &str, cut: Cut) -> usize {
             let model = HangingModel::new(script, 3);
             let reached = model.reached();
             (durable_agent(&db_a), model, reached)
+        }
+        Cut::AtTheAnswer => {
+            let sink = HangingSink::new(&db_a, AgentEventKind::Answered, 3);
+            let reached = sink.reached();
+            let agent = durable_agent(&db_a).audit_sink(sink);
+            (agent, HangingModel::new(script, 0), reached)
         }
     };
     let answered = model.answered();
@@ -322,6 +330,83 @@ async fn a_run_nobody_can_continue_ends_explicitly(t: &TestDb) {
     );
 }
 on_both_backends!(a_run_nobody_can_continue_ends_explicitly);
+
+/// The run's final answer ends it in the same write as the answer's turn: a process cut
+/// off once the answer was stored leaves a run that is `done`, with its answer, which
+/// nobody takes over and whose model is not asked again.
+async fn a_run_whose_answer_was_stored_is_done(t: &TestDb) {
+    let d = Deployment::new(&t.db).await;
+    let run_id = "run-durable-answer";
+    let answered_a = cut_off_at(t, run_id, Cut::AtTheAnswer).await;
+    assert_eq!(answered_a, 3, "all three turns were answered");
+    let log = RunLog::new(t.db.clone());
+    let stored = log.get(run_id).await.unwrap().unwrap();
+    assert_eq!(stored.status, "done");
+    assert_eq!(
+        stored.answer(),
+        Some("Ordered 5 boxes and drafted the payment.")
+    );
+    assert_eq!((stored.steps, stored.input_tokens), (3, 300));
+    assert!(!stored.interrupted);
+    assert!(log.orphaned(10).await.unwrap().is_empty());
+    let again = durable_agent(&t.db)
+        .take_over(&manager(), &mut ScriptedModel::new([]), run_id)
+        .await;
+    assert!(
+        matches!(again, Err(TakeOverError::NotRunning { .. })),
+        "{again:?}"
+    );
+    assert_eq!(d.app.payment_requests().await.len(), 1);
+}
+on_both_backends!(a_run_whose_answer_was_stored_is_done);
+
+/// An audit sink that fails at the `answered` event.
+struct FailsAtTheAnswer;
+
+impl erp_tools_core::agent::AuditSink for FailsAtTheAnswer {
+    fn record<'a>(
+        &'a self,
+        _principal: &'a Principal,
+        event: &'a erp_tools_core::agent::AgentEvent,
+    ) -> futures::future::BoxFuture<'a, Result<(), erp_tools_core::agent::AuditError>> {
+        let failed = event.kind == AgentEventKind::Answered;
+        Box::pin(async move {
+            if failed {
+                Err(erp_tools_core::agent::AuditError(
+                    "the audit store is down".to_string(),
+                ))
+            } else {
+                Ok(())
+            }
+        })
+    }
+}
+
+/// A run whose answer was stored (and the run with it as `done`) but which stopped
+/// otherwise after all (its `answered` event could not be written) is logged with the end
+/// it returned, not as `done`.
+async fn a_run_stopped_after_its_answer_keeps_the_end_it_returned(t: &TestDb) {
+    Deployment::new(&t.db).await;
+    let run_id = "run-durable-answer-failed";
+    let agent = durable_agent(&t.db).audit_sink(FailsAtTheAnswer);
+    let mut model = ScriptedModel::new(script()).usage_per_call(TURN);
+    let request = RunRequest::new("Order 5 boxes and pay V-00001's invoice").run_id(run_id);
+    let out = agent.run_with(&manager(), &mut model, request).await;
+    assert!(
+        matches!(&out.status, RunStatus::Aborted { reason } if reason.contains("down")),
+        "{:?}",
+        out.status
+    );
+    let stored = RunLog::new(t.db.clone())
+        .get(run_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.status, out.status.as_str());
+    assert_eq!(stored.answer(), None);
+    assert_eq!(stored.steps, 3, "the answer's turn is stored");
+}
+on_both_backends!(a_run_stopped_after_its_answer_keeps_the_end_it_returned);
 
 /// A run that pauses for approval is logged as paused (not cut off), and the resumed
 /// run's steps go on in the same log.

@@ -6,7 +6,8 @@
 //! without waiting for the disk (`store/run_turn.rs` says why that is enough). The commit
 //! goes on while the step's first audit event is written (the `started` event of its call,
 //! most often), and the step waits for both before its call runs. The run's status is
-//! written when it stops or pauses. A process that dies after an action ended and before
+//! written when it stops or pauses; a final answer's checkpoint writes `done` with the
+//! turn, and the run's end is then not written again. A process that dies after an action ended and before
 //! the next answer was stored leaves that action without an outcome: it runs again when
 //! the run is taken over, with the same idempotency key (a draft is replayed, a read is
 //! read again).
@@ -181,10 +182,20 @@ impl Agent {
             outcome: None,
         };
         let prior = st.unsaved.take();
+        // A final answer ends the run in the same write: `done`, with the status the loop
+        // returns for it. Should the run stop otherwise after all (a brake, a failed
+        // audit write), `log_finish` stores that end over it.
+        let ends = match action {
+            ModelAction::Answer(answer) => Some(json(&RunStatus::Done {
+                answer: answer.clone(),
+            })?),
+            ModelAction::ToolCall { .. } => None,
+        };
+        st.done_logged = ends.is_some();
         let (db, run_id, token) = (log.db.clone(), st.run_id.clone(), token.clone());
         let now = now_text();
         st.turn_pending.set(Box::pin(async move {
-            let held = checkpoint(&db, &run_id, &token, turn, prior, &now)
+            let held = checkpoint(&db, &run_id, &token, turn, prior, &now, ends)
                 .await
                 .map_err(failed)?;
             if held { Ok(()) } else { Err(lost(&run_id)) }
@@ -207,13 +218,23 @@ impl Agent {
         Ok(())
     }
 
-    /// Stores the status the run stopped or paused with. A failure is logged: the run
-    /// stays `running` and is taken over (and ends the same way) once this process is
+    /// Stores the status the run stopped or paused with, unless the run's final answer
+    /// stored it already (`done_logged`, [`State::done_logged`]). A failure is logged: the
+    /// run stays `running` and is taken over (and ends the same way) once this process is
     /// gone.
-    pub(super) async fn log_finish(&self, run_id: &str, lease: Option<&str>, status: &RunStatus) {
+    pub(super) async fn log_finish(
+        &self,
+        run_id: &str,
+        lease: Option<&str>,
+        status: &RunStatus,
+        done_logged: bool,
+    ) {
         let (Some(log), Some(token)) = (&self.runs, lease) else {
             return;
         };
+        if done_logged && matches!(status, RunStatus::Done { .. }) {
+            return;
+        }
         let result = match serde_json::to_string(status) {
             Ok(r) => r,
             Err(e) => {

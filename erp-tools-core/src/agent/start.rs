@@ -69,11 +69,16 @@ impl Agent {
                 },
             },
         };
-        let lease = st.lease.clone();
+        let (lease, done_logged) = (st.lease.clone(), st.done_logged);
         let outcome = st.finish(principal, status, self.clock.as_ref());
         let outcome = self.keep_pending(principal, outcome).await;
-        self.log_finish(&outcome.run_id, lease.as_deref(), &outcome.status)
-            .await;
+        self.log_finish(
+            &outcome.run_id,
+            lease.as_deref(),
+            &outcome.status,
+            done_logged,
+        )
+        .await;
         outcome
     }
 

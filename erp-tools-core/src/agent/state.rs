@@ -40,6 +40,9 @@ pub(super) struct State {
     /// (`Agent::log_turn`): awaited with the step's first audit event,
     /// and before anything of the turn runs ([`State::settle_turn`]).
     pub turn_pending: PendingTurn,
+    /// The run log holds this run as `done` already: its final answer's checkpoint ended
+    /// it (`Agent::log_turn`), so a `Done` end is not written again.
+    pub done_logged: bool,
 }
 
 /// A turn's answer being stored, if one is: the write's future (`Err` if it failed or the
@@ -100,6 +103,7 @@ impl State {
             lease: None,
             unsaved: None,
             turn_pending: PendingTurn::default(),
+            done_logged: false,
         }
     }
 
@@ -120,6 +124,7 @@ impl State {
             lease: None,
             unsaved: None,
             turn_pending: PendingTurn::default(),
+            done_logged: false,
         };
         (state, paused.pending)
     }

@@ -150,9 +150,10 @@ impl Agent {
                     reason: e.to_string(),
                 }),
         };
+        let done_logged = st.done_logged;
         let outcome = st.finish(principal, status, self.clock.as_ref());
         let outcome = self.keep_pending(principal, outcome).await;
-        self.log_finish(&outcome.run_id, Some(&token), &outcome.status)
+        self.log_finish(&outcome.run_id, Some(&token), &outcome.status, done_logged)
             .await;
         Ok(outcome)
     }

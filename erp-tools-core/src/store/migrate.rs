@@ -89,6 +89,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0028_run_checkpoint",
         include_str!("../../migrations/sqlite/0028_run_checkpoint.sql"),
     ),
+    (
+        "erp_tools/0029_run_answer_ends",
+        include_str!("../../migrations/sqlite/0029_run_answer_ends.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (

@@ -140,10 +140,12 @@ pub(crate) async fn reopen(
     Ok(taken == 1)
 }
 
-/// Stores a run's end (or pause): binds [`finish_query`] to `$1` to `$5`.
+/// Stores a run's end (or pause): binds [`finish_query`] to `$1` to `$5`. A run its last
+/// turn's checkpoint ended as `done` (`run_turn.rs`) still holds its driver's token: that
+/// driver may store another end over it (a brake or a failure after the answer arrived).
 pub(crate) const FINISH: &str = "UPDATE erp_run_log SET status = $1, result = $2, \
      updated_at = $3, lease_token = NULL \
-     WHERE agent_run_id = $4 AND lease_token = $5 AND status = 'running' \
+     WHERE agent_run_id = $4 AND lease_token = $5 AND status IN ('running', 'done') \
      RETURNING agent_run_id";
 
 /// [`FINISH`] (or the same statement in another text, `sql`) with its values.

@@ -2,13 +2,15 @@
 //! turn (and the outcome of the previous turn's action) the moment it arrives, before the
 //! answer's action runs, committed without waiting for the disk (`relaxed.rs` says why
 //! that is enough). It is one statement on both backends: the lease check on the run's
-//! row, the run's counters, the previous turn's outcome and the new turn.
+//! row, the run's counters, the previous turn's outcome and the new turn. A turn whose
+//! answer is the run's final answer also ends the run (`done`, with its result) in the
+//! same statement: a run's last turn costs no commit of its own.
 //!
 //! - **PostgreSQL**: data-modifying `WITH` parts, run on its own (a single statement is
 //!   its own transaction): one round trip, no `BEGIN` or `COMMIT`.
 //! - **SQLite**: an `INSERT` into the view `erp_run_checkpoints`, whose trigger does the
-//!   four writes (migration `0028_run_checkpoint`), between `BEGIN IMMEDIATE` and
-//!   `COMMIT` sent with it.
+//!   four writes (migrations `0028_run_checkpoint` and `0029_run_answer_ends`), between
+//!   `BEGIN IMMEDIATE` and `COMMIT` sent with it.
 //!
 //! Both run on the run log's own connection ([`Journal`](super::relaxed::Journal)), whose
 //! commits do not wait for the disk.
@@ -18,11 +20,14 @@ use super::run_log::TurnRow;
 use crate::Database;
 use crate::tool::handles::Backend;
 
-/// The lease check, the run's counters, the previous turn's outcome and the new turn in one
-/// PostgreSQL statement; inserts nothing (no row returned) when the lease is lost.
+/// The lease check, the run's counters (and its end, when `$10`, the result, is set), the
+/// previous turn's outcome and the new turn in one PostgreSQL statement; inserts nothing
+/// (no row returned) when the lease is lost.
 const PG_TURN: &str = "WITH run AS ( \
        UPDATE erp_run_log SET steps = $1, input_tokens = input_tokens + $2, \
-       output_tokens = output_tokens + $3, updated_at = $4 \
+       output_tokens = output_tokens + $3, updated_at = $4, \
+       status = CASE WHEN $10::text IS NULL THEN status ELSE 'done' END, \
+       result = COALESCE($10::text, result) \
        WHERE agent_run_id = $5 AND lease_token = $6 AND status = 'running' \
        RETURNING agent_run_id), \
      prior AS ( \
@@ -38,8 +43,8 @@ const PG_TURN: &str = "WITH run AS ( \
 static TURN: Statement = Statement::per_backend(
     PG_TURN,
     "INSERT INTO erp_run_checkpoints (step, input_tokens, output_tokens, at, \
-     agent_run_id, lease_token, prior_outcome, prior_step, action) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+     agent_run_id, lease_token, prior_outcome, prior_step, action, result) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
 );
 
 /// The error the SQLite trigger raises for a driver that lost its run.
@@ -47,7 +52,10 @@ const LEASE_LOST: &str = "erp_run_lease_lost";
 
 /// Stores turn `turn`'s answer of run `run_id` under lease `token`, with the outcome of
 /// the previous turn's action (`prior`: its step and outcome); `false` (nothing written)
-/// if the lease is lost.
+/// if the lease is lost. `ends`: the run's result (a `RunStatus`, JSON) when the turn's
+/// answer is the run's final answer, which ends the run as `done` in the same statement.
+/// The run keeps its lease token, so that its driver can still store another end (a brake
+/// that stopped it after all) with [`FINISH`](super::run_log::FINISH).
 pub(crate) async fn checkpoint(
     db: &Database,
     run_id: &str,
@@ -55,6 +63,7 @@ pub(crate) async fn checkpoint(
     turn: TurnRow,
     prior: Option<(i64, String)>,
     now: &str,
+    ends: Option<String>,
 ) -> Result<bool, sqlx::Error> {
     let (prior_step, prior_outcome) = prior.unzip();
     let query = sqlx::query(TURN.text(db.backend()))
@@ -66,7 +75,8 @@ pub(crate) async fn checkpoint(
         .bind(token.to_string())
         .bind(prior_outcome)
         .bind(prior_step)
-        .bind(turn.action);
+        .bind(turn.action)
+        .bind(ends);
     match (db.journal().run(db, query).await, db.backend()) {
         (Ok(rows), Backend::Postgres) => Ok(rows.len() == 1),
         (Ok(_), Backend::Sqlite) => Ok(true),

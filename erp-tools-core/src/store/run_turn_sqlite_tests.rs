@@ -50,7 +50,7 @@ async fn a_checkpoint_of_a_lost_run_writes_nothing_and_the_journal_goes_on() {
     assert!(started);
     let now = now_text();
     assert!(
-        checkpoint(&db, "j-1", "lease-a", turn(1), None, &now)
+        checkpoint(&db, "j-1", "lease-a", turn(1), None, &now, None)
             .await
             .expect("turn 1")
     );
@@ -61,7 +61,7 @@ async fn a_checkpoint_of_a_lost_run_writes_nothing_and_the_journal_goes_on() {
         .await
         .expect("take over");
     let prior = Some((1, "{\"old\":true}".to_string()));
-    let held = checkpoint(&db, "j-1", "lease-a", turn(2), prior, &now).await;
+    let held = checkpoint(&db, "j-1", "lease-a", turn(2), prior, &now, None).await;
     assert!(!held.expect("a lost lease is an answer, not an error"));
     assert_eq!(turns(&db, "j-1").await, vec![(1, None)], "nothing written");
 
@@ -69,7 +69,7 @@ async fn a_checkpoint_of_a_lost_run_writes_nothing_and_the_journal_goes_on() {
     // is not left waiting on a lock.
     let prior = Some((1, "{\"new\":true}".to_string()));
     assert!(
-        checkpoint(&db, "j-1", "lease-b", turn(2), prior, &now)
+        checkpoint(&db, "j-1", "lease-b", turn(2), prior, &now, None)
             .await
             .expect("turn 2")
     );

@@ -64,7 +64,16 @@ async fn a_checkpoint_and_a_take_over_of_its_run_are_serialised() {
     assert_eq!(taken.rows_affected(), 1);
     let cut_off = db.clone();
     let pending = tokio::spawn(async move {
-        checkpoint(&cut_off, "fence-a", "lease-a", turn(1), None, &now_text()).await
+        checkpoint(
+            &cut_off,
+            "fence-a",
+            "lease-a",
+            turn(1),
+            None,
+            &now_text(),
+            None,
+        )
+        .await
     });
     tokio::time::sleep(wait).await;
     assert!(
@@ -128,12 +137,12 @@ async fn a_checkpoint_and_a_take_over_of_its_run_are_serialised() {
     // The old driver writes nothing any more; the new one goes on.
     let prior = || Some((1, "{\"messages\":[]}".to_string()));
     let now = now_text();
-    let old = checkpoint(&db, "fence-b", "lease-a", turn(2), prior(), &now);
+    let old = checkpoint(&db, "fence-b", "lease-a", turn(2), prior(), &now, None);
     assert!(!old.await.expect("checkpoint"));
     let turns = sql::turns(db.pool(), "fence-b").await.unwrap();
     assert_eq!((turns.len(), turns[0].outcome.as_deref()), (1, None));
     let now = now_text();
-    let new = checkpoint(&db, "fence-b", "lease-b", turn(2), prior(), &now);
+    let new = checkpoint(&db, "fence-b", "lease-b", turn(2), prior(), &now, None);
     assert!(new.await.expect("checkpoint"));
     let row = sql::get(db.pool(), "fence-b")
         .await
