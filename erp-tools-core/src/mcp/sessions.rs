@@ -18,9 +18,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
@@ -98,16 +97,16 @@ fn session_not_found() -> Response {
     (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
 }
 
-/// The middleware (see the module docs).
+/// The session check (see the module docs); `inner` answers a request it lets through.
 pub(super) async fn bind(
-    State(owners): State<Arc<SessionOwners>>,
+    owners: &SessionOwners,
     request: Request,
-    next: Next,
+    inner: impl AsyncFnOnce(Request) -> Response,
 ) -> Response {
-    let caller = request
-        .extensions()
-        .get::<Authenticated>()
-        .map(|a| principal_digest(&a.principal));
+    let caller = |request: &Request| {
+        let caller = request.extensions().get::<Authenticated>();
+        caller.map(|a| a.principal.clone())
+    };
     // A value that is not text is no session id to rmcp either.
     let session = request
         .headers()
@@ -115,20 +114,25 @@ pub(super) async fn bind(
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let Some(session) = session else {
-        let response = next.run(request).await;
+        let caller = caller(&request);
+        let response = inner(request).await;
         let opened = response
             .headers()
             .get(SESSION_HEADER)
             .and_then(|v| v.to_str().ok());
+        // The digest only for a session opened: a stateless request needs none.
         if let (Some(caller), Some(opened)) = (caller, opened) {
-            owners.record(opened, caller).await;
+            owners.record(opened, principal_digest(&caller)).await;
         }
         return response;
     };
-    match (owners.owner(&session), caller) {
+    match (
+        owners.owner(&session),
+        caller(&request).map(|c| principal_digest(&c)),
+    ) {
         (Some(owner), Some(caller)) if owner == caller => {
             let ends = request.method() == Method::DELETE;
-            let response = next.run(request).await;
+            let response = inner(request).await;
             if ends && response.status().is_success() {
                 owners.forget(&session);
             }
@@ -143,7 +147,7 @@ pub(super) async fn bind(
             if request.method() == Method::DELETE || owners.is_live(&session).await {
                 session_not_found()
             } else {
-                next.run(request).await
+                inner(request).await
             }
         }
     }

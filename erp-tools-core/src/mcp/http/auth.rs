@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use axum::extract::Request;
 use axum::http::{HeaderMap, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::Response;
 
 use super::errors::{bad_request, cannot_check_tokens, unauthorized};
@@ -17,8 +16,12 @@ use crate::mcp::handler::{AGENT_RUN_HEADER, Authenticated};
 use crate::runtime::run_id::{MAX_RUN_ID_LEN, valid_run_id};
 
 /// Verifies the token, names the run, gates a POST (`rate.rs`) and hands the request to
-/// the MCP layer.
-pub(super) async fn authenticated(state: &GuardState, request: Request, next: Next) -> Response {
+/// `inner` (the session check, then the MCP layer).
+pub(super) async fn authenticated(
+    state: &GuardState,
+    request: Request,
+    inner: impl AsyncFnOnce(Request) -> Response,
+) -> Response {
     let identity = match bearer_token(request.headers()) {
         Some(token) => state.authenticator.authenticate(token).await,
         None => Err(AuthError::Missing),
@@ -76,7 +79,7 @@ pub(super) async fn authenticated(state: &GuardState, request: Request, next: Ne
         agent_run_id,
     });
     let terminating = request.method() == Method::DELETE;
-    let mut response = next.run(request).await;
+    let mut response = inner(request).await;
     if terminating {
         session_closed(&mut response);
     }

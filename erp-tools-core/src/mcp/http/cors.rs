@@ -2,11 +2,8 @@
 //! answers an allowed origin's preflight without a token, and adds the CORS headers to
 //! the answers it gets (the origin rules themselves are `mcp/origin.rs`).
 
-use std::sync::Arc;
-
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::auth::authenticated;
@@ -22,12 +19,12 @@ const CORS_ALLOW_HEADERS: &str = "authorization, content-type, accept, last-even
 const CORS_EXPOSE_HEADERS: &str =
     "mcp-session-id, mcp-protocol-version, www-authenticate, retry-after";
 
-/// The middleware in front of `/mcp`: the origin check, then the preflight answer or
-/// [`authenticated`], then the CORS headers for an allowed cross-origin caller.
+/// The origin check, then the preflight answer or [`authenticated`] (which hands the
+/// request to `inner`), then the CORS headers for an allowed cross-origin caller.
 pub(super) async fn guard(
-    State(state): State<Arc<GuardState>>,
+    state: &GuardState,
     request: Request,
-    next: Next,
+    inner: impl AsyncFnOnce(Request) -> Response,
 ) -> Response {
     let cors = match state.origins.check(request.headers()) {
         OriginCheck::NoOrigin | OriginCheck::SameOrigin => None,
@@ -41,7 +38,7 @@ pub(super) async fn guard(
         // CORS preflight from an allowed origin: carries no credentials by design.
         preflight()
     } else {
-        authenticated(&state, request, next).await
+        authenticated(state, request, inner).await
     };
     if let Some(origin) = cors {
         let h = response.headers_mut();

@@ -58,9 +58,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::Request;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
-use axum::middleware;
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
@@ -150,16 +151,12 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
         calls: config
             .rate_limit
             .map(|limit| Limiter::for_database(limit, &ready.db)),
+        owners: config.legacy_sessions.then_some(owners),
     });
 
-    let mut mcp_routes = Router::new().route_service(MCP_PATH, mcp);
-    if config.legacy_sessions {
-        // Runs after `authenticate`: sessions belong to the principal that opened them.
-        mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(owners, sessions::bind));
-    }
-    let mcp_routes = mcp_routes
-        .layer(middleware::from_fn_with_state(guard, cors::guard))
-        .layer(middleware::from_fn(trace::edge_span));
+    let mcp_routes = Router::new()
+        .route_service(MCP_PATH, mcp)
+        .layer(middleware::from_fn_with_state(guard, front));
     let metadata_routes = Router::new()
         .route(METADATA_PATH, get(protected_resource_metadata))
         .route(
@@ -179,6 +176,22 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
             .with_state(metrics_state),
     );
     routes
+}
+
+/// The one middleware in front of `/mcp`: the request's span (`trace.rs`), the origin
+/// check and CORS (`cors.rs`), the token, the run header and the POST gate (`auth.rs`),
+/// then, with legacy sessions, the session's owner (`mcp/sessions.rs`: sessions belong to
+/// the principal that opened them). One function, not a layer each: a layer boxes its
+/// future and clones the service it wraps at every request.
+async fn front(State(guard): State<Arc<GuardState>>, request: Request, next: Next) -> Response {
+    trace::edge_span(request, async |request| {
+        cors::guard(&guard, request, async |request| match &guard.owners {
+            Some(owners) => sessions::bind(owners, request, async |r| next.run(r).await).await,
+            None => next.run(request).await,
+        })
+        .await
+    })
+    .await
 }
 
 /// Binds `addr` and serves `router` with the edge limits of `options` (from

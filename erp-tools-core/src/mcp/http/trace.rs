@@ -9,7 +9,6 @@ use std::task::{Context, Poll};
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::header::HeaderName;
-use axum::middleware::Next;
 use axum::response::Response;
 use tracing::Instrument;
 
@@ -17,8 +16,12 @@ use crate::telemetry::{self, EdgeSpan};
 
 const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 
-/// Runs `request` in its span, continuing the caller's trace when it sends one.
-pub(super) async fn edge_span(mut request: Request, next: Next) -> Response {
+/// Runs `request` through `inner` in its span, continuing the caller's trace when it
+/// sends one.
+pub(super) async fn edge_span(
+    mut request: Request,
+    inner: impl AsyncFnOnce(Request) -> Response,
+) -> Response {
     let method = request.method().clone();
     let span = tracing::info_span!(
         "erp_tools.http",
@@ -40,7 +43,7 @@ pub(super) async fn edge_span(mut request: Request, next: Next) -> Response {
         telemetry::continue_trace(&span, traceparent);
     }
     request.extensions_mut().insert(EdgeSpan(span.clone()));
-    let response = next.run(request).instrument(span.clone()).await;
+    let response = inner(request).instrument(span.clone()).await;
     // An integer, as the HTTP conventions define it. A server span is an error only for
     // a 5xx answer (a 4xx is the client's), with the status code as `error.type`.
     let status = response.status();
