@@ -24,7 +24,7 @@ use super::audit::AuditError;
 use super::budget::TokenUsage;
 use super::builder::Agent;
 use super::model::{Message, ModelAction};
-use super::outcome::RunStatus;
+use super::outcome::{RunOutcome, RunStatus};
 use super::state::State;
 use crate::audit::now_text;
 use crate::store::relaxed::Statement;
@@ -218,11 +218,28 @@ impl Agent {
         Ok(())
     }
 
+    /// Ends a run with `status`: its outcome, its pending action kept
+    /// ([`Agent::keep_pending`]), and its end in the run log ([`Agent::log_finish`]).
+    pub(super) async fn end_run(
+        &self,
+        principal: &Principal,
+        st: State,
+        status: RunStatus,
+    ) -> RunOutcome {
+        let (lease, done_logged) = (st.lease.clone(), st.done_logged);
+        let outcome = st.finish(principal, status, self.clock.as_ref());
+        let outcome = self.keep_pending(principal, outcome).await;
+        let (run, status) = (&outcome.run_id, &outcome.status);
+        self.log_finish(run, lease.as_deref(), status, done_logged)
+            .await;
+        outcome
+    }
+
     /// Stores the status the run stopped or paused with, unless the run's final answer
     /// stored it already (`done_logged`, [`State::done_logged`]). A failure is logged: the
     /// run stays `running` and is taken over (and ends the same way) once this process is
     /// gone.
-    pub(super) async fn log_finish(
+    async fn log_finish(
         &self,
         run_id: &str,
         lease: Option<&str>,

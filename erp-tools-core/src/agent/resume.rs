@@ -185,17 +185,7 @@ impl Agent {
         .unwrap_or_else(|e| RunStatus::Aborted {
             reason: e.to_string(),
         });
-        let (lease, done_logged) = (st.lease.clone(), st.done_logged);
-        let outcome = st.finish(principal, status, self.clock.as_ref());
-        let outcome = self.keep_pending(principal, outcome).await;
-        self.log_finish(
-            &outcome.run_id,
-            lease.as_deref(),
-            &outcome.status,
-            done_logged,
-        )
-        .await;
-        outcome
+        self.end_run(principal, st, status).await
     }
 
     /// Stores `outcome`'s pending action if the run paused and a queue is set, and notes

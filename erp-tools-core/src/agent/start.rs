@@ -69,17 +69,7 @@ impl Agent {
                 },
             },
         };
-        let (lease, done_logged) = (st.lease.clone(), st.done_logged);
-        let outcome = st.finish(principal, status, self.clock.as_ref());
-        let outcome = self.keep_pending(principal, outcome).await;
-        self.log_finish(
-            &outcome.run_id,
-            lease.as_deref(),
-            &outcome.status,
-            done_logged,
-        )
-        .await;
-        outcome
+        self.end_run(principal, st, status).await
     }
 
     /// Ends a run that may not start: its run id is invalid, or the run is not the

@@ -150,12 +150,7 @@ impl Agent {
                     reason: e.to_string(),
                 }),
         };
-        let done_logged = st.done_logged;
-        let outcome = st.finish(principal, status, self.clock.as_ref());
-        let outcome = self.keep_pending(principal, outcome).await;
-        self.log_finish(&outcome.run_id, Some(&token), &outcome.status, done_logged)
-            .await;
-        Ok(outcome)
+        Ok(self.end_run(principal, st, status).await)
     }
 
     /// Why the call a rebuilt run would run again first (`next`, its outcome unknown)

@@ -99,6 +99,7 @@ async fn a_checkpoint_and_a_take_over_of_its_run_are_serialised() {
         .bind(None::<String>)
         .bind(None::<i64>)
         .bind("{}".to_string())
+        .bind(None::<String>)
         .execute(&mut *tx)
         .await
         .expect("checkpoint");
