@@ -49,6 +49,17 @@ fn manager() -> Arc<Principal> {
     Arc::new(MANAGER.principal())
 }
 
+/// A take-over of run `run_id`, which has ended, is refused as not running.
+async fn refuses_to_take_over(agent: &Agent, run_id: &str) {
+    let again = agent
+        .take_over(&manager(), &mut ScriptedModel::new([]), run_id)
+        .await;
+    assert!(
+        matches!(again, Err(TakeOverError::NotRunning { .. })),
+        "{again:?}"
+    );
+}
+
 /// Where process A is cut off in the script.
 enum Cut {
     /// After turn 2 (the payment) was stored, before the payment runs.
@@ -174,13 +185,7 @@ async fn a_run_cut_off_between_a_stored_turn_and_its_action_is_taken_over(t: &Te
         "{outcomes:?}"
     );
     // Taking over a run that ended is refused.
-    let again = agent_b
-        .take_over(&manager(), &mut ScriptedModel::new([]), run_id)
-        .await;
-    assert!(
-        matches!(again, Err(TakeOverError::NotRunning { .. })),
-        "{again:?}"
-    );
+    refuses_to_take_over(&agent_b, run_id).await;
 }
 on_both_backends!(a_run_cut_off_between_a_stored_turn_and_its_action_is_taken_over);
 
@@ -349,13 +354,7 @@ async fn a_run_whose_answer_was_stored_is_done(t: &TestDb) {
     assert_eq!((stored.steps, stored.input_tokens), (3, 300));
     assert!(!stored.interrupted);
     assert!(log.orphaned(10).await.unwrap().is_empty());
-    let again = durable_agent(&t.db)
-        .take_over(&manager(), &mut ScriptedModel::new([]), run_id)
-        .await;
-    assert!(
-        matches!(again, Err(TakeOverError::NotRunning { .. })),
-        "{again:?}"
-    );
+    refuses_to_take_over(&durable_agent(&t.db), run_id).await;
     assert_eq!(d.app.payment_requests().await.len(), 1);
 }
 on_both_backends!(a_run_whose_answer_was_stored_is_done);
@@ -497,13 +496,7 @@ async fn a_call_that_cannot_be_replayed_ends_the_run_instead(t: &TestDb) {
             .any(|o| o == RUN_CANNOT_CONTINUE)
     );
     // The process that has the tool would have replayed it; the run has ended.
-    let again = durable_agent(&t.db)
-        .take_over(&manager(), &mut ScriptedModel::new([]), run_id)
-        .await;
-    assert!(
-        matches!(again, Err(TakeOverError::NotRunning { .. })),
-        "{again:?}"
-    );
+    refuses_to_take_over(&durable_agent(&t.db), run_id).await;
 }
 on_both_backends!(a_call_that_cannot_be_replayed_ends_the_run_instead);
 
