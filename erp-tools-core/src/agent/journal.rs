@@ -7,10 +7,10 @@
 //! goes on while the step's first audit event is written (the `started` event of its call,
 //! most often), and the step waits for both before its call runs. The run's status is
 //! written when it stops or pauses; a final answer's checkpoint writes `done` with the
-//! turn, and the run's end is then not written again. A process that dies after an action ended and before
-//! the next answer was stored leaves that action without an outcome: it runs again when
-//! the run is taken over, with the same idempotency key (a draft is replayed, a read is
-//! read again).
+//! turn, and the run's end is then not written again. A process that dies after an
+//! action ended and before the next answer was stored leaves that action without an
+//! outcome: it runs again when the run is taken over, with the same idempotency key (a
+//! draft is replayed, a read is read again).
 //! Every write names the driver's lease token: a driver that lost its run (another
 //! process took it over) stops instead of writing.
 
