@@ -9,11 +9,13 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
+use crate::Database;
 use crate::registry::ToolRegistry;
 use crate::runtime::admit::Admitted;
 use crate::runtime::prepare::Prepared;
 use crate::runtime::run_id::BadRunId;
 use crate::runtime::{CallError, CallOutcome, Preview, ToolRuntime};
+use crate::store::run_log::NewRun;
 use crate::tool::context::Principal;
 use crate::tool::error::ToolError;
 use crate::tool::input::InputAnswers;
@@ -30,6 +32,17 @@ pub(crate) trait Executor: Send + Sync {
         principal: &'a Principal,
         chosen: Result<String, BadRunId>,
     ) -> BoxFuture<'a, Result<Option<ToolError>, CallError>>;
+
+    /// [`check_run`](Self::check_run) of a valid run a logged agent starts, writing its
+    /// run log's row `start` (for the log on `log`) with the run's binding when it can
+    /// ([`ToolRuntime::check_run_starting`]): `true` beside no refusal if it did.
+    fn check_run_starting<'a>(
+        &'a self,
+        principal: &'a Principal,
+        run: &'a str,
+        log: &'a Database,
+        start: &'a NewRun<'a>,
+    ) -> BoxFuture<'a, Result<(Option<ToolError>, bool), CallError>>;
 
     /// Runs a prepared call of a checked run, with a person's `answers` for its handler:
     /// its refusal recorded, or the admitted call executed ([`ToolRuntime::finish`]). A
@@ -65,6 +78,18 @@ impl Executor for ToolRuntime {
         chosen: Result<String, BadRunId>,
     ) -> BoxFuture<'a, Result<Option<ToolError>, CallError>> {
         Box::pin(ToolRuntime::check_run(self, principal, chosen))
+    }
+
+    fn check_run_starting<'a>(
+        &'a self,
+        principal: &'a Principal,
+        run: &'a str,
+        log: &'a Database,
+        start: &'a NewRun<'a>,
+    ) -> BoxFuture<'a, Result<(Option<ToolError>, bool), CallError>> {
+        Box::pin(ToolRuntime::check_run_starting(
+            self, principal, run, log, start,
+        ))
     }
 
     fn finish<'a>(

@@ -1,6 +1,8 @@
 //! The loop's writes to the [`RunLog`](super::RunLog), and a run's state rebuilt from them.
 //!
-//! A turn's answer is written the moment it arrives, before its action runs, in one
+//! A new run's row is written with the run's binding to its person when it can
+//! ([`ToolRuntime::check_run_starting`](crate::ToolRuntime), `agent/start.rs`), else on
+//! its own. A turn's answer is written the moment it arrives, before its action runs, in one
 //! transaction with the outcome of the previous turn's action (the messages it fed back,
 //! the repeat counts, the running time): one commit a step, which survives the process
 //! without waiting for the disk (`store/run_turn.rs` says why that is enough). The commit
@@ -92,32 +94,66 @@ fn json<T: Serialize>(v: &T) -> Result<String, AuditError> {
     serde_json::to_string(v).map_err(failed)
 }
 
+/// A new run's row in the run log, before it is written: what [`NewRun`] names and
+/// borrows from the run and its principal.
+pub(super) struct Opening {
+    /// The lease token the run is driven under.
+    pub token: String,
+    opening: String,
+    grants: String,
+    now: String,
+}
+
+impl Opening {
+    /// The row of run `run_id` for `principal`, driven by `replica`.
+    pub(super) fn row<'a>(
+        &'a self,
+        principal: &'a Principal,
+        run_id: &'a str,
+        replica: &'a str,
+    ) -> NewRun<'a> {
+        NewRun {
+            run_id,
+            user_id: principal.user_id(),
+            branch_id: principal.branch_id(),
+            branch_code: principal.branch_code(),
+            opening: self.opening.clone(),
+            grants: self.grants.clone(),
+            replica,
+            token: &self.token,
+            now: &self.now,
+        }
+    }
+}
+
 impl Agent {
-    /// Logs a new run as `running`, driven by this process.
-    pub(super) async fn log_start(
-        &self,
-        principal: &Principal,
-        st: &mut State,
-    ) -> Result<(), AuditError> {
-        let Some(log) = &self.runs else {
-            return Ok(());
-        };
-        let token = crate::runtime::run_id::fresh("lease");
+    /// A new run's row in the run log: its opening messages and approvals as they are
+    /// now, under a fresh lease token.
+    pub(super) fn opening(st: &State) -> Result<Opening, AuditError> {
         let grants = Grants {
             approvals: st.approvals.clone(),
             ..Grants::default()
         };
-        let new = NewRun {
-            run_id: &st.run_id,
-            user_id: principal.user_id(),
-            branch_id: principal.branch_id(),
-            branch_code: principal.branch_code(),
+        Ok(Opening {
+            token: crate::runtime::run_id::fresh("lease"),
             opening: json(&st.history)?,
             grants: json(&grants)?,
-            replica: log.db.replica_id(),
-            token: &token,
-            now: &now_text(),
+            now: now_text(),
+        })
+    }
+
+    /// Logs a new run as `running`, driven by this process, under `opening`'s lease
+    /// token.
+    pub(super) async fn log_start(
+        &self,
+        principal: &Principal,
+        st: &mut State,
+        opening: Opening,
+    ) -> Result<(), AuditError> {
+        let Some(log) = &self.runs else {
+            return Ok(());
         };
+        let new = opening.row(principal, &st.run_id, log.db.replica_id());
         let started = start_relaxed(&log.db, new).await.map_err(failed)?;
         if !started {
             return Err(AuditError(format!(
@@ -126,7 +162,7 @@ impl Agent {
                 st.run_id
             )));
         }
-        st.lease = Some(token);
+        st.lease = Some(opening.token);
         Ok(())
     }
 

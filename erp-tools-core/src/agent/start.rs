@@ -56,20 +56,46 @@ impl Agent {
             },
         ];
         let mut st = State::new(run_id, history, approvals, self.clock.now());
-        let status = match self.refused_run(principal, &mut st, chosen).await {
-            Some(status) => status,
-            None => match self.log_start(principal, &mut st).await {
-                Ok(()) => {
-                    let task = RunNote::Task(&request.task);
-                    self.note_run(principal, &st.run_id, task).await;
-                    self.drive(principal, model, &mut st).await
-                }
-                Err(e) => RunStatus::Aborted {
-                    reason: e.to_string(),
-                },
-            },
+        let status = match self.start(principal, &mut st, chosen).await {
+            Ok(()) => {
+                let task = RunNote::Task(&request.task);
+                self.note_run(principal, &st.run_id, task).await;
+                self.drive(principal, model, &mut st).await
+            }
+            Err(status) => status,
         };
         self.end_run(principal, st, status).await
+    }
+
+    /// Checks a new run and logs its start: with a run log on the runtime's database, a
+    /// new run's row is written in the transaction that binds the run to `principal`
+    /// (its start costs no commit of its own), else on its own. The status it ends with
+    /// if it may not start.
+    async fn start(
+        &self,
+        principal: &Arc<Principal>,
+        st: &mut State,
+        chosen: Result<String, BadRunId>,
+    ) -> Result<(), RunStatus> {
+        let (Some(log), Ok(run)) = (&self.runs, &chosen) else {
+            // Unlogged, or a run id that is refused.
+            return self.refused_run(principal, st, chosen).await.map_or(Ok(()), Err);
+        };
+        let aborted = |reason: String| RunStatus::Aborted { reason };
+        let opening = Agent::opening(st).map_err(|e| aborted(e.to_string()))?;
+        let new = opening.row(principal, run, log.db.replica_id());
+        let checked = self.exec.check_run_starting(principal, run, &log.db, &new);
+        match checked.await.map_err(|e| aborted(e.to_string()))? {
+            (Some(refusal), _) => Err(self.refuse_run(principal, st, refusal).await),
+            (None, true) => {
+                st.lease = Some(opening.token);
+                Ok(())
+            }
+            (None, false) => self
+                .log_start(principal, st, opening)
+                .await
+                .map_err(|e| aborted(e.to_string())),
+        }
     }
 
     /// Ends a run that may not start: its run id is invalid, or the run is not the
@@ -96,13 +122,23 @@ impl Agent {
                 }
             },
         };
+        Some(self.refuse_run(principal, st, refusal).await)
+    }
+
+    /// Ends a run that may not start, for `refusal`: one `denied` audit event.
+    async fn refuse_run(
+        &self,
+        principal: &Arc<Principal>,
+        st: &mut State,
+        refusal: crate::ToolError,
+    ) -> RunStatus {
         let reason = refusal.to_string();
         let event = Event::new(AgentEventKind::Denied).detail(reason.clone());
-        Some(match self.record(st, principal, event).await {
+        match self.record(st, principal, event).await {
             Ok(()) => RunStatus::Aborted { reason },
             Err(e) => RunStatus::Aborted {
                 reason: e.to_string(),
             },
-        })
+        }
     }
 }

@@ -52,8 +52,14 @@ pub(super) struct State {
 pub(super) struct PendingTurn(std::sync::Mutex<Option<BoxFuture<'static, Result<(), AuditError>>>>);
 
 impl PendingTurn {
-    /// Keeps `write` until it is awaited.
-    pub(super) fn set(&mut self, write: BoxFuture<'static, Result<(), AuditError>>) {
+    /// Starts `write` and keeps it until it is awaited. Its first poll, here, hands the
+    /// statement to the database (SQLite's worker thread, PostgreSQL's socket), which runs
+    /// it while the loop checks the turn's call; only its end is waited for later.
+    pub(super) fn set(&mut self, mut write: BoxFuture<'static, Result<(), AuditError>>) {
+        let mut started = std::task::Context::from_waker(std::task::Waker::noop());
+        if let std::task::Poll::Ready(done) = write.as_mut().poll(&mut started) {
+            write = Box::pin(std::future::ready(done));
+        }
         *self.slot() = Some(write);
     }
 

@@ -299,6 +299,31 @@ impl ToolRuntime {
         Ok((!owner.is(principal)).then(|| text::run_of_another_person(&run)))
     }
 
+    /// [`check_run`](Self::check_run) of a valid run `run` that an agent starts, with its
+    /// run log's row (`start`, for the run log on `log`): written in the transaction that
+    /// binds the run when the run is new and the log is on this runtime's database. `true`
+    /// beside no refusal when the row was written; `false` leaves it to the caller.
+    #[cfg(feature = "agent")]
+    pub(crate) async fn check_run_starting(
+        &self,
+        principal: &Principal,
+        run: &str,
+        log: &Database,
+        start: &crate::store::run_log::NewRun<'_>,
+    ) -> Result<(Option<ToolError>, bool), CallError> {
+        if !self.db.is(log) {
+            return Ok((self.check_run(principal, Ok(run.to_string())).await?, false));
+        }
+        let surface = Some(self.registry.fingerprint().as_str());
+        let (owner, started) = self
+            .db
+            .claim_agent_run_starting(run, principal, surface, start)
+            .await
+            .map_err(internal)?;
+        let refusal = (!owner.is(principal)).then(|| text::run_of_another_person(run));
+        Ok((refusal, started))
+    }
+
     /// Runs a prepared call whose run was checked: its refusal recorded (one finished
     /// audit row), or the admitted call executed. Records the outcome on the call's span.
     pub(crate) async fn finish(

@@ -474,6 +474,38 @@ impl Database {
         principal: &Principal,
         surface: Option<&str>,
     ) -> Result<RunOwner, StoreError> {
+        let claim = async |claimant: &RunOwner| {
+            let owner = runs::claim(self.pool(), run_id, claimant, surface).await?;
+            Ok((owner, false))
+        };
+        Ok(self.claim_run(run_id, principal, claim).await?.0)
+    }
+
+    /// [`claim_agent_run_under`](Self::claim_agent_run_under), and when this call binds
+    /// the run, the run log's row of the new run (`start`) in the same transaction: `true`
+    /// beside the owner when that row was written.
+    #[cfg(feature = "agent")]
+    pub(crate) async fn claim_agent_run_starting(
+        &self,
+        run_id: &str,
+        principal: &Principal,
+        surface: Option<&str>,
+        start: &run_log::NewRun<'_>,
+    ) -> Result<(RunOwner, bool), StoreError> {
+        let claim = async |claimant: &RunOwner| {
+            runs::claim_starting(self, run_id, claimant, surface, start).await
+        };
+        self.claim_run(run_id, principal, claim).await
+    }
+
+    /// The owner of `run_id`: `principal` when this process saw it claim the run before,
+    /// else the stored owner, else the result of `claim` (the run is new).
+    async fn claim_run(
+        &self,
+        run_id: &str,
+        principal: &Principal,
+        claim: impl AsyncFnOnce(&RunOwner) -> Result<(RunOwner, bool), sqlx::Error>,
+    ) -> Result<(RunOwner, bool), StoreError> {
         let claimant = RunOwner {
             user_id: principal.user_id().to_string(),
             branch_id: principal.branch_id(),
@@ -484,11 +516,11 @@ impl Database {
             claimant.branch_id,
         );
         if self.known_runs().is_some_and(|k| k.contains(&key)) {
-            return Ok(claimant);
+            return Ok((claimant, false));
         }
-        let owner = match runs::owner(self.inner.read.pool(), run_id).await? {
-            Some(owner) => owner,
-            None => runs::claim(self.pool(), run_id, &claimant, surface).await?,
+        let (owner, started) = match runs::owner(self.inner.read.pool(), run_id).await? {
+            Some(owner) => (owner, false),
+            None => claim(&claimant).await?,
         };
         if owner == claimant
             && let Some(mut known) = self.known_runs()
@@ -498,7 +530,12 @@ impl Database {
             }
             known.insert(key);
         }
-        Ok(owner)
+        Ok((owner, started))
+    }
+
+    /// Whether `other` is this database (a clone of the same handle).
+    pub(crate) fn is(&self, other: &Database) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
     }
 
     /// The principal agent run `run_id` belongs to, if it was used.

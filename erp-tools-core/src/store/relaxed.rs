@@ -1,6 +1,8 @@
 //! The run log's own connection ([`Journal`]), whose commits do not wait for the disk,
-//! for the writes a logged run adds to its steps (its start, each turn's checkpoint, its
-//! end once done).
+//! for the writes a logged run adds to its steps: each turn's checkpoint, its end when
+//! that is not in its last checkpoint, and its start when that is not written with the
+//! run's binding (`runs::claim_starting`: a run id used before, or a log on another
+//! database).
 //!
 //! - **Its own connections, held.** The journal takes connections out of the write pool
 //!   as runs need them (one on SQLite, which has one writer at a time; up to

@@ -47,22 +47,102 @@ pub(crate) async fn claim(
     claimant: &RunOwner,
     surface: Option<&str>,
 ) -> Result<RunOwner, sqlx::Error> {
-    let inserted = sqlx::query(
-        "INSERT INTO erp_agent_runs (agent_run_id, user_id, branch_id, first_seen_at, surface) \
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (agent_run_id) DO NOTHING",
-    )
+    if claim_query(CLAIM, run_id, claimant, surface)
+        .execute(pool)
+        .await?
+        .rows_affected()
+        == 1
+    {
+        return Ok(claimant.clone());
+    }
+    owner_after_conflict(pool, run_id).await
+}
+
+/// [`claim`] and a new run's row in the run log ([`START`](super::run_log::START)) as one
+/// durable write, the row written only if this write binds the run: `$1` to `$5` as in
+/// [`claim_query`], then the row's branch code, opening, grants, replica, lease token and
+/// time. Returns the run id when the row was written. PostgreSQL: one statement, the
+/// binding a data-modifying `WITH` part. SQLite: one transaction sent at once, the row
+/// inserted when the binding changed a row (`changes()`).
+#[cfg(feature = "agent")]
+static CLAIM_STARTING: super::relaxed::Statement = super::relaxed::Statement::per_backend(
+    "WITH claimed AS (INSERT INTO erp_agent_runs (agent_run_id, user_id, branch_id, \
+       first_seen_at, surface) VALUES ($1, $2, $3, $4, $5) \
+       ON CONFLICT (agent_run_id) DO NOTHING RETURNING agent_run_id) \
+     INSERT INTO erp_run_log (agent_run_id, user_id, branch_id, branch_code, opening, grants, \
+       status, replica_id, lease_token, created_at, updated_at) \
+     SELECT agent_run_id, $2, $3, $6, $7, $8, 'running', $9, $10, $11, $11 FROM claimed \
+     ON CONFLICT (agent_run_id) DO NOTHING RETURNING agent_run_id",
+    "INSERT INTO erp_agent_runs (agent_run_id, user_id, branch_id, first_seen_at, surface) \
+       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (agent_run_id) DO NOTHING; \
+     INSERT INTO erp_run_log (agent_run_id, user_id, branch_id, branch_code, opening, grants, \
+       status, replica_id, lease_token, created_at, updated_at) \
+     SELECT $1, $2, $3, $6, $7, $8, 'running', $9, $10, $11, $11 WHERE changes() = 1 \
+     ON CONFLICT (agent_run_id) DO NOTHING RETURNING agent_run_id",
+);
+
+/// [`claim`], and when this call binds the run, the run log's row of the new run
+/// (`start`) in the same durable write ([`CLAIM_STARTING`]): a logged run's start costs
+/// no commit of its own. `true` with the owner when the run log's row was written;
+/// `false` when the run was bound already (its owner returned) or its row exists.
+#[cfg(feature = "agent")]
+pub(crate) async fn claim_starting(
+    db: &super::Database,
+    run_id: &str,
+    claimant: &RunOwner,
+    surface: Option<&str>,
+    start: &super::run_log::NewRun<'_>,
+) -> Result<(RunOwner, bool), sqlx::Error> {
+    let query = claim_query(CLAIM_STARTING.text(db.backend()), run_id, claimant, surface)
+        .bind(start.branch_code.to_string())
+        .bind(start.opening.clone())
+        .bind(start.grants.clone())
+        .bind(start.replica.to_string())
+        .bind(start.token.to_string())
+        .bind(start.now.to_string());
+    let started = {
+        let _turn = db.write_turn().await;
+        let mut conn = db.pool().acquire().await?;
+        match query.fetch_all(&mut *conn).await {
+            Ok(rows) => rows.len() == 1,
+            Err(e) => {
+                // SQLite: the statements after `BEGIN` may have left it open.
+                if db.backend() == crate::tool::handles::Backend::Sqlite
+                    && sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await.is_err()
+                {
+                    conn.close_on_drop();
+                }
+                return Err(e);
+            }
+        }
+    };
+    if started {
+        return Ok((claimant.clone(), true));
+    }
+    Ok((owner_after_conflict(db.pool(), run_id).await?, false))
+}
+
+/// Binds a run: `$1` the run id, `$2` and `$3` its person, `$4` the time, `$5` the surface.
+const CLAIM: &str = "INSERT INTO erp_agent_runs (agent_run_id, user_id, branch_id, \
+     first_seen_at, surface) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (agent_run_id) DO NOTHING";
+
+/// `sql` ([`CLAIM`], or a statement starting with the same parameters) with its values.
+fn claim_query(
+    sql: &'static str,
+    run_id: &str,
+    claimant: &RunOwner,
+    surface: Option<&str>,
+) -> sqlx::query::Query<'static, sqlx::Any, sqlx::any::AnyArguments> {
+    sqlx::query(sql)
     .bind(run_id.to_string())
     .bind(claimant.user_id.clone())
     .bind(claimant.branch_id)
     .bind(crate::audit::now_text())
     .bind(surface.map(str::to_string))
-    .execute(pool)
-    .await?
-    .rows_affected()
-        == 1;
-    if inserted {
-        return Ok(claimant.clone());
-    }
+}
+
+/// The owner of a run whose claim found it bound already.
+async fn owner_after_conflict(pool: &sqlx::AnyPool, run_id: &str) -> Result<RunOwner, sqlx::Error> {
     owner(pool, run_id).await?.ok_or_else(|| {
         sqlx::Error::Protocol(format!(
             "agent run {run_id} conflicted but could not be read"

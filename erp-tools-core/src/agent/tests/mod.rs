@@ -107,6 +107,16 @@ impl Executor for FakeExec {
         // Every valid run is the caller's here; the real check is the runtime's.
         Box::pin(async move { Ok(chosen.err().map(|bad| bad.refusal())) })
     }
+    fn check_run_starting<'a>(
+        &'a self,
+        _: &'a Principal,
+        _: &'a str,
+        _: &'a crate::Database,
+        _: &'a crate::store::run_log::NewRun<'a>,
+    ) -> BoxFuture<'a, Result<(Option<ToolError>, bool), CallError>> {
+        // The run log's row is left to the loop.
+        Box::pin(async { Ok((None, false)) })
+    }
     fn finish<'a>(
         &'a self,
         _: &'a Arc<Principal>,
