@@ -198,8 +198,11 @@ async fn an_action_whose_outcome_was_not_stored_is_replayed_not_doubled(t: &Test
     let run_id = "run-durable-2";
     assert_eq!(cut_off_at(t, run_id, Cut::AskingTurn3).await, 2);
     assert_eq!(d.app.payment_requests().await.len(), 1, "the payment ran");
+    // A turn's outcome is stored in the next turn's row (`prior_outcome`).
     let outcomes: Vec<Option<String>> = erp_tools_core::sqlx::query_scalar(
-        "SELECT outcome FROM erp_run_turns WHERE agent_run_id = $1 ORDER BY step",
+        "SELECT COALESCE(t.outcome, n.prior_outcome) FROM erp_run_turns t \
+         LEFT JOIN erp_run_turns n ON n.agent_run_id = t.agent_run_id AND n.step = t.step + 1 \
+         WHERE t.agent_run_id = $1 ORDER BY t.step",
     )
     .bind(run_id)
     .fetch_all(t.db.pool())

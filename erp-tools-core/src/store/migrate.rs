@@ -93,6 +93,10 @@ const SQLITE_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0029_run_answer_ends",
         include_str!("../../migrations/sqlite/0029_run_answer_ends.sql"),
     ),
+    (
+        "erp_tools/0030_run_turn_appends",
+        include_str!("../../migrations/sqlite/0030_run_turn_appends.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
@@ -182,6 +186,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/0027_documents",
         include_str!("../../migrations/postgres/0027_documents.sql"),
+    ),
+    (
+        "erp_tools/0030_run_turn_appends",
+        include_str!("../../migrations/postgres/0030_run_turn_appends.sql"),
     ),
 ];
 

@@ -252,11 +252,15 @@ pub(crate) async fn recent(
     rows.iter().map(run_row).collect()
 }
 
-/// Run `run_id`'s turns, in order.
+/// Run `run_id`'s turns, in order, each with its action's outcome: stored in the next
+/// turn's row (`prior_outcome`, `run_turn.rs`), or in its own.
 pub(crate) async fn turns(pool: &AnyPool, run_id: &str) -> Result<Vec<TurnRow>, sqlx::Error> {
     let rows = sqlx::query(
-        "SELECT step, action, input_tokens, output_tokens, outcome FROM erp_run_turns \
-         WHERE agent_run_id = $1 ORDER BY step",
+        "SELECT t.step, t.action, t.input_tokens, t.output_tokens, \
+           COALESCE(t.outcome, n.prior_outcome) AS outcome \
+         FROM erp_run_turns t LEFT JOIN erp_run_turns n \
+           ON n.agent_run_id = t.agent_run_id AND n.step = t.step + 1 \
+         WHERE t.agent_run_id = $1 ORDER BY t.step",
     )
     .bind(run_id.to_string())
     .fetch_all(pool)

@@ -2,14 +2,17 @@
 //! turn (and the outcome of the previous turn's action) the moment it arrives, before the
 //! answer's action runs, committed without waiting for the disk (`relaxed.rs` says why
 //! that is enough). It is one statement on both backends: the lease check on the run's
-//! row, the run's counters, the previous turn's outcome and the new turn. A turn whose
-//! answer is the run's final answer also ends the run (`done`, with its result) in the
-//! same statement: a run's last turn costs no commit of its own.
+//! row, the run's counters, and the new turn's row, which carries the previous turn's
+//! outcome (`prior_outcome`: the turn rows are only appended to; a previous step other
+//! than the one just before is updated in place). A turn whose answer is the run's final
+//! answer also ends the run (`done`, with its result) in the same statement: a run's last
+//! turn costs no commit of its own.
 //!
 //! - **PostgreSQL**: data-modifying `WITH` parts, run on its own (a single statement is
 //!   its own transaction): one round trip, no `BEGIN` or `COMMIT`.
 //! - **SQLite**: an `INSERT` into the view `erp_run_checkpoints`, whose trigger does the
-//!   four writes (migrations `0028_run_checkpoint` and `0029_run_answer_ends`), between
+//!   writes (migrations `0028_run_checkpoint`, `0029_run_answer_ends` and
+//!   `0030_run_turn_appends`), between
 //!   `BEGIN IMMEDIATE` and `COMMIT` sent with it.
 //!
 //! Both run on the run log's own connection ([`Journal`](super::relaxed::Journal)), whose
@@ -32,11 +35,12 @@ const PG_TURN: &str = "WITH run AS ( \
        RETURNING agent_run_id), \
      prior AS ( \
        UPDATE erp_run_turns SET outcome = $7, done_at = $4 \
-       WHERE agent_run_id IN (SELECT agent_run_id FROM run) AND step = $8 \
+       WHERE agent_run_id IN (SELECT agent_run_id FROM run) AND step = $8 AND $8 <> $1 - 1 \
        RETURNING step) \
      INSERT INTO erp_run_turns (agent_run_id, step, action, input_tokens, output_tokens, \
-       asked_at) \
-     SELECT agent_run_id, $1, $9, $2, $3, $4 FROM run RETURNING step";
+       asked_at, prior_outcome) \
+     SELECT agent_run_id, $1, $9, $2, $3, $4, CASE WHEN $8 = $1 - 1 THEN $7 END FROM run \
+     RETURNING step";
 
 /// [`PG_TURN`], and the same on SQLite through the view's trigger (which fails with
 /// [`LEASE_LOST`] when the lease is lost).

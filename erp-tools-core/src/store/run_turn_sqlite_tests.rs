@@ -16,11 +16,8 @@ fn turn(step: i64) -> TurnRow {
 }
 
 async fn turns(db: &Database, run_id: &str) -> Vec<(i64, Option<String>)> {
-    sqlx::query_as("SELECT step, outcome FROM erp_run_turns WHERE agent_run_id = $1 ORDER BY step")
-        .bind(run_id.to_string())
-        .fetch_all(db.pool())
-        .await
-        .expect("turns")
+    let turns = sql::turns(db.pool(), run_id).await.expect("turns");
+    turns.into_iter().map(|t| (t.step, t.outcome)).collect()
 }
 
 #[tokio::test]
