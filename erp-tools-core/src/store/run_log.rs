@@ -6,9 +6,23 @@
 
 use sqlx::{AnyConnection, AnyPool, Row};
 
-const RUN_COLUMNS: &str = "agent_run_id, user_id, branch_id, branch_code, opening, grants, \
-     status, result, replica_id, lease_token, steps, input_tokens, output_tokens, created_at, \
-     updated_at, interrupted_at, resumed_by, resumed_at, resume_count";
+/// A run's columns, read from `erp_run_log r`: its steps, tokens and last write from its
+/// turns (a checkpoint appends a turn and does not write the run's row, `run_turn.rs`).
+const RUN_COLUMNS: &str = "r.agent_run_id, r.user_id, r.branch_id, r.branch_code, r.opening, \
+     r.grants, r.status, r.result, r.replica_id, r.lease_token, \
+     COALESCE((SELECT MAX(t.step) FROM erp_run_turns t \
+       WHERE t.agent_run_id = r.agent_run_id), 0) AS steps, \
+     CAST(COALESCE((SELECT SUM(t.input_tokens) FROM erp_run_turns t \
+       WHERE t.agent_run_id = r.agent_run_id), 0) AS BIGINT) AS input_tokens, \
+     CAST(COALESCE((SELECT SUM(t.output_tokens) FROM erp_run_turns t \
+       WHERE t.agent_run_id = r.agent_run_id), 0) AS BIGINT) AS output_tokens, \
+     r.created_at, \
+     CASE WHEN (SELECT MAX(t.asked_at) FROM erp_run_turns t \
+         WHERE t.agent_run_id = r.agent_run_id) > r.updated_at \
+       THEN (SELECT MAX(t.asked_at) FROM erp_run_turns t \
+         WHERE t.agent_run_id = r.agent_run_id) \
+       ELSE r.updated_at END AS updated_at, \
+     r.interrupted_at, r.resumed_by, r.resumed_at, r.resume_count";
 
 /// A run's row as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -195,7 +209,10 @@ pub(crate) async fn take_over(
 ) -> Result<bool, sqlx::Error> {
     let done = sqlx::query(
         "UPDATE erp_run_log SET replica_id = $1, lease_token = $2, resumed_by = $3, \
-         resumed_at = $4, resume_count = resume_count + 1, interrupted_at = updated_at, \
+         resumed_at = $4, resume_count = resume_count + 1, \
+         interrupted_at = COALESCE((SELECT MAX(t.asked_at) FROM erp_run_turns t \
+           WHERE t.agent_run_id = erp_run_log.agent_run_id \
+             AND t.asked_at > erp_run_log.updated_at), updated_at), \
          updated_at = $4 \
          WHERE agent_run_id = $5 AND lease_token = $6 AND status = 'running'",
     )
@@ -213,7 +230,7 @@ pub(crate) async fn take_over(
 
 /// Run `run_id`'s row.
 pub(crate) async fn get(pool: &AnyPool, run_id: &str) -> Result<Option<RunRow>, sqlx::Error> {
-    let sql = format!("SELECT {RUN_COLUMNS} FROM erp_run_log WHERE agent_run_id = $1");
+    let sql = format!("SELECT {RUN_COLUMNS} FROM erp_run_log r WHERE r.agent_run_id = $1");
     let row = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(run_id.to_string())
         .fetch_optional(pool)
@@ -224,8 +241,8 @@ pub(crate) async fn get(pool: &AnyPool, run_id: &str) -> Result<Option<RunRow>, 
 /// The running runs (whoever drives them), oldest first, at most `limit`.
 pub(crate) async fn running(pool: &AnyPool, limit: i64) -> Result<Vec<RunRow>, sqlx::Error> {
     let sql = format!(
-        "SELECT {RUN_COLUMNS} FROM erp_run_log WHERE status = 'running' \
-         ORDER BY created_at LIMIT $1"
+        "SELECT {RUN_COLUMNS} FROM erp_run_log r WHERE r.status = 'running' \
+         ORDER BY r.created_at LIMIT $1"
     );
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(limit)
@@ -241,7 +258,7 @@ pub(crate) async fn recent(
     limit: i64,
 ) -> Result<Vec<RunRow>, sqlx::Error> {
     let sql = format!(
-        "SELECT {RUN_COLUMNS} FROM erp_run_log WHERE branch_id = $1 \
+        "SELECT {RUN_COLUMNS} FROM erp_run_log r WHERE r.branch_id = $1 \
          ORDER BY updated_at DESC LIMIT $2"
     );
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql))

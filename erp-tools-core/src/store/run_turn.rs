@@ -1,12 +1,13 @@
 //! A logged run's checkpoint: the one write a step adds, storing the model's answer of a
 //! turn (and the outcome of the previous turn's action) the moment it arrives, before the
 //! answer's action runs, committed without waiting for the disk (`relaxed.rs` says why
-//! that is enough). It is one statement on both backends: the lease check on the run's
-//! row, the run's counters, and the new turn's row, which carries the previous turn's
-//! outcome (`prior_outcome`: the turn rows are only appended to; a previous step other
-//! than the one just before is updated in place). A turn whose answer is the run's final
-//! answer also ends the run (`done`, with its result) in the same statement: a run's last
-//! turn costs no commit of its own.
+//! that is enough). It is one statement on both backends: the lease check, a read of the
+//! run's row, and the new turn's row, which carries the previous turn's outcome
+//! (`prior_outcome`: the turn rows are only appended to; a previous step other than the
+//! one just before is updated in place). The run's row is not written: its steps, tokens
+//! and last write are read from its turns (`run_log.rs`). A turn whose answer is the
+//! run's final answer also ends the run (`done`, with its result) in the same statement:
+//! a run's last turn costs no commit of its own.
 //!
 //! - **PostgreSQL**: data-modifying `WITH` parts, run on its own (a single statement is
 //!   its own transaction): one round trip, no `BEGIN` or `COMMIT`.
@@ -23,15 +24,16 @@ use super::run_log::TurnRow;
 use crate::Database;
 use crate::tool::handles::Backend;
 
-/// The lease check, the run's counters (and its end, when `$10`, the result, is set), the
-/// previous turn's outcome and the new turn in one PostgreSQL statement; inserts nothing
-/// (no row returned) when the lease is lost.
+/// The lease check (the run's row locked `FOR SHARE`, so a take-over waits for it or it
+/// sees the take-over), the run's end when `$10`, the result, is set, and the new turn
+/// with the previous turn's outcome, in one PostgreSQL statement; inserts nothing (no row
+/// returned) when the lease is lost.
 const PG_TURN: &str = "WITH run AS ( \
-       UPDATE erp_run_log SET steps = $1, input_tokens = input_tokens + $2, \
-       output_tokens = output_tokens + $3, updated_at = $4, \
-       status = CASE WHEN $10::text IS NULL THEN status ELSE 'done' END, \
-       result = COALESCE($10::text, result) \
-       WHERE agent_run_id = $5 AND lease_token = $6 AND status = 'running' \
+       SELECT agent_run_id FROM erp_run_log \
+       WHERE agent_run_id = $5 AND lease_token = $6 AND status = 'running' FOR SHARE), \
+     ended AS ( \
+       UPDATE erp_run_log SET status = 'done', result = $10::text, updated_at = $4 \
+       WHERE $10::text IS NOT NULL AND agent_run_id IN (SELECT agent_run_id FROM run) \
        RETURNING agent_run_id), \
      prior AS ( \
        UPDATE erp_run_turns SET outcome = $7, done_at = $4 \

@@ -74,10 +74,7 @@ async fn a_checkpoint_of_a_lost_run_writes_nothing_and_the_journal_goes_on() {
         turns(&db, "j-1").await,
         vec![(1, Some("{\"new\":true}".to_string())), (2, None)]
     );
-    let steps: i64 = sqlx::query_scalar("SELECT steps FROM erp_run_log WHERE agent_run_id = 'j-1'")
-        .fetch_one(db.pool())
-        .await
-        .expect("steps");
-    assert_eq!(steps, 2);
+    let run = sql::get(db.pool(), "j-1").await.expect("the run").expect("logged");
+    assert_eq!((run.steps, run.input_tokens, run.output_tokens), (2, 20, 10));
     db.close().await;
 }
