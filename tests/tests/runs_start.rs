@@ -55,11 +55,7 @@ async fn binding(db: &Database, run_id: &str) -> (String, i64, Option<String>) {
     .fetch_one(db.pool())
     .await
     .unwrap();
-    (
-        row.get("user_id"),
-        row.get("branch_id"),
-        row.get("surface"),
-    )
+    (row.get("user_id"), row.get("branch_id"), row.get("surface"))
 }
 
 /// A new run on the runtime's database: bound to its person with the surface it saw,
@@ -118,7 +114,10 @@ async fn a_run_of_another_person_is_refused_and_not_logged(t: &TestDb) {
     let log = RunLog::new(db.clone());
     assert_eq!(log.get("run-start-theirs").await.unwrap(), None);
     let (user, branch, _) = binding(&db, "run-start-theirs").await;
-    assert_eq!((user.as_str(), branch), (buyer.user_id(), buyer.branch_id()));
+    assert_eq!(
+        (user.as_str(), branch),
+        (buyer.user_id(), buyer.branch_id())
+    );
     assert!(d.app.purchase_orders().await.is_empty());
     db.close().await;
 }
@@ -137,7 +136,10 @@ async fn a_run_id_used_before_by_its_owner_is_logged(t: &TestDb) {
         .await
         .unwrap();
     let agent = logged_agent(&t.db, &t.db);
-    for (run_id, client_ref) in [("run-start-mine", "start-3"), ("run-start-stored", "start-4")] {
+    for (run_id, client_ref) in [
+        ("run-start-mine", "start-3"),
+        ("run-start-stored", "start-4"),
+    ] {
         let status = run(&agent, &who, run_id, client_ref).await;
         assert_eq!(status.as_str(), "done", "{run_id}: {status:?}");
         let logged = RunLog::new(t.db.clone()).get(run_id).await.unwrap();
@@ -165,7 +167,10 @@ async fn a_log_on_another_handle_starts_its_runs_itself(t: &TestDb) {
         .unwrap()
         .expect("the run is logged");
     assert_eq!((logged.status.as_str(), logged.steps), ("done", 2));
-    assert_eq!(binding(&t.db, "run-start-apart").await.0, manager().user_id());
+    assert_eq!(
+        binding(&t.db, "run-start-apart").await.0,
+        manager().user_id()
+    );
     log.close().await;
 }
 on_both_backends!(a_log_on_another_handle_starts_its_runs_itself);
@@ -176,7 +181,11 @@ on_both_backends!(a_log_on_another_handle_starts_its_runs_itself);
 async fn two_processes_starting_one_new_run_one_drives_it(t: &TestDb) {
     Deployment::new(&t.db).await;
     let run_id = "run-start-race";
-    let handles = [t.open_again().await, t.open_again().await, t.open_again().await];
+    let handles = [
+        t.open_again().await,
+        t.open_again().await,
+        t.open_again().await,
+    ];
     let start = |db: &Database| {
         let agent = logged_agent(db, db);
         // Never answers: whoever drives the run stays in its first turn.
@@ -214,7 +223,11 @@ async fn two_processes_starting_one_new_run_one_drives_it(t: &TestDb) {
         matches!(&third, RunStatus::Aborted { reason } if reason.contains("driven by another process")),
         "{third:?}"
     );
-    let logged = RunLog::new(t.db.clone()).get(run_id).await.unwrap().unwrap();
+    let logged = RunLog::new(t.db.clone())
+        .get(run_id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((logged.status.as_str(), logged.steps), ("running", 0));
     driver.abort();
     let _ = driver.await;

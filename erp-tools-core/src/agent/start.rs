@@ -79,7 +79,10 @@ impl Agent {
     ) -> Result<(), RunStatus> {
         let (Some(log), Ok(run)) = (&self.runs, &chosen) else {
             // Unlogged, or a run id that is refused.
-            return self.refused_run(principal, st, chosen).await.map_or(Ok(()), Err);
+            return self
+                .refused_run(principal, st, chosen)
+                .await
+                .map_or(Ok(()), Err);
         };
         let aborted = |reason: String| RunStatus::Aborted { reason };
         let opening = Agent::opening(st).map_err(|e| aborted(e.to_string()))?;

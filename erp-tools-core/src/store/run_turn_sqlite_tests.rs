@@ -74,7 +74,75 @@ async fn a_checkpoint_of_a_lost_run_writes_nothing_and_the_journal_goes_on() {
         turns(&db, "j-1").await,
         vec![(1, Some("{\"new\":true}".to_string())), (2, None)]
     );
-    let run = sql::get(db.pool(), "j-1").await.expect("the run").expect("logged");
-    assert_eq!((run.steps, run.input_tokens, run.output_tokens), (2, 20, 10));
+    let run = sql::get(db.pool(), "j-1")
+        .await
+        .expect("the run")
+        .expect("logged");
+    assert_eq!(
+        (run.steps, run.input_tokens, run.output_tokens),
+        (2, 20, 10)
+    );
+    db.close().await;
+}
+
+#[tokio::test]
+async fn an_outcome_goes_with_the_next_turn_and_a_turn_further_back_is_updated() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let url = format!("sqlite://{}", dir.path().join("a.db").display());
+    let db = Database::open(&url).await.expect("open");
+    let new = NewRun {
+        run_id: "a-1",
+        user_id: "u-1",
+        branch_id: 1,
+        branch_code: "SBY-01",
+        opening: "[]".to_string(),
+        grants: "{}".to_string(),
+        replica: "r-1",
+        token: "lease-a",
+        now: &now_text(),
+    };
+    let started = sql::start_query(sql::START, &new)
+        .fetch_optional(db.pool())
+        .await
+        .expect("start");
+    assert!(started.is_some());
+    let now = now_text();
+    let write = async |step: i64, prior: Option<(i64, &str)>| {
+        let prior = prior.map(|(s, o)| (s, o.to_string()));
+        let held = checkpoint(&db, "a-1", "lease-a", turn(step), prior, &now, None).await;
+        assert!(held.expect("checkpoint"), "turn {step}");
+    };
+    write(1, None).await;
+    write(2, Some((1, "{\"one\":1}"))).await;
+    // Not the turn just before: its own row is updated.
+    write(4, Some((2, "{\"two\":2}"))).await;
+    let stored: Vec<(i64, Option<String>)> = sqlx::query_as(
+        "SELECT step, prior_outcome FROM erp_run_turns WHERE agent_run_id = 'a-1' ORDER BY step",
+    )
+    .fetch_all(db.pool())
+    .await
+    .expect("rows");
+    assert_eq!(
+        stored,
+        vec![(1, None), (2, Some("{\"one\":1}".to_string())), (4, None)],
+        "turn 2 carries turn 1's outcome; turn 4 carries none"
+    );
+    assert_eq!(
+        turns(&db, "a-1").await,
+        vec![
+            (1, Some("{\"one\":1}".to_string())),
+            (2, Some("{\"two\":2}".to_string())),
+            (4, None)
+        ]
+    );
+    let run = sql::get(db.pool(), "a-1")
+        .await
+        .expect("the run")
+        .expect("logged");
+    assert_eq!(
+        (run.steps, run.input_tokens, run.output_tokens),
+        (4, 30, 15)
+    );
+    assert!(run.updated_at >= now);
     db.close().await;
 }

@@ -134,11 +134,11 @@ fn claim_query(
     surface: Option<&str>,
 ) -> sqlx::query::Query<'static, sqlx::Any, sqlx::any::AnyArguments> {
     sqlx::query(sql)
-    .bind(run_id.to_string())
-    .bind(claimant.user_id.clone())
-    .bind(claimant.branch_id)
-    .bind(crate::audit::now_text())
-    .bind(surface.map(str::to_string))
+        .bind(run_id.to_string())
+        .bind(claimant.user_id.clone())
+        .bind(claimant.branch_id)
+        .bind(crate::audit::now_text())
+        .bind(surface.map(str::to_string))
 }
 
 /// The owner of a run whose claim found it bound already.
