@@ -19,7 +19,9 @@
 //!   drafts take turns in the process first ([`Database::write_turn`], one queue in
 //!   arrival order), so they do not meet at the file's write lock, where SQLite's busy
 //!   handler would have the second sleep and retry. Other writes on the write pool
-//!   (approvals, the console's) wait for the lock within the busy timeout
+//!   (approvals, the console's, a run's binding with a new run's row: a durable commit
+//!   held in this queue would hold up the checkpoints of every run behind it) wait for
+//!   the lock within the busy timeout
 //!   ([`DatabaseOptions::busy_timeout`](crate::DatabaseOptions::busy_timeout)).
 //!
 //! Why relaxed commits keep the run log's promise: once the commit returned, the server

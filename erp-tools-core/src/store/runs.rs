@@ -101,7 +101,10 @@ pub(crate) async fn claim_starting(
         .bind(start.token.to_string())
         .bind(start.now.to_string());
     let started = {
-        let _turn = db.write_turn().await;
+        // Not in the queue of the file's writers (`Database::write_turn`): this commit
+        // waits for the disk, and the checkpoints of other runs would wait behind it
+        // (more answers lost in the crash harness when it did). It waits for SQLite's
+        // write lock within the busy timeout, as the binding alone always has.
         let mut conn = db.pool().acquire().await?;
         match query.fetch_all(&mut *conn).await {
             Ok(rows) => rows.len() == 1,
