@@ -493,7 +493,8 @@ impl Database {
         start: &run_log::NewRun<'_>,
     ) -> Result<(RunOwner, bool), StoreError> {
         let claim = async |claimant: &RunOwner| {
-            runs::claim_starting(self, run_id, claimant, surface, start).await
+            let backend = self.inner.backend;
+            runs::claim_starting(self.pool(), backend, run_id, claimant, surface, start).await
         };
         self.claim_run(run_id, principal, claim).await
     }

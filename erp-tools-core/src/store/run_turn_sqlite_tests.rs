@@ -20,13 +20,11 @@ async fn turns(db: &Database, run_id: &str) -> Vec<(i64, Option<String>)> {
     turns.into_iter().map(|t| (t.step, t.outcome)).collect()
 }
 
-#[tokio::test]
-async fn a_checkpoint_of_a_lost_run_writes_nothing_and_the_journal_goes_on() {
-    let dir = tempfile::tempdir().expect("a directory");
-    let url = format!("sqlite://{}", dir.path().join("j.db").display());
-    let db = Database::open(&url).await.expect("open");
-    let new = NewRun {
-        run_id: "j-1",
+/// Run `run_id`'s row, driven by replica `r-1` under `lease-a` (its strings live for the
+/// test's process).
+fn new_run(run_id: &str, now: &str) -> NewRun<'static> {
+    NewRun {
+        run_id: run_id.to_string().leak(),
         user_id: "u-1",
         branch_id: 1,
         branch_code: "SBY-01",
@@ -34,8 +32,21 @@ async fn a_checkpoint_of_a_lost_run_writes_nothing_and_the_journal_goes_on() {
         grants: "{}".to_string(),
         replica: "r-1",
         token: "lease-a",
-        now: &now_text(),
-    };
+        now: now.to_string().leak(),
+    }
+}
+
+/// A new SQLite file in `dir`.
+async fn open(dir: &tempfile::TempDir) -> Database {
+    let url = format!("sqlite://{}", dir.path().join("j.db").display());
+    Database::open(&url).await.expect("open")
+}
+
+#[tokio::test]
+async fn a_checkpoint_of_a_lost_run_writes_nothing_and_the_journal_goes_on() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let db = open(&dir).await;
+    let new = new_run("j-1", &now_text());
     let held = db.journal().lock(&db).await.expect("the journal");
     let started = held
         .transaction(async |conn| {
@@ -88,19 +99,8 @@ async fn a_checkpoint_of_a_lost_run_writes_nothing_and_the_journal_goes_on() {
 #[tokio::test]
 async fn an_outcome_goes_with_the_next_turn_and_a_turn_further_back_is_updated() {
     let dir = tempfile::tempdir().expect("a directory");
-    let url = format!("sqlite://{}", dir.path().join("a.db").display());
-    let db = Database::open(&url).await.expect("open");
-    let new = NewRun {
-        run_id: "a-1",
-        user_id: "u-1",
-        branch_id: 1,
-        branch_code: "SBY-01",
-        opening: "[]".to_string(),
-        grants: "{}".to_string(),
-        replica: "r-1",
-        token: "lease-a",
-        now: &now_text(),
-    };
+    let db = open(&dir).await;
+    let new = new_run("a-1", &now_text());
     let started = sql::start_query(sql::START, &new)
         .fetch_optional(db.pool())
         .await

@@ -87,13 +87,14 @@ static CLAIM_STARTING: super::relaxed::Statement = super::relaxed::Statement::pe
 /// `false` when the run was bound already (its owner returned) or its row exists.
 #[cfg(feature = "agent")]
 pub(crate) async fn claim_starting(
-    db: &super::Database,
+    pool: &sqlx::AnyPool,
+    backend: crate::tool::handles::Backend,
     run_id: &str,
     claimant: &RunOwner,
     surface: Option<&str>,
     start: &super::run_log::NewRun<'_>,
 ) -> Result<(RunOwner, bool), sqlx::Error> {
-    let query = claim_query(CLAIM_STARTING.text(db.backend()), run_id, claimant, surface)
+    let query = claim_query(CLAIM_STARTING.text(backend), run_id, claimant, surface)
         .bind(start.branch_code.to_string())
         .bind(start.opening.clone())
         .bind(start.grants.clone())
@@ -105,12 +106,12 @@ pub(crate) async fn claim_starting(
         // waits for the disk, and the checkpoints of other runs would wait behind it
         // (more answers lost in the crash harness when it did). It waits for SQLite's
         // write lock within the busy timeout, as the binding alone always has.
-        let mut conn = db.pool().acquire().await?;
+        let mut conn = pool.acquire().await?;
         match query.fetch_all(&mut *conn).await {
             Ok(rows) => rows.len() == 1,
             Err(e) => {
                 // SQLite: the statements after `BEGIN` may have left it open.
-                if db.backend() == crate::tool::handles::Backend::Sqlite
+                if backend == crate::tool::handles::Backend::Sqlite
                     && sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await.is_err()
                 {
                     conn.close_on_drop();
@@ -122,7 +123,7 @@ pub(crate) async fn claim_starting(
     if started {
         return Ok((claimant.clone(), true));
     }
-    Ok((owner_after_conflict(db.pool(), run_id).await?, false))
+    Ok((owner_after_conflict(pool, run_id).await?, false))
 }
 
 /// Binds a run: `$1` the run id, `$2` and `$3` its person, `$4` the time, `$5` the surface.
