@@ -42,6 +42,7 @@ async fn migrations(t: &TestDb) {
         "erp_tools/0027_documents",
         "erp_tools/0028_run_checkpoint",
         "erp_tools/0029_run_answer_ends",
+        "erp_tools/0030_run_turn_appends",
     ];
     if t.db.backend() == erp_tools_core::Backend::Postgres {
         // PostgreSQL writes a checkpoint with `WITH` parts, not through a view.
