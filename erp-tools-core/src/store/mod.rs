@@ -535,6 +535,7 @@ impl Database {
     }
 
     /// Whether `other` is this database (a clone of the same handle).
+    #[cfg(feature = "agent")]
     pub(crate) fn is(&self, other: &Database) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
