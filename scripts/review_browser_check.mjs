@@ -369,7 +369,7 @@ ${py}`, dbFile], { encoding: "utf8" }).trim();
   let cutRun;
   for (let i = 0; i < 200 && !cutRun; i++) {
     await new Promise((r) => setTimeout(r, 100));
-    const rows = runLog(`print(" ".join(r[0] for r in c.execute("SELECT agent_run_id FROM erp_run_log WHERE steps >= 1 AND status = 'running'")))`).split(" ");
+    const rows = runLog(`print(" ".join(r[0] for r in c.execute("SELECT r.agent_run_id FROM erp_run_log r WHERE r.status = 'running' AND EXISTS (SELECT 1 FROM erp_run_turns t WHERE t.agent_run_id = r.agent_run_id)")))`).split(" ");
     cutRun = rows.find((r) => r && !known.has(r));
   }
   agent.kill("SIGKILL");
