@@ -17,11 +17,9 @@ const RUN_COLUMNS: &str = "r.agent_run_id, r.user_id, r.branch_id, r.branch_code
      CAST(COALESCE((SELECT SUM(t.output_tokens) FROM erp_run_turns t \
        WHERE t.agent_run_id = r.agent_run_id), 0) AS BIGINT) AS output_tokens, \
      r.created_at, \
-     CASE WHEN (SELECT MAX(t.asked_at) FROM erp_run_turns t \
-         WHERE t.agent_run_id = r.agent_run_id) > r.updated_at \
-       THEN (SELECT MAX(t.asked_at) FROM erp_run_turns t \
-         WHERE t.agent_run_id = r.agent_run_id) \
-       ELSE r.updated_at END AS updated_at, \
+     COALESCE((SELECT MAX(t.asked_at) FROM erp_run_turns t \
+       WHERE t.agent_run_id = r.agent_run_id AND t.asked_at > r.updated_at), \
+       r.updated_at) AS updated_at, \
      r.interrupted_at, r.resumed_by, r.resumed_at, r.resume_count";
 
 /// A run's row as stored.
