@@ -27,6 +27,17 @@ pub enum Forbidden {
     /// A field the ERPs' models use for a person of the organisation or for the company
     /// or an organisational unit ([`Category::Identity`], [`Category::Company`]).
     Erp(Finding),
+    /// A word (or two) naming the company or an organisational unit: an organisation, a
+    /// subsidiary, a business unit, a legal entity, a data area, in English, Indonesian
+    /// or an ERP's spelling (`AD_Org_ID`, `dataAreaId`, `ProcurementBUId`, `cabang_id`).
+    Company(&'static str),
+    /// A word naming a person of the company's own side: an author, a buyer, an employee,
+    /// a sales rep, a validator (`fk_user_author`, `BuyerId`, `dibuat_oleh`).
+    Person(&'static str),
+    /// A word that names a counterparty in one ERP and the company in another (`entity`,
+    /// `client`, `soc`): refused until declared a reference to the counterparty with
+    /// `#[erp(kind = "reference", of = "vendor")]`.
+    Ambiguous(&'static str),
 }
 
 /// A name judged by the ERPs' vocabulary: its category, and the evidence (the ERP field
@@ -97,6 +108,10 @@ pub enum DraftForbidden {
     Total,
     /// `posting_date`, `posted_at`, `approved_at`, ...
     PostingDate,
+    /// A word of the rules' own lexicon (English, Indonesian, other ERPs' spellings) that
+    /// marks the category: `harga` a price, `diskon` a discount, `is_posted` a workflow
+    /// step, `qty_received` a count the ERP keeps.
+    Marked(Category, &'static str),
 }
 
 const SCOPE_WORDS: &[(&str, &str)] = &[
@@ -156,6 +171,18 @@ const ACTED: &[&str] = &[
     "signed",
     "edited",
     "changed",
+    "validated",
+    "verified",
+    "checked",
+    "rejected",
+    "closed",
+    "ordered",
+    "processed",
+    "completed",
+    "received",
+    "confirmed",
+    "released",
+    "assigned",
 ];
 
 const AUTHORITY_NAMES: &[&str] = &[
@@ -181,17 +208,33 @@ impl DraftForbidden {
             DraftForbidden::Price => Category::Price,
             DraftForbidden::Total => Category::Amount,
             DraftForbidden::PostingDate => Category::Workflow,
+            DraftForbidden::Marked(c, _) => c,
         }
     }
 }
 
 /// Classifies a wire name against the rules for every tier.
 pub fn classify(wire: &str) -> Option<Forbidden> {
-    classify_own_words(wire).or_else(|| {
-        Finding::of(wire)
-            .filter(|f| f.category.every_tier())
-            .map(Forbidden::Erp)
-    })
+    classify_own_words(wire)
+        .or_else(|| {
+            Finding::of(wire)
+                .filter(|f| f.category.every_tier())
+                .map(Forbidden::Erp)
+        })
+        .or_else(|| {
+            // The lexicon judges names no ERP of the vocabulary spells; a field every ERP
+            // that has it allows (SAP Business One's `CountryOrg`, a country of origin) is
+            // what its ERP says it is.
+            if super::kinds::vocab_allowed(wire).is_some() {
+                None
+            } else {
+                super::lexicon::every_tier(wire).map(|(party, word)| match party {
+                    super::lexicon::Party::Company => Forbidden::Company(word),
+                    super::lexicon::Party::Person => Forbidden::Person(word),
+                    super::lexicon::Party::Ambiguous => Forbidden::Ambiguous(word),
+                })
+            }
+        })
 }
 
 fn classify_own_words(wire: &str) -> Option<Forbidden> {
@@ -247,13 +290,21 @@ pub fn classify_draft(wire: &str) -> Option<DraftForbidden> {
     if classify(wire).is_some() {
         return None;
     }
-    let erp = Finding::of(wire);
+    // The document's lines are judged item by item, whatever another model's relation of
+    // the same name is (account.move's `line_ids` are journal items, purchase.requisition's
+    // are the lines asked for).
+    let erp = Finding::of(wire).filter(|_| !super::kinds::names_lines(wire));
     if let Some(f) = erp
         && f.word.is_none()
     {
         return Some(DraftForbidden::Erp(f));
     }
-    classify_draft_own_words(wire).or(erp.map(DraftForbidden::Erp))
+    if super::kinds::vocab_allowed(wire).is_some() {
+        return None;
+    }
+    classify_draft_own_words(wire)
+        .or(erp.map(DraftForbidden::Erp))
+        .or_else(|| super::lexicon::draft_word(wire).map(|(c, w)| DraftForbidden::Marked(c, w)))
 }
 
 fn classify_draft_own_words(wire: &str) -> Option<DraftForbidden> {
@@ -317,6 +368,32 @@ pub fn forbidden_message(wire: &str, why: Forbidden) -> String {
                 f.category.instead()
             );
         }
+        Forbidden::Company(word) => {
+            return format!(
+                "`{wire}` cannot be a tool argument: it has the word `{word}`, so it {}; {} This holds in every \
+                 tier and no opt-in lifts it",
+                Category::Company.what(),
+                Category::Company.instead()
+            );
+        }
+        Forbidden::Person(word) => {
+            return format!(
+                "`{wire}` cannot be a tool argument: it has the word `{word}`, so it {}; {} This holds in every \
+                 tier and no opt-in lifts it",
+                Category::Identity.what(),
+                Category::Identity.instead()
+            );
+        }
+        Forbidden::Ambiguous(word) => {
+            return format!(
+                "`{wire}` cannot be a tool argument as it stands: `{word}` names the counterparty in some ERPs \
+                 (NetSuite's `entity` on a purchase order is its vendor) and the company or tenant in others \
+                 (iDempiere's `AD_Client_ID`), and the framework cannot tell which; if it is the vendor or \
+                 customer the caller chooses, declare it: `#[erp(kind = \"reference\", of = \"vendor\")]` \
+                 (or `of = \"customer\"`); if it is the company, remove it, the company comes from the caller's \
+                 token (ToolContext::branch_id)"
+            );
+        }
     };
     format!("`{wire}` cannot be a tool argument; {source}, remove the field")
 }
@@ -345,6 +422,13 @@ pub fn draft_message(wire: &str, why: DraftForbidden) -> String {
         DraftForbidden::Total => "prices and totals are computed by the server from its own data",
         DraftForbidden::PostingDate => {
             "posting and approval dates are set when a person posts or approves the document"
+        }
+        DraftForbidden::Marked(category, word) => {
+            return format!(
+                "`{wire}` cannot be an argument of a draft tool: it has the word `{word}`, so it {}; {}",
+                category.what(),
+                category.instead()
+            );
         }
     };
     format!("`{wire}` cannot be an argument of a draft tool: {reason}; remove the field")

@@ -6,6 +6,8 @@
 
 mod forbidden;
 mod header;
+pub mod kinds;
+mod lexicon;
 mod rename;
 mod text;
 mod units;
@@ -17,6 +19,8 @@ pub use forbidden::{
     valid_key,
 };
 pub use header::header_name_problem;
+pub use kinds::{Kind, NameKinds, name_kinds, shape};
+pub use lexicon::{COUNTERPARTIES, words};
 pub use rename::{RenameRule, segments};
 pub use text::{closest, edit_distance, humanise, join_doc};
 pub use units::{UnitKind, UnitWord, is_unit_like, unit_word};

@@ -55,6 +55,11 @@ fn every_field_of_every_model_is_classified() {
 #[test]
 fn every_refused_field_of_the_erps_is_refused_by_the_rules() {
     for e in vocabulary().entries() {
+        // A relation naming the document's lines (account.move's `line_ids`) is a list the
+        // derive judges item by item: its items' fields are refused by their own names.
+        if crate::names::kinds::names_lines(e.field) {
+            continue;
+        }
         match e.category {
             Category::Allowed => {}
             c if c.every_tier() => assert!(
