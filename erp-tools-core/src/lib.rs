@@ -124,12 +124,15 @@ pub mod prelude {
 /// The compile-time rules of `#[derive(ToolArgs)]` and `#[erp_tool]` that are checked as
 /// trait bounds, so a compile error can name them:
 /// [`DerivedToolArgs`](rules::DerivedToolArgs) (the type derives `ToolArgs`),
-/// [`DraftCheck`](rules::DraftCheck) (no
-/// field a draft tool may not take, at any depth) and [`ClientRefIn`](rules::ClientRefIn)
+/// [`DraftGuard`](rules::DraftGuard) (no
+/// field a draft tool may not take, at any depth, and every field of a kind a draft may
+/// hold) and [`ClientRefIn`](rules::ClientRefIn)
 /// (a draft tool's arguments carry `client_ref`). The derive and the attribute implement
 /// and require them; application code never names them.
 pub mod rules {
-    pub use crate::tool::args::{ClientRefIn, DerivedToolArgs, DraftCheck, HasClientRef};
+    pub use crate::tool::args::{
+        CheckTier, ClientRefIn, DerivedToolArgs, DraftGuard, DraftTier, HasClientRef,
+    };
 }
 
 /// Paths used by generated code. Not public API: its name carries this crate's version,
@@ -142,7 +145,9 @@ pub mod __private_0_1_0 {
     pub use crate::schema::output::output_schema_for;
     pub use crate::schema::{Bounds, Property, Schema, SchemaKind, StringFormat};
     pub use crate::text::undecodable_arguments;
-    pub use crate::tool::args::{ClientRefIn, DerivedToolArgs, DraftCheck, HasClientRef, shape};
+    pub use crate::tool::args::{
+        CheckTier, ClientRefIn, DerivedToolArgs, DraftGuard, DraftTier, HasClientRef, shape,
+    };
     pub use crate::tool::handler::{Handler, HandlerFuture, HandlerOutput};
     pub use crate::tool::output::{Rendered, TextOf, Unrendered};
     pub use crate::tool::{ErpTool, TaskSupport, ToolDef, ToolDefParts};

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::page::PageSpec;
 use crate::registry::{RegisteredTool, TaskSupport, ToolRegistry};
-use crate::schema::{OptIn, Target, check_strict};
+use crate::schema::{DeclaredKind, OptIn, Target, check_strict};
 use crate::tool::Tier;
 
 /// The answer to one checklist question for one tool.
@@ -49,6 +49,9 @@ pub struct ToolReport {
     /// The fields this tool takes although a rule refuses them, each allowed by the team
     /// with `#[erp(allow = "..", reason = "..")]`: `(path, opt-in)`, for the reviewer.
     pub opt_ins: Vec<(String, OptIn)>,
+    /// Kinds the team declared for fields whose names do not say them, by field path
+    /// (`#[erp(kind = "..", of = "..")]`).
+    pub kinds: Vec<(String, DeclaredKind)>,
     /// A page tool's bounds: items a page holds by default and at most (`page_size`).
     pub page: Option<PageSpec>,
     /// How its calls run as MCP tasks (`Forbidden`: answered in the request).
@@ -138,13 +141,22 @@ impl SurfaceReport {
             .iter()
             .filter_map(|(path, p)| p.opt_in.clone().map(|o| (path.clone(), o)))
             .collect();
+        let kinds: Vec<(String, DeclaredKind)> = props
+            .iter()
+            .filter_map(|(path, p)| p.kind.clone().map(|k| (path.clone(), k)))
+            .collect();
         let violations: usize = Target::ALL
             .iter()
             .map(|&target| check_strict(t.input_schema(target), target).len())
             .sum();
-        let identity_fields: Vec<&String> = names
+        let identity_fields: Vec<&String> = props
             .iter()
-            .filter(|n| crate::registry::rules::forbidden_field(n, Tier::Read).is_some())
+            .zip(&names)
+            .filter(|((_, p), n)| {
+                crate::registry::rules::forbidden_field(n, Tier::Read).is_some()
+                    && !crate::registry::rules::declared_counterparty(p)
+            })
+            .map(|(_, n)| n)
             .collect();
         let has_client_ref = t.schema.properties().iter().any(|p| p.name == "client_ref");
         ToolReport {
@@ -199,6 +211,7 @@ impl SurfaceReport {
             ),
             audit: Answer::new(true, "attempt + outcome rows, denied calls included"),
             opt_ins,
+            kinds,
             page: def.page(),
             task: t.task_support(),
             task_rerun: t.task_rerun(),
@@ -252,6 +265,17 @@ impl SurfaceReport {
                     "task",
                     "",
                     t.task.as_str()
+                );
+            }
+            for (path, k) in &t.kinds {
+                let of =
+                    k.of.as_ref()
+                        .map(|o| format!(" of {o}"))
+                        .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "{:<width$}  {:<20}  {:<4}  `{path}` declared {}{of}",
+                    "", "kind", "", k.kind
                 );
             }
             for (path, o) in &t.opt_ins {

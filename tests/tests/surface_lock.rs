@@ -90,6 +90,7 @@ mod after {
         /// Your own id for this note within the run. Reuse it when retrying.
         pub client_ref: String,
         /// Who should read the note, e.g. the vendor's sales desk
+        #[erp(kind = "reference", of = "contact")]
         pub audience: String,
     }
 

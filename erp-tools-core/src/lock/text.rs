@@ -79,7 +79,11 @@ pub(crate) fn body(entries: &[Entry]) -> String {
 
 /// Fields always written as a block, so adding a line to them is a one-line diff.
 fn is_block(key: &str) -> bool {
-    key == "description" || key == "opt_ins" || key.starts_with("schema ") || key == "output_schema"
+    key == "description"
+        || key == "opt_ins"
+        || key == "kinds"
+        || key.starts_with("schema ")
+        || key == "output_schema"
 }
 
 /// The whole lock: header, fingerprint, blocks.

@@ -24,6 +24,9 @@ pub(crate) enum ForbiddenField {
 /// opt-in of the refusing category (`#[erp(allow = "..")]`) allows it. Identity and
 /// company names are refused whatever the opt-in says.
 pub(crate) fn refused(p: &crate::schema::Property, tier: Tier) -> bool {
+    if declared_counterparty(p) {
+        return tier == Tier::Draft && names::classify_draft(&p.name).is_some();
+    }
     match forbidden_field(&p.name, tier) {
         None => false,
         Some(ForbiddenField::DraftOnly) => !p.opt_in.as_ref().is_some_and(|o| {
@@ -31,6 +34,18 @@ pub(crate) fn refused(p: &crate::schema::Property, tier: Tier) -> bool {
         }),
         Some(_) => true,
     }
+}
+
+/// Whether a property whose name is an ambiguous party (`entity`, `client`) is declared a
+/// reference to a counterparty (`#[erp(kind = "reference", of = "vendor")]`), which takes
+/// it in every tier.
+pub(crate) fn declared_counterparty(p: &crate::schema::Property) -> bool {
+    matches!(
+        names::classify(&p.name),
+        Some(names::Forbidden::Ambiguous(_))
+    ) && p.kind.as_ref().is_some_and(|k| {
+        k.kind == "reference" && k.of.as_deref().is_some_and(names::kinds::is_counterparty)
+    })
 }
 
 /// Classifies a wire name for a tool of `tier`; `None` means the name is allowed.

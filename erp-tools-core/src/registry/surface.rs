@@ -38,8 +38,12 @@ fn tool_entry(tool: &RegisteredTool) -> Entry {
         .field("annotations", compact(&def.annotations()))
         .field("card", tool.card().unwrap_or(""))
         .field("task", task(tool))
-        .field("opt_ins", opt_ins(tool))
-        .field("description", tool.description());
+        .field("opt_ins", opt_ins(tool));
+    let kinds = kinds(tool);
+    if !kinds.is_empty() {
+        entry = entry.field("kinds", kinds);
+    }
+    entry = entry.field("description", tool.description());
     for target in Target::ALL {
         entry = entry.field(
             &format!("schema {}", target_key(target)),
@@ -61,6 +65,25 @@ fn opt_ins(tool: &RegisteredTool) -> String {
             p.opt_in
                 .as_ref()
                 .map(|o| format!("{path} {}: {}", o.category, o.reason))
+        })
+        .collect();
+    lines.sort();
+    lines.join("\n")
+}
+
+/// The kinds the team declared for fields whose names do not say them
+/// (`#[erp(kind = "..", of = "..")]`): one line each, `path kind` or `path reference of
+/// vendor`; empty when there is none.
+fn kinds(tool: &RegisteredTool) -> String {
+    let mut props = Vec::new();
+    crate::schema::paths::fields(tool.schema(), "", &mut props);
+    let mut lines: Vec<String> = props
+        .iter()
+        .filter_map(|(path, p)| {
+            p.kind.as_ref().map(|k| match &k.of {
+                Some(of) => format!("{path} {} of {of}", k.kind),
+                None => format!("{path} {}", k.kind),
+            })
         })
         .collect();
     lines.sort();

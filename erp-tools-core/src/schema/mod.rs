@@ -21,7 +21,8 @@ mod strict;
 
 pub use bounds::Bounds;
 pub use model::{
-    MAX_DEPTH, MAX_ENUM_VALUES, OptIn, Property, Schema, SchemaKind, StringFormat, Target,
+    DeclaredKind, MAX_DEPTH, MAX_ENUM_VALUES, OptIn, Property, Schema, SchemaKind, StringFormat,
+    Target,
 };
 pub use strict::{StrictViolation, check_strict};
 pub(crate) use strict::{header_violations, valid_key};

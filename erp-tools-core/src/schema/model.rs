@@ -132,6 +132,24 @@ pub struct Property {
     /// (`#[erp(allow = "discount", reason = "..")]`): listed for reviewers by the surface
     /// report, never rendered into a schema the model reads. See [`Property::with_opt_in`].
     pub opt_in: Option<OptIn>,
+    /// What the field is, declared for a draft tool's default deny
+    /// (`#[erp(kind = "reference", of = "vendor")]`) when its name does not say it: listed
+    /// for reviewers by the surface report and the lock file, never rendered into a schema
+    /// the model reads. See [`Property::with_kind`].
+    pub kind: Option<DeclaredKind>,
+}
+
+/// A field's kind, declared by the team: `#[erp(kind = "reference", of = "vendor")]` on
+/// NetSuite's `entity`, `#[erp(kind = "choice")]` on a flag. A declaration says what the
+/// field is when its name does not; it never lifts a refusal (a price, a status, a
+/// company stay refused).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeclaredKind {
+    /// The kind (`reference`, `quantity`, `unit`, `currency`, `date`, `note`, `lines`,
+    /// `choice`, `position`).
+    pub kind: Cow<'static, str>,
+    /// What a reference refers to (`vendor`), if declared.
+    pub of: Option<Cow<'static, str>>,
 }
 
 /// A field a draft tool takes although the argument rules refuse its name, declared by
@@ -157,7 +175,22 @@ impl Property {
             schema,
             header: None,
             opt_in: None,
+            kind: None,
         }
+    }
+
+    /// Declares what the field is (see [`DeclaredKind`]); `#[erp(kind = "..", of = "..")]`
+    /// writes this.
+    pub fn with_kind(
+        mut self,
+        kind: impl Into<Cow<'static, str>>,
+        of: Option<&'static str>,
+    ) -> Self {
+        self.kind = Some(DeclaredKind {
+            kind: kind.into(),
+            of: of.map(Cow::Borrowed),
+        });
+        self
     }
 
     /// Allows a draft tool to take this field although the argument rules refuse it as

@@ -61,10 +61,14 @@ pub trait DerivedToolArgs: ToolArgs {
     /// What the value is on the wire, one of [`shape`]'s constants (`Option` and `Box`
     /// look through to their inner type; a `Vec` is a list). The derive checks declared
     /// bounds and unit/currency fields against it at compile time.
-    const SHAPE: u8 = shape::OTHER;
+    const SHAPE: u16 = shape::OTHER;
 
     /// The shape of the innermost item: a list's items, through any nesting of lists.
-    const ITEM_SHAPE: u8 = Self::SHAPE;
+    const ITEM_SHAPE: u16 = Self::SHAPE;
+
+    /// The kinds the type says it is, one bit a kind (`VendorCode(String)` a reference),
+    /// 0 for none: a draft field whose name says no kind may still be of this type.
+    const KIND: u16 = 0;
 
     /// The value of the top-level `client_ref` field, if the type has one (directly or
     /// through `#[serde(flatten)]`). Reading it here also keeps the compiler from calling
@@ -93,39 +97,42 @@ pub struct HasClientRef<const YES: bool>;
 
 impl<Args> ClientRefIn<Args> for HasClientRef<true> {}
 
-/// The draft-tier field check, as trait bounds. `T: DraftCheck<M>` holds for every `M`
-/// unless `T` (or a type it contains) has a field a draft tool may not take (`status`,
-/// `unit_price`, `posting_date`, ...): the derive requires of `M`, for each such field, a
-/// trait of its own that nothing implements and whose `on_unimplemented` message is the
-/// field's compile error. `#[erp_tool(tier = "draft")]` asks for `DraftCheck<Self>` where
-/// `Self` is a type parameter, so each offending field becomes one error worded by its
-/// rule; read tools never ask, so a read tool may filter on `status`. Derived by
-/// `ToolArgs`.
+/// The tier a draft tool's arguments are checked under: [`DraftTier`] turns the checks of
+/// [`DraftGuard`] on.
+pub trait CheckTier {
+    /// Whether the draft-only rules apply.
+    const DRAFT: bool;
+}
+
+/// The draft tier, for [`DraftGuard`].
+#[derive(Debug)]
+pub struct DraftTier;
+
+impl CheckTier for DraftTier {
+    const DRAFT: bool = true;
+}
+
+/// The draft tier's field checks, evaluated at compile time when
+/// `#[erp_tool(tier = "draft")]` names `<Args as DraftGuard<DraftTier>>::CHECK`: the
+/// derive's `CHECK` panics, spanned on the offending field, for a field a draft tool may
+/// not take (`status`, `unit_price`, a field of no kind), and evaluates the `CHECK` of
+/// every field's type, so nested lines are judged too. A read tool never names it, and a
+/// constant of a generic impl is evaluated only when named, so read tools may filter on
+/// `status`. Derived by `ToolArgs`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be used in tool arguments",
     label = "`{Self}` does not implement `ToolArgs`",
     note = "add `#[derive(Deserialize, ToolArgs)]` to your own argument types (structs and unit enums)"
 )]
-pub trait DraftCheck<M> {
-    /// Named by `#[erp_tool]` to require the bound.
-    const FIELDS_ALLOWED: () = ();
+pub trait DraftGuard<M: CheckTier> {
+    /// The checks; naming it evaluates them.
+    const CHECK: () = ();
 }
 
 /// What a value is on the wire, for the compile-time checks of the derive.
 #[doc(hidden)]
 pub mod shape {
-    /// Free text (`String`, `Box<str>`, `Arc<str>`, `Cow<'static, str>`).
-    pub const TEXT: u8 = 1;
-    /// An integer or a decimal.
-    pub const NUMBER: u8 = 2;
-    /// A unit-only enum, sent as one of its values.
-    pub const ENUM: u8 = 4;
-    /// A struct with named fields.
-    pub const OBJECT: u8 = 8;
-    /// A list.
-    pub const LIST: u8 = 16;
-    /// Anything else: booleans, dates and times.
-    pub const OTHER: u8 = 32;
+    pub use erp_tools_internals::names::shape::*;
 }
 
 macro_rules! scalar {
@@ -136,9 +143,9 @@ macro_rules! scalar {
             }
         }
         impl DerivedToolArgs for $ty {
-            const SHAPE: u8 = $shape;
+            const SHAPE: u16 = $shape;
         }
-        impl<M> DraftCheck<M> for $ty {}
+        impl<M: CheckTier> DraftGuard<M> for $ty {}
     )*};
 }
 
@@ -150,9 +157,9 @@ macro_rules! integer {
             }
         }
         impl DerivedToolArgs for $ty {
-            const SHAPE: u8 = shape::NUMBER;
+            const SHAPE: u16 = shape::NUMBER;
         }
-        impl<M> DraftCheck<M> for $ty {}
+        impl<M: CheckTier> DraftGuard<M> for $ty {}
     )*};
 }
 
@@ -161,9 +168,9 @@ scalar! {
     Box<str> => SchemaKind::String(None), shape::TEXT;
     std::sync::Arc<str> => SchemaKind::String(None), shape::TEXT;
     std::borrow::Cow<'static, str> => SchemaKind::String(None), shape::TEXT;
-    bool => SchemaKind::Boolean, shape::OTHER;
+    bool => SchemaKind::Boolean, shape::BOOL;
     rust_decimal::Decimal => SchemaKind::Decimal, shape::NUMBER;
-    chrono::NaiveDate => SchemaKind::String(Some(StringFormat::Date)), shape::OTHER;
+    chrono::NaiveDate => SchemaKind::String(Some(StringFormat::Date)), shape::DATE;
     chrono::NaiveTime => SchemaKind::String(Some(StringFormat::Time)), shape::OTHER;
     chrono::NaiveDateTime => SchemaKind::String(Some(StringFormat::DateTime)), shape::OTHER;
     chrono::DateTime<chrono::Utc> => SchemaKind::String(Some(StringFormat::DateTime)), shape::OTHER;
@@ -173,7 +180,7 @@ integer!(i8, i16, i32, i64, u8, u16, u32, u64);
 
 #[cfg(feature = "uuid")]
 scalar! {
-    uuid::Uuid => SchemaKind::String(Some(StringFormat::Uuid)), shape::OTHER;
+    uuid::Uuid => SchemaKind::String(Some(StringFormat::Uuid)), shape::UUID;
 }
 
 impl<T: ToolArgs> ToolArgs for Option<T> {
@@ -196,11 +203,14 @@ impl<T: ToolArgs> ToolArgs for Option<T> {
 
 impl<T: DerivedToolArgs> DerivedToolArgs for Option<T> {
     const DEPTH: usize = T::DEPTH;
-    const SHAPE: u8 = T::SHAPE;
-    const ITEM_SHAPE: u8 = T::ITEM_SHAPE;
+    const SHAPE: u16 = T::SHAPE;
+    const ITEM_SHAPE: u16 = T::ITEM_SHAPE;
+    const KIND: u16 = T::KIND;
 }
 
-impl<M, T: DraftCheck<M>> DraftCheck<M> for Option<T> {}
+impl<M: CheckTier, T: DraftGuard<M>> DraftGuard<M> for Option<T> {
+    const CHECK: () = T::CHECK;
+}
 
 impl<T: ToolArgs> ToolArgs for Vec<T> {
     fn tool_schema() -> Schema {
@@ -210,11 +220,14 @@ impl<T: ToolArgs> ToolArgs for Vec<T> {
 
 impl<T: DerivedToolArgs> DerivedToolArgs for Vec<T> {
     const DEPTH: usize = 1 + T::DEPTH;
-    const SHAPE: u8 = shape::LIST;
-    const ITEM_SHAPE: u8 = T::ITEM_SHAPE;
+    const SHAPE: u16 = shape::LIST;
+    const ITEM_SHAPE: u16 = T::ITEM_SHAPE;
+    const KIND: u16 = T::KIND;
 }
 
-impl<M, T: DraftCheck<M>> DraftCheck<M> for Vec<T> {}
+impl<M: CheckTier, T: DraftGuard<M>> DraftGuard<M> for Vec<T> {
+    const CHECK: () = T::CHECK;
+}
 
 impl<T: ToolArgs> ToolArgs for Box<T> {
     fn tool_schema() -> Schema {
@@ -226,14 +239,17 @@ impl<T: DerivedToolArgs> DerivedToolArgs for Box<T> {
     const HAS_CLIENT_REF: bool = T::HAS_CLIENT_REF;
     const DEPTH: usize = T::DEPTH;
     const IS_OBJECT: bool = T::IS_OBJECT;
-    const SHAPE: u8 = T::SHAPE;
-    const ITEM_SHAPE: u8 = T::ITEM_SHAPE;
+    const SHAPE: u16 = T::SHAPE;
+    const ITEM_SHAPE: u16 = T::ITEM_SHAPE;
+    const KIND: u16 = T::KIND;
     fn client_ref(&self) -> Option<&str> {
         T::client_ref(self)
     }
 }
 
-impl<M, T: DraftCheck<M>> DraftCheck<M> for Box<T> {}
+impl<M: CheckTier, T: DraftGuard<M>> DraftGuard<M> for Box<T> {
+    const CHECK: () = T::CHECK;
+}
 
 /// The arguments of a tool that takes none: renders as a closed empty object.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -249,7 +265,7 @@ impl ToolArgs for NoArgs {
 impl DerivedToolArgs for NoArgs {
     const DEPTH: usize = 1;
     const IS_OBJECT: bool = true;
-    const SHAPE: u8 = shape::OBJECT;
+    const SHAPE: u16 = shape::OBJECT;
 }
 
-impl<M> DraftCheck<M> for NoArgs {}
+impl<M: CheckTier> DraftGuard<M> for NoArgs {}

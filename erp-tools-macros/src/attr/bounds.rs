@@ -13,7 +13,7 @@ use crate::errors::Errors;
 
 /// Every key `#[erp(..)]` accepts on an argument field.
 pub(super) const BOUND_KEYS: &[&str] = &[
-    "min", "max", "positive", "len", "pattern", "header", "allow", "reason",
+    "min", "max", "positive", "len", "pattern", "header", "allow", "reason", "kind", "of",
 ];
 
 /// A number written in a bound, as its decimal text (`-5`, `0.01`, `1000`).
@@ -46,6 +46,11 @@ pub(crate) struct FieldBounds {
     pub allow: Option<LitStr>,
     /// `reason = ".."`: why the field is allowed, shown to reviewers (never to the model).
     pub reason: Option<LitStr>,
+    /// `kind = ".."`: what the field is, for a draft tool's default deny (`"reference"`,
+    /// `"quantity"`, ...), when its name does not say it. Not a bound.
+    pub kind: Option<LitStr>,
+    /// `of = ".."`: what a declared reference refers to (`"vendor"`). Not a bound.
+    pub of: Option<LitStr>,
     /// Where the first `#[erp]` was written.
     pub span: Option<Span>,
 }
@@ -118,6 +123,8 @@ pub(crate) fn field_bounds(attrs: &[Attribute], errors: &mut Errors) -> FieldBou
                 "header" => out.header.is_some(),
                 "allow" => out.allow.is_some(),
                 "reason" => out.reason.is_some(),
+                "kind" => out.kind.is_some(),
+                "of" => out.of.is_some(),
                 _ => out.pattern.is_some(),
             };
             if taken {
@@ -164,6 +171,14 @@ pub(crate) fn field_bounds(attrs: &[Attribute], errors: &mut Errors) -> FieldBou
                         format!("`header` takes a string: write {}", bound_example("header")),
                     ),
                 },
+                ("kind" | "of", Some(v)) => match lit_str(&v) {
+                    Some(s) if known == "kind" => out.kind = Some(s),
+                    Some(s) => out.of = Some(s),
+                    None => errors.spanned(
+                        &v,
+                        format!("`{known}` takes a string: write {}", bound_example("kind")),
+                    ),
+                },
                 ("allow" | "reason", Some(v)) => match lit_str(&v) {
                     Some(s) if known == "allow" => out.allow = Some(s),
                     Some(s) => out.reason = Some(s),
@@ -203,6 +218,9 @@ fn bound_example(key: &str) -> &'static str {
         "max" => "`max = 1000` or `max = 99.5`",
         "len" => "`len = 1..=40`, `len = 3`, `len = ..=40` or `len = 1..`",
         "header" => "`header = \"Region\"` (sent as `Mcp-Param-Region`)",
+        "kind" | "of" => {
+            "`#[erp(kind = \"reference\", of = \"vendor\")]` or `#[erp(kind = \"quantity\")]`"
+        }
         "allow" | "reason" => {
             "`#[erp(allow = \"discount\", reason = \"the buyer asks for the discount the vendor quoted; the \
              approver confirms it\")]`"

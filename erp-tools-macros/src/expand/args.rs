@@ -2,7 +2,7 @@
 //! draft-only checks of an argument type.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{quote, quote_spanned};
 use syn::DeriveInput;
 use syn::spanned::Spanned;
 
@@ -25,7 +25,7 @@ pub(crate) fn derive(input: &DeriveInput) -> TokenStream {
     match &model.shape {
         Shape::Struct(_) => derive_struct(&model, &plan),
         Shape::Enum(_) => derive_enum(&model, &plan),
-        Shape::Newtype(field) => derive_newtype(&model, field),
+        Shape::Newtype(field) => derive_newtype(&model, field, &plan),
         Shape::Unsupported => derive_fallback(input, model.krate.as_ref(), &plan),
     }
 }
@@ -51,7 +51,9 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
         let span = ty.span();
         let private_at = respan(&private, span);
         let as_args = quote_spanned!(span=> <#ty as #private_at::DerivedToolArgs>);
-        bounds.push(quote_spanned!(span=> #ty: #private_at::DraftCheck<__ErpM>));
+        bounds.push(quote_spanned!(span=>
+            let () = <#ty as #private_at::DraftGuard<__ErpM>>::CHECK;
+        ));
         if field.serde.flatten.is_some() {
             props.push(quote! {
                 __erp_tool_props.extend(::core::iter::IntoIterator::into_iter(
@@ -92,11 +94,19 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
                 .iter()
                 .find(|(w, _, _)| *w == field.wire)
                 .map(|(_, category, reason)| quote!(.with_opt_in(#category, #reason)));
+            let kind = plan
+                .declared_kinds
+                .iter()
+                .find(|(w, _, _)| *w == field.wire)
+                .map(|(_, kind, of)| match of {
+                    Some(of) => quote!(.with_kind(#kind, ::core::option::Option::Some(#of))),
+                    None => quote!(.with_kind(#kind, ::core::option::Option::None)),
+                });
             props.push(quote! {
                 __erp_tool_props.push(#private::Property::new(
                     ::std::borrow::Cow::Borrowed(#wire),
                     #as_args::schema() #doc #bounds,
-                ) #header #opt_in);
+                ) #header #opt_in #kind);
             });
             depth.push(quote! { #as_args::DEPTH });
             if field.wire == valid::CLIENT_REF {
@@ -164,7 +174,7 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
                 1 + __erp_tool_depth
             };
             const IS_OBJECT: ::core::primitive::bool = true;
-            const SHAPE: ::core::primitive::u8 = #private::shape::OBJECT;
+            const SHAPE: ::core::primitive::u16 = #private::shape::OBJECT;
             #client_ref_fn
         }
 
@@ -174,49 +184,67 @@ fn derive_struct(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
     }
 }
 
-/// The draft-tier field check, as trait bounds: `Self: DraftCheck<M>` holds for every `M`
-/// only if each field type's does and the struct has no field a draft tool may not take.
-/// Each such field gets a trait of its own whose `on_unimplemented` message is that
-/// field's compile error, required of `M` in a bound spanned on the field. `#[erp_tool]`
-/// asks for `DraftCheck<Self>` inside a trait's provided method (`Self` is a type
-/// parameter there, which no such trait holds), so a draft tool reports one error per
-/// offending field, worded by the rule; a read tool never asks.
+/// The draft tier's checks, as the constant `DraftGuard<M>::CHECK` of a generic impl:
+/// evaluated only when `#[erp_tool(tier = "draft")]` names it with `M = DraftTier`, so a
+/// read tool never pays for them. Each refusal is a `panic!` spanned on the offending
+/// field (the compiler reports it there, with the path of "erroneous constant" notes from
+/// the tool down); the kind checks test the field type's shape against the kinds its
+/// name or declaration allows; `nested` evaluates every field type's own `CHECK`.
 fn draft_check(
     ident: &syn::Ident,
     plan: &ArgsPlan,
-    bounds: &[TokenStream],
+    nested: &[TokenStream],
     private: &TokenStream,
 ) -> TokenStream {
-    let mut traits = Vec::new();
-    let mut rules = Vec::new();
-    for (i, (at, msg, field)) in plan.draft_checks.iter().enumerate() {
+    let draft = quote!(<__ErpM as #private::CheckTier>::DRAFT);
+    let mut checks = Vec::new();
+    let others: Vec<String> = plan
+        .draft_checks
+        .iter()
+        .map(|(_, _, f)| format!("`{f}`"))
+        .collect();
+    for (i, (at, msg, _)) in plan.draft_checks.iter().enumerate() {
         let span = first_span(at);
-        let name = format_ident!("__ErpDraftField{}", i, span = span);
+        let mut msg = msg.clone();
+        if i == 0 && others.len() > 1 {
+            msg.push_str(&format!(
+                " ({} of `{ident}` are refused too)",
+                others[1..].join(", ")
+            ));
+        }
         let message = msg.replace('{', "{{").replace('}', "}}");
-        let label = format!("these arguments contain `{ident}.{field}`");
-        traits.push(quote! {
-            #[diagnostic::on_unimplemented(message = #message, label = #label)]
-            #[doc(hidden)]
-            pub trait #name {}
-        });
-        rules.push(quote_spanned!(span=> __ErpM: #name));
+        checks.push(quote_spanned!(span=> if #draft { ::core::panic!(#message) }));
     }
-    // The impl is spanned on the type (not on the derive), and not marked
-    // `#[automatically_derived]`: the compiler then reports a failed bound as "required for
-    // `T`", pointing at the field, instead of suggesting to implement the trait by hand.
+    for k in &plan.kind_checks {
+        let span = first_span(&k.at);
+        let ty = &k.ty;
+        let private_at = respan(private, ty.span());
+        let as_args = quote_spanned!(ty.span()=> <#ty as #private_at::DerivedToolArgs>);
+        let mask = k.mask;
+        let own_kind = if k.declared {
+            quote!(true)
+        } else {
+            quote!(#as_args::KIND == 0)
+        };
+        let message = k.message.replace('{', "{{").replace('}', "}}");
+        checks.push(quote_spanned!(span=>
+            if #draft && (#mask & #as_args::ITEM_SHAPE) == 0 && #own_kind { ::core::panic!(#message) }
+        ));
+    }
+    // The impl is spanned on the type (not on the derive): the compiler then points at the
+    // type in the notes, not at the derive.
     let private = respan(private, ident.span());
     let impl_block = quote_spanned! {ident.span()=>
-        impl<__ErpM> #private::DraftCheck<__ErpM> for #ident
-        where
-            #(#bounds,)*
-            #(#rules,)*
-        {
+        impl<__ErpM: #private::CheckTier> #private::DraftGuard<__ErpM> for #ident {
+            const CHECK: () = {
+                #(#checks)*
+                #(#nested)*
+            };
         }
     };
     quote! {
         #[doc(hidden)]
         const _: () = {
-            #(#traits)*
             #impl_block
         };
     }
@@ -351,7 +379,7 @@ fn derive_enum(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
         }
         #[automatically_derived]
         impl #private::DerivedToolArgs for #ident {
-            const SHAPE: ::core::primitive::u8 = #private::shape::ENUM;
+            const SHAPE: ::core::primitive::u16 = #private::shape::ENUM;
         }
         #draft_check
     }
@@ -359,7 +387,7 @@ fn derive_enum(model: &ArgsInput, plan: &ArgsPlan) -> TokenStream {
 
 /// A newtype: read, rendered and checked as its one field's type (the name it is checked
 /// under is the name of the field that holds the newtype).
-fn derive_newtype(model: &ArgsInput, field: &Newtype) -> TokenStream {
+fn derive_newtype(model: &ArgsInput, field: &Newtype, plan: &ArgsPlan) -> TokenStream {
     let ident = model.ident;
     let private = private(model.krate.as_ref());
     let ty = field.ty;
@@ -375,14 +403,9 @@ fn derive_newtype(model: &ArgsInput, field: &Newtype) -> TokenStream {
             }
         }
     });
-    let private_ident = respan(&private, ident.span());
-    let draft = quote_spanned! {ident.span()=>
-        impl<__ErpM> #private_ident::DraftCheck<__ErpM> for #ident
-        where
-            #ty: #private_at::DraftCheck<__ErpM>,
-        {
-        }
-    };
+    let nested = quote_spanned!(span=> let () = <#ty as #private_at::DraftGuard<__ErpM>>::CHECK;);
+    let draft = draft_check(ident, plan, &[nested], &private);
+    let newtype_kinds = plan.newtype_kinds;
     quote! {
         #[automatically_derived]
         impl #private::ToolArgs for #ident {
@@ -399,17 +422,15 @@ fn derive_newtype(model: &ArgsInput, field: &Newtype) -> TokenStream {
             const HAS_CLIENT_REF: ::core::primitive::bool = #inner::HAS_CLIENT_REF;
             const DEPTH: ::core::primitive::usize = #inner::DEPTH;
             const IS_OBJECT: ::core::primitive::bool = #inner::IS_OBJECT;
-            const SHAPE: ::core::primitive::u8 = #inner::SHAPE;
-            const ITEM_SHAPE: ::core::primitive::u8 = #inner::ITEM_SHAPE;
+            const SHAPE: ::core::primitive::u16 = #inner::SHAPE;
+            const ITEM_SHAPE: ::core::primitive::u16 = #inner::ITEM_SHAPE;
+            const KIND: ::core::primitive::u16 = #newtype_kinds | #inner::KIND;
             fn client_ref(&self) -> ::core::option::Option<&::core::primitive::str> {
                 #inner::client_ref(&self.#member)
             }
         }
 
-        #[doc(hidden)]
-        const _: () = {
-            #draft
-        };
+        #draft
     }
 }
 
@@ -423,10 +444,12 @@ fn derive_fallback(input: &DeriveInput, krate: Option<&syn::Path>, plan: &ArgsPl
     // derive).
     let draft = if plan.draft_checks.is_empty() || !input.generics.params.is_empty() {
         let mut with_m = input.generics.clone();
-        with_m.params.push(syn::parse_quote!(__ErpM));
+        with_m
+            .params
+            .push(syn::parse_quote!(__ErpM: #private::CheckTier));
         let (impl_m, _, _) = with_m.split_for_impl();
         let (_, ty_generics, where_clause) = input.generics.split_for_impl();
-        quote!(impl #impl_m #private::DraftCheck<__ErpM> for #ident #ty_generics #where_clause {})
+        quote!(impl #impl_m #private::DraftGuard<__ErpM> for #ident #ty_generics #where_clause {})
     } else {
         draft_check(ident, plan, &[], &private)
     };

@@ -114,21 +114,14 @@ fn expand_tool(func: &ItemFn, plan: &ToolPlan) -> TokenStream {
         checks.push(quote! {
             const _: () = #present;
         });
-        // The draft-only field rules (see the derive's `draft_check`): `Self` is a type
-        // parameter here, which none of the per-field rule traits holds, so every
-        // offending field is one error, spanned on the arguments type, worded by its rule.
-        // Only the path is spanned on the arguments type: the trait around it stays
-        // macro-generated, so the compiler does not suggest editing it.
+        // The draft-only field rules (see the derive's `draft_check`): naming the constant
+        // evaluates it, and a field a draft tool may not take panics there, spanned on the
+        // field; this line is the last "erroneous constant" note, on the arguments type.
         let required = quote_spanned!(args_span=>
-            <#args_ty as #private_at::DraftCheck<Self>>::FIELDS_ALLOWED
+            <#args_ty as #private_at::DraftGuard<#private_at::DraftTier>>::CHECK
         );
         checks.push(quote! {
-            #[allow(dead_code)]
-            trait __ErpDraftArguments: ::core::marker::Sized {
-                fn __erp_draft_arguments() {
-                    let () = #required;
-                }
-            }
+            const _: () = #required;
         });
     }
 

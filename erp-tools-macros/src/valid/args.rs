@@ -1,12 +1,13 @@
 //! Rules on argument types, checked by `#[derive(ToolArgs)]` on every struct, so nested,
 //! listed, optional and flattened types are all covered by their own derive.
 
-use erp_tools_internals::names::{self, DraftForbidden};
+use erp_tools_internals::names::{self, DraftForbidden, Kind};
 use proc_macro2::TokenStream;
 use syn::Type;
 
 use erp_tools_internals::names::valid_key;
 
+use super::kinds::{KindCheck, check_newtype_name, declared_kind, kind_check};
 use super::types::type_string;
 use crate::ast::{ArgsInput, Field, Shape, last_ident, type_args};
 use crate::errors::Errors;
@@ -27,6 +28,12 @@ pub(crate) struct ArgsPlan {
     /// Fields a draft tool may take although a rule refuses them, by the field's wire
     /// name: `(wire name, category, reason)` from `#[erp(allow = "..", reason = "..")]`.
     pub opt_ins: Vec<(String, String, String)>,
+    /// The draft tier's default deny: for each field, the shapes its kind may have.
+    pub kind_checks: Vec<KindCheck>,
+    /// Kinds declared with `#[erp(kind = "..", of = "..")]`: `(wire name, kind, of)`.
+    pub declared_kinds: Vec<(String, String, Option<String>)>,
+    /// For a newtype: the kinds its own name says it is (a bit a kind), 0 for none.
+    pub newtype_kinds: u16,
 }
 
 /// A field named for a unit or currency, checked on its type's `ToolArgs` constants.
@@ -48,6 +55,9 @@ pub(crate) fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
         own_client_ref: false,
         unit_fields: Vec::new(),
         opt_ins: Vec::new(),
+        kind_checks: Vec::new(),
+        declared_kinds: Vec::new(),
+        newtype_kinds: 0,
     };
     super::serde::check_serde(input, errors);
     let generics = &input.original.generics;
@@ -65,6 +75,7 @@ pub(crate) fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
         Shape::Newtype(field) => {
             check_self_reference(input, field.ty, &field.member, errors);
             check_free_form(field.ty, errors);
+            check_newtype_name(input, &mut plan);
         }
         Shape::Struct(fields) => {
             let mut seen: Vec<&str> = Vec::new();
@@ -107,6 +118,19 @@ pub(crate) fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
                     "every variant is skipped, so no value is accepted; keep at least one",
                 );
             }
+            let own = input.ident.to_string();
+            if let Some(why) = names::classify_draft(&own)
+                && why.category() == names::vocab::Category::Status
+            {
+                plan.draft_checks.push((
+                    quote::ToTokens::to_token_stream(input.ident),
+                    format!(
+                        "`{own}` names a status, so it cannot be a value a draft tool takes: a draft is always \
+                         created in status draft and only a person moves it on; remove the field that takes it"
+                    ),
+                    own.clone(),
+                ));
+            }
             for v in variants.iter().filter(|v| !v.skip) {
                 if v.wire.is_empty() || v.wire.chars().count() > 200 {
                     errors.spanned(
@@ -114,7 +138,9 @@ pub(crate) fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
                         "an enum value must be a non-empty name of at most 200 characters",
                     );
                 }
-                if let Some(verb) = names::post_tier_verb(&v.wire) {
+                if let Some(verb) =
+                    names::post_tier_verb(&v.wire).or_else(|| names::status_value(&v.wire))
+                {
                     let at = match &v.rename {
                         Some(lit) => quote::ToTokens::to_token_stream(lit),
                         None => quote::ToTokens::to_token_stream(&v.original.ident),
@@ -143,19 +169,38 @@ fn check_field_name(field: &Field, errors: &mut Errors, plan: &mut ArgsPlan) {
             ),
         );
     }
+    let declared = declared_kind(field, errors);
+    let mut refused = false;
     if let Some(why) = names::classify(wire) {
-        let mut msg = names::forbidden_message(wire, why);
-        if field.renamed() {
-            msg = msg.replacen(&format!("`{wire}`"), &field.describe(), 1);
+        let counterparty = declared.as_ref().is_some_and(|(k, of)| {
+            *k == Kind::Reference && of.as_deref().is_some_and(names::kinds::is_counterparty)
+        });
+        if !(matches!(why, names::Forbidden::Ambiguous(_)) && counterparty) {
+            refused = true;
+            let mut msg = names::forbidden_message(wire, why);
+            if field.renamed() {
+                msg = msg.replacen(&format!("`{wire}`"), &field.describe(), 1);
+            }
+            errors.spanned(field.name_tokens(), msg);
         }
-        errors.spanned(field.name_tokens(), msg);
     }
     for alias in &field.serde.aliases {
         if let Some(why) = names::classify(&alias.value()) {
             errors.spanned(alias, names::forbidden_message(&alias.value(), why));
         }
     }
-    check_opt_in(field, errors, plan);
+    let checks_before = plan.draft_checks.len();
+    check_opt_in(field, refused, errors, plan);
+    let draft_refused = plan.draft_checks.len() > checks_before;
+    let opted_in = plan.opt_ins.iter().any(|(w, _, _)| w == wire);
+    if let Some((kind, of)) = &declared {
+        plan.declared_kinds
+            .push((wire.to_string(), kind.key().to_string(), of.clone()));
+    }
+    if !refused && !draft_refused && !opted_in && wire != CLIENT_REF {
+        plan.kind_checks
+            .push(kind_check(field, declared.map(|(k, _)| k)));
+    }
     if wire == CLIENT_REF {
         plan.own_client_ref = true;
         if !is_plain_string(field.ty) {
@@ -212,7 +257,7 @@ fn check_field_name(field: &Field, errors: &mut Errors, plan: &mut ArgsPlan) {
 /// field a draft rule refuses is checked in draft tools unless it is allowed by the very
 /// category that refuses it, with a reason; identity and company fields, refused in every
 /// tier, cannot be allowed.
-fn check_opt_in(field: &Field, errors: &mut Errors, plan: &mut ArgsPlan) {
+fn check_opt_in(field: &Field, every_tier: bool, errors: &mut Errors, plan: &mut ArgsPlan) {
     let wire = field.wire.as_str();
     let (allow, reason) = (&field.bounds.allow, &field.bounds.reason);
     let example = |category: &str| {
@@ -239,7 +284,7 @@ fn check_opt_in(field: &Field, errors: &mut Errors, plan: &mut ArgsPlan) {
         ),
         _ => {}
     }
-    if names::classify(wire).is_some() {
+    if every_tier {
         if let Some(a) = allow {
             errors.spanned(
                 a,
@@ -292,12 +337,19 @@ fn check_opt_in(field: &Field, errors: &mut Errors, plan: &mut ArgsPlan) {
 }
 
 fn draft_message(field: &Field, why: DraftForbidden) -> String {
-    let msg = names::draft_message(&field.wire, why);
-    if !field.renamed() {
-        msg
-    } else {
-        msg.replacen(&format!("`{}`", field.wire), &field.describe(), 1)
+    let mut msg = names::draft_message(&field.wire, why);
+    if field.renamed() {
+        msg = msg.replacen(&format!("`{}`", field.wire), &field.describe(), 1);
     }
+    let category = why.category();
+    if category.may_opt_in() && !msg.contains("allow = ") {
+        msg.push_str(&format!(
+            "; if a person checks the value before the document goes on, a team may take it with \
+             `#[erp(allow = \"{}\", reason = \"..\")]` (a kind declaration does not lift this)",
+            category.key()
+        ));
+    }
+    msg
 }
 
 fn is_plain_string(ty: &Type) -> bool {

@@ -8,6 +8,7 @@
 
 mod args;
 mod bounds;
+mod kinds;
 mod page;
 mod serde;
 mod signature;

@@ -46,7 +46,6 @@ const VARIANT_OK: &[&str] = &[
     "skip_deserializing",
     "skip_serializing",
     "serialize_with",
-    "other",
     "bound",
 ];
 
@@ -176,6 +175,11 @@ fn field_message(item: &SerdeItem, wire: &str, optional: bool) -> String {
 fn variant_message(item: &SerdeItem, wire: &str) -> String {
     let key = item.key.as_str();
     match key {
+        "other" => format!(
+            "`#[serde(other)]` on variant `{wire}` is not supported: it turns the closed enum into any string (every \
+             value the schema does not list is read as `{wire}`), so the model could send a value nobody declared; \
+             remove it, list every value the tool takes, and let the server refuse the rest"
+        ),
         "alias" => format!(
             "`#[serde(alias = ..)]` on `{wire}` is not supported: the schema lists one value per variant and the \
              server refuses any other; remove it, or add a variant of its own for the other spelling"

@@ -33,7 +33,7 @@ struct SlowDraftArgs {
     /// What to draft, e.g. restock
     label: String,
     /// How long to work first, in seconds (0 to 60)
-    #[erp(min = 0, max = 60)]
+    #[erp(min = 0, max = 60, kind = "quantity")]
     seconds: i64,
 }
 
@@ -86,7 +86,7 @@ struct ReportArgs {
     /// What to report on, e.g. stock
     label: String,
     /// How long to work, in seconds (0 to 60)
-    #[erp(min = 0, max = 60)]
+    #[erp(min = 0, max = 60, kind = "quantity")]
     seconds: i64,
 }
 

@@ -48,6 +48,11 @@ impl Kind {
         Kind::Position,
     ];
 
+    /// The kind's bit in a set of kinds (a type's `KIND` constant).
+    pub fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+
     /// The key of `#[erp(kind = "..")]`.
     pub fn key(self) -> &'static str {
         match self {
@@ -72,10 +77,10 @@ impl Kind {
     pub fn shapes(self) -> u16 {
         use shape::*;
         match self {
-            Kind::Reference => TEXT | NUMBER | ENUM | UUID,
+            Kind::Reference => TEXT | NUMBER | ENUM | UUID | OBJECT,
             Kind::Quantity | Kind::Position => NUMBER,
             Kind::Unit | Kind::Currency => ENUM | NUMBER,
-            Kind::Date => DATE,
+            Kind::Date => DATE | OTHER,
             Kind::Note => TEXT,
             Kind::Lines => OBJECT,
             Kind::Choice => ENUM | BOOL,
@@ -143,8 +148,8 @@ pub enum NameKinds {
     Kinds(Vec<Kind>),
     /// An ERP field every ERP that has it allows in a draft: any shape.
     Vocabulary(&'static vocab::Entry),
-    /// The name says nothing the rules know: only an object, a list of objects, an enum,
-    /// a `Uuid` or a type that declares its kind is accepted.
+    /// The name says nothing the rules know: only an enum (a choice), a `Uuid` or a type
+    /// that declares its kind is accepted.
     Unknown,
 }
 
@@ -154,7 +159,7 @@ impl NameKinds {
         match self {
             NameKinds::Kinds(kinds) => kinds.iter().fold(0, |m, k| m | k.shapes()),
             NameKinds::Vocabulary(_) => shape::ANY,
-            NameKinds::Unknown => shape::OBJECT | shape::ENUM | shape::UUID,
+            NameKinds::Unknown => shape::ENUM | shape::UUID,
         }
     }
 }
@@ -179,7 +184,8 @@ pub fn name_kinds(wire: &str) -> NameKinds {
     if has_any(&w, NOTE).is_some() && !has_time {
         kinds.push(Kind::Note);
     }
-    if has_time {
+    let single_purpose = w.len() == 1 && DATE_PURPOSE.contains(&last);
+    if has_time || single_purpose {
         let validity = valid_until(&w);
         let purpose = has_any(&w, DATE_PURPOSE).is_some() || validity;
         let system = w
@@ -196,7 +202,9 @@ pub fn name_kinds(wire: &str) -> NameKinds {
         });
     }
     if !has_time {
-        let postal = w.windows(2).any(|p| p[0] == "post" && p[1] == "code");
+        let postal = w
+            .windows(2)
+            .any(|p| p[0] == "post" && (p[1] == "code" || p[1] == "box"));
         if has_any(&w, MASTER).is_some() || has_any(&w, REF_WORDS).is_some() || postal {
             kinds.push(Kind::Reference);
         }
@@ -207,11 +215,22 @@ pub fn name_kinds(wire: &str) -> NameKinds {
     {
         kinds.push(Kind::Position);
     }
-    if w.iter()
-        .all(|s| LINES.contains(&s.as_str()) || REF_SUFFIX.contains(&s.as_str()))
-        || (LINES.contains(&last) && w.len() <= 2)
-    {
+    if names_lines(wire) {
         kinds.push(Kind::Lines);
+    }
+    // A document named by its number (`number`, `po_number`, `DocumentNo`): the draft a
+    // tool changes, or the source document a line comes from.
+    let documents = [
+        "po", "order", "doc", "document", "draft", "purchase", "so", "invoice", "bill", "rfq",
+        "orig", "original", "external", "link", "source",
+    ];
+    if REF_SUFFIX.contains(&last)
+        && !has_time
+        && w[..w.len() - 1]
+            .iter()
+            .all(|s| documents.contains(&s.as_str()))
+    {
+        kinds.push(Kind::Reference);
     }
     if !kinds.is_empty() {
         kinds.sort();
@@ -252,7 +271,19 @@ pub fn names_lines(wire: &str) -> bool {
         && w.iter().all(|s| {
             LINES.contains(&s.as_str())
                 || REF_SUFFIX.contains(&s.as_str())
-                || ["order", "purchase", "requisition", "document", "doc"].contains(&s.as_str())
+                || [
+                    "order",
+                    "purchase",
+                    "requisition",
+                    "document",
+                    "doc",
+                    "sale",
+                    "sales",
+                    "list",
+                    "invoice",
+                    "po",
+                ]
+                .contains(&s.as_str())
         })
 }
 

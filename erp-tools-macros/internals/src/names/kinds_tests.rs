@@ -210,6 +210,9 @@ fn the_safe_twins_are_taken() {
         ("line_no", NUMBER),
         ("post_code", TEXT),
         ("valid_until", DATE),
+        ("number", TEXT),
+        ("po_number", TEXT),
+        ("DocumentNo", TEXT),
     ];
     let refused: Vec<String> = safe
         .iter()
@@ -230,7 +233,7 @@ fn a_field_of_no_kind_is_refused_until_declared() {
         ("flag", BOOL),
         ("amount_hint", NUMBER),
         ("date", DATE),
-        ("code", TEXT),
+        ("gizmo_code", TEXT),
     ] {
         assert!(!allowed(wire, shape), "{wire}");
     }

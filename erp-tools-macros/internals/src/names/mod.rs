@@ -24,7 +24,7 @@ pub use lexicon::{COUNTERPARTIES, words};
 pub use rename::{RenameRule, segments};
 pub use text::{closest, edit_distance, humanise, join_doc};
 pub use units::{UnitKind, UnitWord, is_unit_like, unit_word};
-pub use verbs::{is_read_scope, post_tier_verb, verb_message};
+pub use verbs::{is_read_scope, post_tier_verb, status_value, verb_message};
 
 #[cfg(test)]
 mod tests;

@@ -60,6 +60,38 @@ pub fn post_tier_verb(wire: &str) -> Option<&'static str> {
     })
 }
 
+/// Words of an enum value that make it a document's status rather than a choice of its
+/// own (`Closed`, `Done`, `OnHold`, `Disetujui`).
+const STATUS_VALUES: &[&str] = &[
+    "closed",
+    "done",
+    "completed",
+    "rejected",
+    "locked",
+    "invoiced",
+    "received",
+    "hold",
+    "onhold",
+    "processed",
+    "billed",
+    "disetujui",
+    "diposting",
+    "dibatalkan",
+    "ditutup",
+    "selesai",
+    "ditolak",
+    "dibayar",
+    "lunas",
+];
+
+/// The status an enum value's wire name names (`Closed`, `ON_HOLD`), as its word, or
+/// `None`.
+pub fn status_value(wire: &str) -> Option<&'static str> {
+    segments(wire)
+        .iter()
+        .find_map(|s| STATUS_VALUES.iter().find(|w| *w == s).copied())
+}
+
 /// The compile error for an enum value of a draft tool's arguments that names a
 /// post-tier action.
 pub fn verb_message(enum_name: &str, wire: &str, verb: &str) -> String {

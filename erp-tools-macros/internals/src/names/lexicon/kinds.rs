@@ -55,6 +55,10 @@ pub(crate) const QUANTITY_STATE: &[&str] = &[
     "sisa",
     "terpakai",
     "to",
+    "receipts",
+    "shipments",
+    "lost",
+    "invoices",
 ];
 
 /// Words of a free-text note for people.
@@ -81,6 +85,8 @@ pub(crate) const NOTE: &[&str] = &[
     "justification",
     "subject",
     "title",
+    "label",
+    "caption",
     "text",
     "catatan",
     "keterangan",
@@ -95,6 +101,7 @@ pub(crate) const NOTE: &[&str] = &[
     "commentaire",
     "bemerkung",
     "observaciones",
+    "attention",
 ];
 
 /// Words that say what a date is for, when a person asks for it.
@@ -186,7 +193,6 @@ pub(crate) const DATE_SYSTEM: &[&str] = &[
     "tran",
     "trx",
     "voucher",
-    "receipt",
     "received",
     "shipped",
     "delivered",
@@ -340,6 +346,22 @@ pub(crate) const MASTER: &[&str] = &[
     "proyecto",
     "lieferant",
     "artikel",
+    "ship",
+    "shipping",
+    "shipto",
+    "billto",
+    "subitem",
+    "schedule",
+    "group",
+    "pool",
+    "opportunity",
+    "resource",
+    "attribute",
+    "bom",
+    "tracking",
+    "reglement",
+    "condition",
+    "external",
 ];
 
 /// Words that make a name an identifier of what the other words name (`vendor_code`,
@@ -386,9 +408,11 @@ pub(crate) const REF_WORDS: &[&str] = &[
 /// Words of a line's position (`line_no`, `sequence`, `urutan`).
 pub(crate) const POSITION: &[&str] = &[
     "line", "lineno", "seq", "sequence", "position", "pos", "sort", "urutan", "urut", "baris",
+    "rang",
 ];
 
 /// Names of a document's list of lines.
 pub(crate) const LINES: &[&str] = &[
-    "lines", "line", "items", "details", "detail", "rincian", "ligne", "lignes", "entries",
+    "lines", "line", "items", "details", "detail", "rincian", "ligne", "lignes", "entries", "item",
+    "baris", "butir",
 ];

@@ -114,10 +114,25 @@ fn split_glued(word: &str) -> Option<Vec<String>> {
 /// words it is made of (`MEGAENTITYID` → `mega`, `entity`, `id`).
 pub fn words(wire: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for s in segments(wire) {
+    for s in segments(wire).into_iter().flat_map(split_digits) {
         match split_glued(&s) {
             Some(parts) => out.extend(parts),
             None => out.push(s),
+        }
+    }
+    out
+}
+
+/// `tax1099` → `tax`, `1099`: letters and digits apart.
+fn split_digits(word: String) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in word.chars() {
+        let digit = c.is_ascii_digit();
+        match out.last_mut() {
+            Some(last) if last.chars().last().is_some_and(|p| p.is_ascii_digit()) == digit => {
+                last.push(c)
+            }
+            _ => out.push(c.to_string()),
         }
     }
     out
@@ -157,9 +172,14 @@ pub(crate) fn every_tier(wire: &str) -> Option<(Party, &'static str)> {
     let named = |i: usize| {
         // `company_name`, `nama_perusahaan`: a counterparty's name, not the caller's company;
         // `perusahaan_pemasok`: the supplier's company.
-        w.get(i + 1)
-            .is_some_and(|n| n == "name" || n == "nama" || MASTER.contains(&n.as_str()))
-            || (i > 0 && w[i - 1] == "nama")
+        // `company_vendor_code`: the vendor's code in the company's books; but the company's
+        // own party, partner, address or contact (Tryton's `company_party`) is the company.
+        let own = ["party", "partner", "address", "contact", "alamat"];
+        w.get(i + 1).is_some_and(|n| {
+            n == "name"
+                || n == "nama"
+                || (MASTER.contains(&n.as_str()) && !own.contains(&n.as_str()))
+        }) || (i > 0 && w[i - 1] == "nama")
     };
     if let Some(i) = has_any(&w, COMPANY)
         && !named(i)
@@ -206,7 +226,9 @@ pub(crate) fn draft_word(wire: &str) -> Option<(Category, &'static str)> {
         has_any(&w, list).map(|i| list.iter().find(|c| **c == w[i]))
     };
     // A postal code is not a posting (`post_code`, `PostCode`).
-    let postal = w.windows(2).any(|p| p[0] == "post" && p[1] == "code");
+    let postal = w
+        .windows(2)
+        .any(|p| p[0] == "post" && (p[1] == "code" || p[1] == "box"));
     let checks: [(&'static [&'static str], Category); 7] = [
         (STATUS, Category::Status),
         (WORKFLOW, Category::Workflow),

@@ -23,6 +23,8 @@ pub(crate) const COMPANY: &[&str] = &[
     "perusahaan",
     "organisasi",
     "divisi",
+    "company",
+    "companies",
 ];
 
 /// Two words that together name the company or an organisational unit.
@@ -180,6 +182,10 @@ pub(crate) const WORKFLOW: &[&str] = &[
     "ditagih",
     "valide",
     "cloture",
+    "accounting",
+    "reconciliation",
+    "reconcile",
+    "pay",
 ];
 
 /// Two words that together mark a workflow step.
@@ -214,6 +220,8 @@ pub(crate) const PRICE: &[&str] = &[
 
 /// Words that mark a discount.
 pub(crate) const DISCOUNT: &[&str] = &[
+    "discount",
+    "discounts",
     "disc",
     "remise",
     "diskon",
@@ -227,7 +235,24 @@ pub(crate) const DISCOUNT: &[&str] = &[
 
 /// Words that mark a tax.
 pub(crate) const TAX: &[&str] = &[
-    "tva", "iva", "gst", "hst", "pst", "mwst", "ppn", "pph", "pajak", "excise", "fiscal",
+    "tax",
+    "taxes",
+    "taxable",
+    "vat",
+    "withholding",
+    "tva",
+    "iva",
+    "gst",
+    "hst",
+    "pst",
+    "mwst",
+    "ppn",
+    "pph",
+    "pajak",
+    "excise",
+    "fiscal",
+    "zakat",
+    "nexus",
 ];
 
 /// Words that, before a last word `rate` (or Dolibarr's `tx`), make it an exchange rate.
@@ -259,4 +284,6 @@ pub(crate) const AMOUNT: &[&str] = &[
     "nominal",
     "montant",
     "importe",
+    "credit",
+    "debit",
 ];

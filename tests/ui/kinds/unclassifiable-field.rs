@@ -1,0 +1,18 @@
+use erp_tools_core::prelude::*;
+
+#[derive(Deserialize, ToolArgs)]
+struct Args {
+    vendor_code: String,
+    client_ref: String,
+    /// A field no rule knows: refused until declared.
+    widget: String,
+}
+
+/// Create a draft purchase order.
+#[erp_tool(module = "purchasing", tier = "draft", scopes = ["purchasing:draft"])]
+async fn tool_under_test(_ctx: &ToolContext, _tx: &mut DraftTx, args: Args) -> Result<String, ToolError> {
+    let _ = args;
+    Ok(String::new())
+}
+
+fn main() {}
