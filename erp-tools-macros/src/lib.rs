@@ -101,6 +101,21 @@ pub fn tool_output(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// free-form types (`serde_json::Value`, maps, floats), and prepares the draft-only
 /// checks (`status`, `unit_price`, ...) that `#[erp_tool(tier = "draft")]` evaluates.
 ///
+/// **Draft tools take only what a person may describe** (default deny): every field of a
+/// draft tool's arguments, at any depth, must be a reference to master data, a quantity, a
+/// unit or currency, a date asked for, a note, lines, a choice (an enum) or a line's
+/// position, recognised from its name and type (in English, Indonesian and other ERPs'
+/// spellings) or declared with `#[erp(kind = "..")]`:
+///
+/// ```text
+/// #[erp(kind = "reference", of = "vendor")]  entity: String   // NetSuite's vendor
+/// #[erp(kind = "quantity")]                  koli: u32
+/// #[erp(kind = "choice")]                    partial_ok: bool
+/// ```
+///
+/// A declaration never lifts a refusal (a price, a status, a company stay refused); a
+/// field of no kind is a compile error on the field, saying what to declare.
+///
 /// **serde attributes** are an allow-list: those the schema models exactly (`rename`,
 /// `rename_all`, `flatten`, `skip`, `skip_deserializing`) or that do not change what is
 /// read (`deny_unknown_fields`, `skip_serializing_if`, `serialize_with`, `bound`, ...).

@@ -208,7 +208,7 @@ fn draft_check(
         let mut msg = msg.clone();
         if i == 0 && others.len() > 1 {
             msg.push_str(&format!(
-                " ({} of `{ident}` are refused too)",
+                " (also refused in `{ident}`: {})",
                 others[1..].join(", ")
             ));
         }

@@ -1,7 +1,7 @@
 use erp_tools_core::prelude::*;
 
 #[derive(Deserialize, ToolArgs)]
-enum Pick {
+enum Choice {
     Open,
     Closed,
 }
@@ -9,7 +9,7 @@ enum Pick {
 #[derive(Deserialize, ToolArgs)]
 struct Args {
     client_ref: String,
-    option: Pick,
+    option: Choice,
 }
 
 /// Create a draft purchase order.

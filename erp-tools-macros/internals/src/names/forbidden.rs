@@ -370,16 +370,16 @@ pub fn forbidden_message(wire: &str, why: Forbidden) -> String {
         }
         Forbidden::Company(word) => {
             return format!(
-                "`{wire}` cannot be a tool argument: it has the word `{word}`, so it {}; {} This holds in every \
-                 tier and no opt-in lifts it",
+                "`{wire}` cannot be a tool argument: it has the word `{word}`, so it {}; {}. This holds in \
+                 every tier, and no opt-in or declaration lifts it",
                 Category::Company.what(),
                 Category::Company.instead()
             );
         }
         Forbidden::Person(word) => {
             return format!(
-                "`{wire}` cannot be a tool argument: it has the word `{word}`, so it {}; {} This holds in every \
-                 tier and no opt-in lifts it",
+                "`{wire}` cannot be a tool argument: it has the word `{word}`, so it {}; {}. This holds in \
+                 every tier, and no opt-in or declaration lifts it",
                 Category::Identity.what(),
                 Category::Identity.instead()
             );

@@ -144,10 +144,16 @@ pub(crate) fn has_any(words: &[String], list: &[&str]) -> Option<usize> {
 }
 
 /// The first of `pairs` that stands side by side in `words`.
-pub(crate) fn has_pair(words: &[String], pairs: &[(&str, &str)]) -> Option<usize> {
-    words
-        .windows(2)
-        .position(|w| pairs.iter().any(|(a, b)| w[0] == *a && w[1] == *b))
+pub(crate) fn has_pair(
+    words: &[String],
+    pairs: &'static [(&'static str, &'static str, &'static str)],
+) -> Option<&'static str> {
+    words.windows(2).find_map(|w| {
+        pairs
+            .iter()
+            .find(|(a, b, _)| w[0] == *a && w[1] == *b)
+            .map(|(_, _, both)| *both)
+    })
 }
 
 /// Who an every-tier word names.
@@ -186,20 +192,14 @@ pub(crate) fn every_tier(wire: &str) -> Option<(Party, &'static str)> {
     {
         return Some((Party::Company, COMPANY.iter().find(|c| **c == w[i])?));
     }
-    if let Some(i) = has_pair(&w, COMPANY_PAIRS) {
-        let (a, _) = COMPANY_PAIRS
-            .iter()
-            .find(|(a, b)| w[i] == *a && w[i + 1] == *b)?;
-        return Some((Party::Company, a));
+    if let Some(both) = has_pair(&w, COMPANY_PAIRS) {
+        return Some((Party::Company, both));
     }
     if let Some(i) = has_any(&w, PERSON) {
         return Some((Party::Person, PERSON.iter().find(|c| **c == w[i])?));
     }
-    if let Some(i) = has_pair(&w, PERSON_PAIRS) {
-        let (a, _) = PERSON_PAIRS
-            .iter()
-            .find(|(a, b)| w[i] == *a && w[i + 1] == *b)?;
-        return Some((Party::Person, a));
+    if let Some(both) = has_pair(&w, PERSON_PAIRS) {
+        return Some((Party::Person, both));
     }
     // `fk_user_author`, `user_valid`: the user word followed by anything but a field of the
     // user's own record.
@@ -246,11 +246,8 @@ pub(crate) fn draft_word(wire: &str) -> Option<(Category, &'static str)> {
             return Some((category, word));
         }
     }
-    if let Some(i) = has_pair(&w, WORKFLOW_PAIRS) {
-        let (a, _) = WORKFLOW_PAIRS
-            .iter()
-            .find(|(a, b)| w[i] == *a && w[i + 1] == *b)?;
-        return Some((Category::Workflow, a));
+    if let Some(both) = has_pair(&w, WORKFLOW_PAIRS) {
+        return Some((Category::Workflow, both));
     }
     // A last word `tx` is Dolibarr's rate (`tva_tx`, `multicurrency_tx`).
     if w.len() > 1 && w[w.len() - 1] == "tx" {

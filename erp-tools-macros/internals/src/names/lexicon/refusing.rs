@@ -28,14 +28,14 @@ pub(crate) const COMPANY: &[&str] = &[
 ];
 
 /// Two words that together name the company or an organisational unit.
-pub(crate) const COMPANY_PAIRS: &[(&str, &str)] = &[
-    ("legal", "entity"),
-    ("business", "unit"),
-    ("data", "area"),
-    ("mega", "entity"),
-    ("operating", "unit"),
-    ("unit", "bisnis"),
-    ("unit", "usaha"),
+pub(crate) const COMPANY_PAIRS: &[(&str, &str, &str)] = &[
+    ("legal", "entity", "legal entity"),
+    ("business", "unit", "business unit"),
+    ("data", "area", "data area"),
+    ("mega", "entity", "mega entity"),
+    ("operating", "unit", "operating unit"),
+    ("unit", "bisnis", "unit bisnis"),
+    ("unit", "usaha", "unit usaha"),
 ];
 
 /// Words naming a person of the company's own side (refused in every tool; the person
@@ -75,11 +75,11 @@ pub(crate) const PERSON: &[&str] = &[
 ];
 
 /// Two words that together name a person of the company's own side.
-pub(crate) const PERSON_PAIRS: &[(&str, &str)] = &[
-    ("sales", "rep"),
-    ("sales", "representative"),
-    ("assigned", "to"),
-    ("next", "approver"),
+pub(crate) const PERSON_PAIRS: &[(&str, &str, &str)] = &[
+    ("sales", "rep", "sales rep"),
+    ("sales", "representative", "sales representative"),
+    ("assigned", "to", "assigned to"),
+    ("next", "approver", "next approver"),
 ];
 
 /// Words that name a counterparty in one ERP and the company in another (NetSuite's
@@ -189,11 +189,11 @@ pub(crate) const WORKFLOW: &[&str] = &[
 ];
 
 /// Two words that together mark a workflow step.
-pub(crate) const WORKFLOW_PAIRS: &[(&str, &str)] = &[
-    ("doc", "action"),
-    ("document", "action"),
-    ("to", "be"),
-    ("auto", "submit"),
+pub(crate) const WORKFLOW_PAIRS: &[(&str, &str, &str)] = &[
+    ("doc", "action", "doc action"),
+    ("document", "action", "document action"),
+    ("to", "be", "to be"),
+    ("auto", "submit", "auto submit"),
 ];
 
 /// Words that mark a price, a cost or a rate.
