@@ -36,7 +36,8 @@ pub trait ToolArgs {
     message = "`{Self}` cannot be used in tool arguments",
     label = "`{Self}` does not implement `ToolArgs`",
     note = "add `#[derive(Deserialize, ToolArgs)]` to your own argument types (structs and unit enums)",
-    note = "free-form JSON (`serde_json::Value`), maps (`HashMap`, `BTreeMap`) and floats (`f32`, `f64`) are not allowed in tool arguments: declare a struct with typed fields, an enum, or use `rust_decimal::Decimal` for amounts"
+    note = "free-form JSON (`serde_json::Value`), maps (`HashMap`, `BTreeMap`) and floats (`f32`, `f64`) are not allowed in tool arguments: declare a struct with typed fields, an enum, or use `rust_decimal::Decimal` for amounts",
+    note = "`uuid::Uuid` is a tool argument with erp-tools-core's feature `uuid`: `erp-tools-core = {{ version = \"..\", features = [\"uuid\"] }}`"
 )]
 pub trait DerivedToolArgs: ToolArgs {
     /// The strict schema of this type ([`ToolArgs::tool_schema`]), so generated code

@@ -147,7 +147,16 @@ pub(crate) fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
                     };
                     plan.draft_checks.push((
                         at,
-                        names::verb_message(&input.ident.to_string(), &v.wire, verb),
+                        if names::post_tier_verb(&v.wire).is_some() {
+                            names::verb_message(&input.ident.to_string(), &v.wire, verb)
+                        } else {
+                            format!(
+                                "`{}` cannot be a value of `{}` in a draft tool's arguments: it is a status \
+                                 (`{verb}`), and a draft is always created in status draft, only a person moves \
+                                 it on; remove the value, or keep the enum to the document's own choices",
+                                v.wire, input.ident
+                            )
+                        },
                         v.original.ident.to_string(),
                     ));
                 }

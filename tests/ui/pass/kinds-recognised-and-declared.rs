@@ -100,6 +100,34 @@ pub async fn buat_draf_pesanan(
     Ok(args.client_ref)
 }
 
+/// Odoo's purchase.requisition: its own `line_ids` are the lines asked for (account.move's
+/// journal items of the same name are judged by their own fields).
+#[derive(Deserialize, ToolArgs)]
+pub struct RequisitionLine {
+    pub product_id: i64,
+    pub product_qty: Decimal,
+    pub product_description_variants: Option<String>,
+}
+
+#[derive(Deserialize, ToolArgs)]
+pub struct RequisitionArgs {
+    pub vendor_id: i64,
+    pub date_end: Option<NaiveDate>,
+    pub description: Option<String>,
+    pub client_ref: String,
+    pub line_ids: Vec<RequisitionLine>,
+}
+
+/// Create a draft purchase agreement in Odoo.
+#[erp_tool(module = "idempiere", tier = "draft", scopes = ["purchasing:draft"])]
+pub async fn create_requisition_draft(
+    _ctx: &ToolContext,
+    _tx: &mut DraftTx,
+    args: RequisitionArgs,
+) -> Result<String, ToolError> {
+    Ok(args.client_ref)
+}
+
 /// A read tool filters by what it likes: status, a price range, the vendor.
 #[derive(Deserialize, ToolArgs)]
 pub struct ListArgs {
@@ -132,6 +160,7 @@ fn main() {
         )
         .tool::<create_po_draft>()
         .tool::<buat_draf_pesanan>()
+        .tool::<create_requisition_draft>()
         .tool::<list_orders>()
         .build()
         .expect("the registry builds");
