@@ -44,7 +44,7 @@ pub(crate) fn declared_counterparty(p: &crate::schema::Property) -> bool {
         names::classify(&p.name),
         Some(names::Forbidden::Ambiguous(_))
     ) && p.kind.as_ref().is_some_and(|k| {
-        k.kind == "reference" && k.of.as_deref().is_some_and(names::kinds::is_counterparty)
+        k.kind == "reference" && k.of.as_deref().is_some_and(names::judge::is_counterparty)
     })
 }
 

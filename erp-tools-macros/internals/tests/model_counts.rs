@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use erp_tools_internals::names::kinds::{DraftVerdict, judge_draft};
+use erp_tools_internals::names::judge::{DraftVerdict, judge_draft};
 use erp_tools_internals::names::shape;
 
 /// What a field is, by its meaning in its ERP.

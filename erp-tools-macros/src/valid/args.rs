@@ -7,7 +7,7 @@ use syn::Type;
 
 use erp_tools_internals::names::valid_key;
 
-use super::kinds::{KindCheck, check_newtype_name, declared_kind, kind_check};
+use super::kinds::{KindCheck, declared_kind, kind_check, newtype_name};
 use super::types::type_string;
 use crate::ast::{ArgsInput, Field, Shape, last_ident, type_args};
 use crate::errors::Errors;
@@ -75,7 +75,9 @@ pub(crate) fn check_args(input: &ArgsInput, errors: &mut Errors) -> ArgsPlan {
         Shape::Newtype(field) => {
             check_self_reference(input, field.ty, &field.member, errors);
             check_free_form(field.ty, errors);
-            check_newtype_name(input, &mut plan);
+            let (kinds, refusal) = newtype_name(input);
+            plan.newtype_kinds = kinds;
+            plan.draft_checks.extend(refusal);
         }
         Shape::Struct(fields) => {
             let mut seen: Vec<&str> = Vec::new();
@@ -182,7 +184,7 @@ fn check_field_name(field: &Field, errors: &mut Errors, plan: &mut ArgsPlan) {
     let mut refused = false;
     if let Some(why) = names::classify(wire) {
         let counterparty = declared.as_ref().is_some_and(|(k, of)| {
-            *k == Kind::Reference && of.as_deref().is_some_and(names::kinds::is_counterparty)
+            *k == Kind::Reference && of.as_deref().is_some_and(names::judge::is_counterparty)
         });
         if !(matches!(why, names::Forbidden::Ambiguous(_)) && counterparty) {
             refused = true;

@@ -7,7 +7,6 @@ use erp_tools_internals::names::{self, Kind, NameKinds};
 use proc_macro2::TokenStream;
 use syn::Type;
 
-use super::args::ArgsPlan;
 use crate::ast::{ArgsInput, Field};
 use crate::errors::Errors;
 
@@ -101,18 +100,19 @@ pub(super) fn kind_check(field: &Field, declared: Option<Kind>) -> KindCheck {
 }
 
 /// A newtype's own name: the kinds it says (`VendorCode` a reference, `Qty` a quantity),
-/// or a draft refusal (`UnitPrice`).
-pub(super) fn check_newtype_name(input: &ArgsInput, plan: &mut ArgsPlan) {
+/// one bit a kind, or a draft refusal (`UnitPrice`): `(where, message, name)`.
+pub(super) fn newtype_name(input: &ArgsInput) -> (u16, Option<(TokenStream, String, String)>) {
     let own = input.ident.to_string();
     if let Some(why) = names::classify_draft(&own) {
-        plan.draft_checks.push((
+        let refusal = (
             quote::ToTokens::to_token_stream(input.ident),
             names::draft_message(&own, why),
             own,
-        ));
-        return;
+        );
+        return (0, Some(refusal));
     }
-    if let NameKinds::Kinds(kinds) = names::name_kinds(&own) {
-        plan.newtype_kinds = kinds.iter().fold(0, |m, k| m | k.bit());
+    match names::name_kinds(&own) {
+        NameKinds::Kinds(kinds) => (kinds.iter().fold(0, |m, k| m | k.bit()), None),
+        _ => (0, None),
     }
 }

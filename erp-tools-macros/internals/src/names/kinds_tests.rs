@@ -1,4 +1,4 @@
-use super::shape::*;
+use super::super::kinds::shape::*;
 use super::*;
 
 fn allowed(wire: &str, shape: u16) -> bool {
@@ -102,10 +102,7 @@ fn company_and_person_fields_are_refused_in_every_tier() {
         "entity",
         "client_id",
     ] {
-        assert!(
-            super::super::classify(wire).is_some(),
-            "{wire} taken by a read tool"
-        );
+        assert!(classify(wire).is_some(), "{wire} taken by a read tool");
     }
     for wire in [
         "client_ref",
@@ -114,7 +111,7 @@ fn company_and_person_fields_are_refused_in_every_tier() {
         "nama_perusahaan",
         "warehouse",
     ] {
-        assert_eq!(super::super::classify(wire), None, "{wire}");
+        assert_eq!(classify(wire), None, "{wire}");
     }
 }
 
@@ -123,7 +120,7 @@ fn an_ambiguous_party_is_taken_once_declared_a_counterparty() {
     let entity = judge_draft("entity", TEXT, None, false);
     assert!(matches!(
         entity,
-        DraftVerdict::EveryTier(super::super::Forbidden::Ambiguous("entity"))
+        DraftVerdict::EveryTier(Forbidden::Ambiguous("entity"))
     ));
     let declared = judge_draft(
         "entity",

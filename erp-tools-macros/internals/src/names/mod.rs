@@ -6,6 +6,7 @@
 
 mod forbidden;
 mod header;
+pub mod judge;
 pub mod kinds;
 mod lexicon;
 mod rename;
