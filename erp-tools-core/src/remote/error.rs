@@ -312,7 +312,7 @@ pub(crate) fn unknown_outcome(
             "Retry this call with the same client_ref and the same arguments: the retry finds the draft if it \
              was created and creates it once if it was not (it may first wait up to {} s for the earlier \
              request). Do not use a new client_ref for this draft.",
-            super::retry_wait(super::request_timeout()).as_secs()
+            super::timeout::retry_wait(super::timeout::request_timeout()).as_secs()
         ),
     )
 }
@@ -329,7 +329,7 @@ pub(crate) fn in_progress(client_ref: &str, waited: std::time::Duration) -> Tool
              (a retry waits at most {} s). Nothing is confirmed yet.",
             quoted(client_ref),
             waited.as_secs(),
-            super::retry_wait(super::request_timeout()).as_secs()
+            super::timeout::retry_wait(super::timeout::request_timeout()).as_secs()
         ),
     )
     .next_step("Retry with the same client_ref and the same arguments in a few seconds.")

@@ -154,7 +154,7 @@ impl std::fmt::Debug for RemoteDraft {
 
 impl RemoteDraft {
     /// How long one request to the other system may take before its outcome is unknown.
-    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+    pub const DEFAULT_TIMEOUT: Duration = super::timeout::DEFAULT_TIMEOUT;
 
     /// The marker the document must carry (derived from the idempotency key): write it to
     /// the field the tool names, and search that field for it in

@@ -1,5 +1,8 @@
 //! How long one request to another system may take before its outcome is unknown.
 
+/// [`RemoteDraft::DEFAULT_TIMEOUT`](super::RemoteDraft::DEFAULT_TIMEOUT): 10 s.
+pub(crate) const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The timeout [`set_request_timeout`] set, in milliseconds (0: not set).
 static TIMEOUT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -25,7 +28,7 @@ pub fn request_timeout() -> std::time::Duration {
         .and_then(|v| v.parse::<u64>().ok())
         .filter(|ms| *ms > 0)
         .map(std::time::Duration::from_millis)
-        .unwrap_or(super::handle::RemoteDraft::DEFAULT_TIMEOUT)
+        .unwrap_or(DEFAULT_TIMEOUT)
 }
 
 /// How long a create may be in flight once its key is marked `sending`: the lease of
