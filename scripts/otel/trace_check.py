@@ -119,7 +119,10 @@ def outcomes(server, sessions, got):
             answer = sessions[who].call(tool, arguments, {"traceparent": header})
         shape = "error " + str(answer["error"]["code"]) if answer and "error" in answer else (
             "isError" if answer and answer.get("result", {}).get("isError") else "result")
-        prefix = f"tools/call {tool}"
+        # An unknown tool's span is named as the metrics label it: the client's name
+        # never names a span.
+        named = "_unknown" if kind == "unknown_tool" else tool
+        prefix = f"tools/call {named}"
         wait_for(lambda: any(s["name"] == prefix for s in got.spans if s["trace_id"] == trace_id))
         with got.lock:
             call = next((s for s in got.spans if s["trace_id"] == trace_id and s["name"] == prefix), None)
@@ -127,6 +130,7 @@ def outcomes(server, sessions, got):
         if call is None:
             continue
         a = call["attributes"]
+        typed(call, "gen_ai.tool.name", STRING, named)
         typed(call, "erp_tools.outcome", STRING, outcome)
         check(call["status"] == status, f"{label}: status {status} (got {call['status']}, answered {shape})")
         if error_type is None:

@@ -9,8 +9,8 @@ use std::time::Duration;
 use erp_tools_core::ToolRuntime;
 use erp_tools_core::agent::{
     APPROVAL_GRANTED, APPROVAL_REJECTED, Agent, ApprovalQueue, ApprovalStatus, DecisionError,
-    ManualClock, ModelAction, ResultStatus, ResumeError, RunStatus, ScriptedModel,
-    StoredResumeError, action_signature, last_tool_result,
+    ManualClock, ModelAction, ResumeError, RunStatus, ScriptedModel, StoredResumeError,
+    action_signature, last_tool_result,
 };
 use erp_tools_tests::agent::{Deployment, pay, policy, run_as};
 use erp_tools_tests::app;
@@ -97,7 +97,7 @@ on_both_backends!(a_paused_run_is_stored_and_found_by_another_process);
 
 /// Approving records who and when and writes the decision into the run's trail; the run
 /// resumed from the store, in another process, executes the payment once. A second
-/// resume replays it: still one payment request.
+/// resume is refused and changes nothing: still one payment request.
 async fn approved_action_resumes_from_the_store_and_runs_once(t: &TestDb) {
     let d = Deployment::new(&t.db).await;
     let queue = ApprovalQueue::new(t.db.clone());
@@ -137,18 +137,14 @@ async fn approved_action_resumes_from_the_store_and_runs_once(t: &TestDb) {
     let again = queue2
         .resume(&agent2, &manager, &mut answering_model(), id)
         .await
-        .unwrap();
-    assert_eq!(
-        last_tool_result(&again.history).unwrap().status,
-        ResultStatus::Replayed
+        .unwrap_err();
+    assert!(
+        matches!(&again, StoredResumeError::AlreadyResumed { status, .. } if status == "done"),
+        "{again}"
     );
-    assert_eq!(
-        d.app.payment_requests().await.len(),
-        1,
-        "replayed, not paid twice"
-    );
+    assert_eq!(d.app.payment_requests().await.len(), 1, "not paid twice");
     let stored = queue.get(id).await.unwrap().unwrap();
-    assert_eq!(stored.resume_count, 2);
+    assert_eq!(stored.resume_count, 1, "the refused resume changed nothing");
     assert_eq!(stored.resume_status.as_deref(), Some("done"));
     assert!(stored.resumed_at.is_some());
 
@@ -163,7 +159,7 @@ async fn approved_action_resumes_from_the_store_and_runs_once(t: &TestDb) {
         .expect("the payment ran");
     assert!(granted < executed, "{lines:?}");
     assert!(
-        lines.contains(&format!("runtime:replayed:{CREATE_PAYMENT_REQUEST_DRAFT}")),
+        !lines.contains(&format!("runtime:replayed:{CREATE_PAYMENT_REQUEST_DRAFT}")),
         "{lines:?}"
     );
 }

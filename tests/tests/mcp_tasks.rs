@@ -2,7 +2,8 @@
 //! with a task at once; any replica (another `Database` on the same database) answers
 //! `tasks/get`, `tasks/update` and `tasks/cancel`; a restart forgets no task; a task left
 //! `working` by a dead replica is failed with the reason; only the principal who started
-//! a task sees it; cancellation reaches the handler; expired tasks are deleted. Every
+//! a task sees it; a caller without the tool's scope is refused at `tools/call`, no task
+//! started; cancellation reaches the handler; expired tasks are deleted. Every
 //! scenario runs on SQLite and on PostgreSQL.
 
 use std::collections::HashSet;
@@ -465,6 +466,51 @@ async fn capability_decides_task_or_answer(t: &TestDb) {
     );
 }
 on_both_backends!(capability_decides_task_or_answer);
+
+/// A caller without the tool's scope is refused at `tools/call` as a plain call is (a
+/// denied result, audited once), whether or not its client takes tasks: no task is
+/// started, nothing "completes" with the denial later.
+async fn a_task_the_caller_may_not_run_is_refused_at_the_call(t: &TestDb) {
+    let outsider = || {
+        Principal::builder("u-9", 1, "SBY-01")
+            .scopes(["purchasing:read"])
+            .build()
+    };
+    let mut answers = Vec::new();
+    for tasks in [true, false] {
+        let client = client_of(
+            ErpMcpServer::with_principal(runtime(&t.db), outsider()),
+            tasks,
+        )
+        .await;
+        let arguments = json!({"label": "denied", "steps": 1});
+        match client
+            .call_tool_once(call("reports_count_slowly", arguments))
+            .await
+            .unwrap()
+        {
+            CallToolResponse::Complete(r) => {
+                assert_eq!(r.is_error, Some(true), "{r:?}");
+                answers.push(erp_tools_tests::mcp::text_of(&r));
+            }
+            other => panic!("expected the denial as the call's answer, got {other:?}"),
+        }
+    }
+    assert!(answers[0].contains("reports:read"), "{}", answers[0]);
+    assert_eq!(
+        answers[0], answers[1],
+        "the same denial with or without tasks"
+    );
+    let started: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM erp_tasks")
+        .fetch_one(t.db.pool())
+        .await
+        .unwrap();
+    assert_eq!(started, 0, "no task was started");
+    t.db.flush_audit().await.unwrap();
+    let rows = audit_rows(&t.db, "reports_count_slowly").await;
+    assert_eq!(outcomes(&rows), ["denied", "denied"], "{rows:?}");
+}
+on_both_backends!(a_task_the_caller_may_not_run_is_refused_at_the_call);
 
 async fn a_restart_forgets_no_task_and_a_stopped_replicas_task_is_taken_over(t: &TestDb) {
     // A finished task outlives its server and its database handle.

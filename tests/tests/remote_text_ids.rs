@@ -2,7 +2,8 @@
 //! (`tests/src/rest_erp.rs`, as ERPNext's `PUR-ORD-2026-00001`): the ERP's own id is carried
 //! unchanged to the audit row, the idempotency key, the review console (its loader and the
 //! `{id}` of the ERP link) and the card's links, and a resend after a 502 is found by its
-//! marker, on SQLite and PostgreSQL.
+//! marker; a retry of a key a killed process left `sending` waits for its lease and then
+//! finds the draft by its marker, exactly once; on SQLite and PostgreSQL.
 
 use std::sync::{Arc, Mutex};
 
@@ -12,6 +13,7 @@ use erp_tools_core::prelude::*;
 use erp_tools_core::remote::{BoxFuture, RemoteDraft, RemoteError, RemoteWrite};
 use erp_tools_core::review::DocumentView;
 use erp_tools_core::{DocumentId, Principal, ToolRuntime};
+use erp_tools_tests::app::call_as;
 use erp_tools_tests::db::TestDb;
 use erp_tools_tests::mcp::{apps_host, call, text_of};
 use erp_tools_tests::on_both_backends;
@@ -114,9 +116,11 @@ async fn draft_order(
     Ok(Ordered { name: doc.number })
 }
 
-async fn string_ids_reach_the_audit_row_the_console_and_the_card(t: &TestDb) {
+/// The pipeline over [`draft_order`] on `t`, drafting into a new fixture ERP for a new
+/// run named `prefix-<unique>`: the runtime, the ERP and the run.
+async fn drafting(t: &TestDb, prefix: &str) -> (ToolRuntime, RestErp, String) {
     let erp = RestErp::start(0).await;
-    let run = format!("text-ids-{}", erp_tools_tests::ids::unique_suffix());
+    let run = format!("{prefix}-{}", erp_tools_tests::ids::unique_suffix());
     ERPS.lock().unwrap().push((run.clone(), erp.url()));
     let registry = ToolRegistry::builder()
         .module(
@@ -128,6 +132,11 @@ async fn string_ids_reach_the_audit_row_the_console_and_the_card(t: &TestDb) {
         .build()
         .unwrap();
     let runtime = ToolRuntime::new(Arc::new(registry), t.db.clone());
+    (runtime, erp, run)
+}
+
+async fn string_ids_reach_the_audit_row_the_console_and_the_card(t: &TestDb) {
+    let (runtime, erp, run) = drafting(t, "text-ids").await;
     let buyer = Principal::builder(BUYER.user_id, REVIEWER.branch.id, REVIEWER.branch.code)
         .scopes(["purchasing:draft"])
         .agent_run_id(run.clone())
@@ -221,3 +230,82 @@ async fn string_ids_reach_the_audit_row_the_console_and_the_card(t: &TestDb) {
     assert_eq!(*loaded.lock().unwrap(), [DocumentId::Text(name.into())]);
 }
 on_both_backends!(string_ids_reach_the_audit_row_the_console_and_the_card);
+
+/// A process killed while its create was in flight leaves the key `sending`, owned by a
+/// dead owner, with a lease that still runs (the create reached the ERP, the answer was
+/// lost). Two retries of it do not answer "still writing" at once: they wait for the
+/// lease, then the draft is looked up by its marker and settled; both answer it, and
+/// the ERP holds one order, created once.
+async fn a_retry_waits_for_a_dead_owners_sending_key_and_finds_the_draft(t: &TestDb) {
+    let (runtime, erp, run) = drafting(t, "dead-sending").await;
+    let buyer = Arc::new(
+        Principal::builder(BUYER.user_id, REVIEWER.branch.id, REVIEWER.branch.code)
+            .scopes(["purchasing:draft"])
+            .build(),
+    );
+    let args = json!({"supplier": "SUP-0001", "client_ref": "po-killed"});
+    erp.arm(Fault::NoResult);
+    let lost = call_as(
+        &runtime,
+        &buyer,
+        &run,
+        "c1",
+        "purchasing_draft_order",
+        args.clone(),
+    )
+    .await;
+    assert!(lost.is_error(), "{}", lost.text);
+    // As the killed process left it: sending, its owner gone, its lease running 2 s more.
+    let lease = (chrono::Utc::now() + chrono::Duration::seconds(2))
+        .to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    let marked = erp_tools_core::sqlx::query(
+        "UPDATE erp_idempotency_keys SET remote_state = 'sending', \
+         remote_owner = 'killed-replica/1', remote_lease_until = $1 \
+         WHERE agent_run_id = $2 AND client_ref = 'po-killed'",
+    )
+    .bind(lease)
+    .bind(&run)
+    .execute(t.db.pool())
+    .await
+    .unwrap();
+    assert_eq!(marked.rows_affected(), 1);
+
+    let began = std::time::Instant::now();
+    let (a, b) = tokio::join!(
+        call_as(
+            &runtime,
+            &buyer,
+            &run,
+            "c2",
+            "purchasing_draft_order",
+            args.clone()
+        ),
+        call_as(
+            &runtime,
+            &buyer,
+            &run,
+            "c3",
+            "purchasing_draft_order",
+            args.clone()
+        ),
+    );
+    let waited = began.elapsed();
+    println!("two retries of a dead owner's sending key answered after {waited:?}");
+    for o in [&a, &b] {
+        assert!(!o.is_error(), "{}", o.text);
+        assert_eq!(o.structured["name"], "PUR-ORD-2026-00001", "{}", o.text);
+    }
+    assert!(
+        waited >= std::time::Duration::from_millis(1500),
+        "{waited:?}"
+    );
+    let bound = erp_tools_core::remote::retry_wait(erp_tools_core::remote::request_timeout());
+    assert!(waited < bound, "{waited:?}");
+    assert_eq!(erp.orders().len(), 1, "one order");
+    assert_eq!(erp.creates(), 1, "created once, found by its marker after");
+    assert_eq!(
+        erp_tools_core::remote::pending_keys(&t.db).await.unwrap(),
+        0
+    );
+}
+on_both_backends!(a_retry_waits_for_a_dead_owners_sending_key_and_finds_the_draft);

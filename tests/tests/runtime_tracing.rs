@@ -344,6 +344,7 @@ on_both_backends!(
 );
 
 /// A protocol error (an unknown tool, JSON-RPC `-32602`) is an error named by its code;
+/// the unknown tool's client-supplied name names no span (`_unknown`, as in the metrics);
 /// over HTTP the request's span carries the integer status code.
 async fn protocol_errors_carry_their_code(t: &TestDb) {
     capture();
@@ -364,11 +365,15 @@ async fn protocol_errors_carry_their_code(t: &TestDb) {
     let spans = spans_of_run(&run);
     let (_, call) = spans
         .iter()
-        .find(|(_, f)| {
-            f.get("gen_ai.tool.name")
-                .is_some_and(|n| n == &"purchasing_no_such_tool")
-        })
-        .expect("the unknown tool's call span");
+        .find(|(_, f)| f.get("gen_ai.tool.name").is_some_and(|n| n == &"_unknown"))
+        .expect("the unknown tool's call span, named `_unknown` as in the metrics");
+    assert_eq!(call["otel.name"], "tools/call _unknown");
+    for (name, fields) in &spans {
+        assert!(
+            !name.contains("no_such_tool") && fields.values().all(|v| !v.contains("no_such_tool")),
+            "a client-supplied tool name reached a span: {name} {fields:?}"
+        );
+    }
     assert_eq!(call["erp_tools.outcome"], "denied");
     assert_eq!(call["error.type"], "-32602");
     assert_eq!(call["rpc.response.status_code"], "-32602");

@@ -1,6 +1,6 @@
 //! The tool surface as a reviewed artifact: the example's and the fixture's surfaces are
 //! their committed locks; a changed description, field or scope fails the check with a
-//! diff a reviewer reads; the fingerprint is served in `tools/list` and in
+//! diff a reviewer reads, a wrong `fingerprint` line with what it should say; the fingerprint is served in `tools/list` and in
 //! `initialize` / `server/discover`, written on the audit rows of calls and agent events,
 //! shown by the review console (with a change between two runs), and exported in the
 //! metrics.
@@ -168,6 +168,60 @@ fn a_changed_tool_fails_the_check_saying_what_changed() {
     // A missing lock says so, with the same way out.
     let missing = lock::check_lock(&reviewed, dir.path().join("none.lock")).unwrap_err();
     assert!(missing.to_string().contains("cannot be read"), "{missing}");
+}
+
+/// The lock's `fingerprint` line is checked too: a copy whose line was changed (or
+/// dropped) while its blocks are still the compiled surface fails the check, naming the
+/// line, what it says and what the blocks hash to, and so does the example's
+/// `lock --check` (non-zero exit).
+#[test]
+fn a_wrong_fingerprint_line_fails_the_check() {
+    let registry = app::registry().expect("the example's registry");
+    let text = SurfaceLock::new(&registry).to_text();
+    let real = registry.fingerprint().to_string();
+    let zeros = format!("sha256:{}", "0".repeat(64));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tools.lock");
+    std::fs::write(&path, text.replace(&real, &zeros)).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("fingerprint "))
+        .unwrap()
+        + 1;
+
+    let mismatch = lock::check_lock(&registry, &path).expect_err("the line is wrong");
+    assert!(mismatch.changes.is_empty(), "{mismatch}");
+    let said = mismatch.to_string();
+    println!("{said}");
+    assert!(
+        said.contains(&format!(
+            "line {line} says `{zeros}`, but the lock's blocks hash to `{real}`"
+        )),
+        "{said}"
+    );
+    assert!(said.contains("ERP_TOOLS_UPDATE_LOCK=1"), "{said}");
+
+    let out = std::process::Command::new(erp_tools_tests::example::binary())
+        .args(["lock", "--check", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let errors = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{errors}");
+    assert!(errors.contains("fingerprint line"), "{errors}");
+
+    let without: String = text
+        .lines()
+        .filter(|l| !l.starts_with("fingerprint "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&path, without).unwrap();
+    let mismatch = lock::check_lock(&registry, &path).expect_err("no line");
+    assert!(
+        mismatch.to_string().contains("has no `fingerprint` line"),
+        "{mismatch}"
+    );
+    std::fs::write(&path, text).unwrap();
+    assert!(lock::check_lock(&registry, &path).is_ok());
 }
 
 /// `tools/list` and the server's self-description (`initialize` on 2025-11-25,

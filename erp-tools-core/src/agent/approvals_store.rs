@@ -7,7 +7,8 @@
 //!                          reason, limits, the PausedRun)        expires after a set time
 //!       reviewer (not the person the run acts for) ──approve / reject──▶ one wins
 //!  ApprovalQueue::resume ──▶ Agent::resume with an Approval of exactly that signature
-//!                            (a second resume replays the draft through its idempotency key)
+//!                            (once: a later resume is refused, nothing changes; two at
+//!                             once run the draft once, its idempotency key replays it)
 //! ```
 
 use std::sync::Arc;
@@ -91,6 +92,20 @@ pub enum StoredResumeError {
         id: i64,
         /// Where it stands.
         status: ApprovalStatus,
+    },
+    /// A run already went on from this approval: its action ran and the run ended (or
+    /// stopped again) after it. Nothing was run and nothing changed.
+    #[error(
+        "approval {id} was acted on already: the run resumed from it at {at} and then stood \
+         `{status}`; nothing was run or changed"
+    )]
+    AlreadyResumed {
+        /// The approval.
+        id: i64,
+        /// When the run first resumed from it.
+        at: String,
+        /// How the run stood after that resume (`done`, `awaiting_approval`, ...).
+        status: String,
     },
     /// The loop refused to resume (another principal, a mismatching approval, ...).
     #[error(transparent)]

@@ -188,10 +188,14 @@ impl Agent {
             return Ok(());
         }
         match sql::get(pool, &st.run_id).await.map_err(failed)? {
-            Some(_) => Err(AuditError(format!(
+            Some(row) if row.status == "running" => Err(AuditError(format!(
                 "run {} is being driven by another process; it cannot be resumed twice at \
                  once",
                 st.run_id
+            ))),
+            Some(row) => Err(AuditError(format!(
+                "run {} has ended `{}` and is not resumed",
+                st.run_id, row.status
             ))),
             None => Ok(()),
         }

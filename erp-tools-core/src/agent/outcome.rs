@@ -272,6 +272,22 @@ pub enum ResumeError {
     /// The pending action does not match its own signature, or the run is malformed.
     #[error("the paused run is inconsistent: {0}; start a new run")]
     Inconsistent(String),
+    /// The run log says the run no longer waits: it ended (`done`, `aborted`, ...) or is
+    /// `running` (driven by a process, or cut off and waiting to be taken over). Nothing
+    /// was run and the run's record is unchanged.
+    #[error(
+        "run {run_id} is not waiting to be resumed: the run log has it `{status}`; nothing \
+         was run or changed (start a new run for further work)"
+    )]
+    NotWaiting {
+        /// The run.
+        run_id: String,
+        /// Its status in the run log.
+        status: String,
+    },
+    /// The run log could not be read to check that the run still waits.
+    #[error("the run log could not be read: {0}; nothing was resumed, try again")]
+    RunLog(String),
 }
 
 /// A new run: the user's request, plus optional run id and approvals given up front.

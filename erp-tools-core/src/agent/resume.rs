@@ -44,6 +44,7 @@ impl Agent {
             });
         }
         Self::check_paused(principal, &paused)?;
+        self.check_waiting(&paused.run_id).await?;
         let pending = &paused.pending;
         if !approval.covers(&paused.run_id, &pending.signature) {
             return Err(ResumeError::ApprovalMismatch {
@@ -82,6 +83,7 @@ impl Agent {
             });
         };
         Self::check_paused(principal, &paused)?;
+        self.check_waiting(&paused.run_id).await?;
         if !input.accepts(&answer) {
             return Err(ResumeError::AnswerNotAllowed {
                 answer,
@@ -131,6 +133,28 @@ impl Agent {
             ));
         }
         Ok(())
+    }
+
+    /// Checks, with a run log, that run `run_id` still waits (paused for an approval or
+    /// an answer): an ended run, or one a process drives, is not resumed, and its record
+    /// is left as it is. A run the log does not know (logged elsewhere, or before the
+    /// log) is resumed from its paused state.
+    async fn check_waiting(&self, run_id: &str) -> Result<(), ResumeError> {
+        let Some(log) = &self.runs else {
+            return Ok(());
+        };
+        let row = crate::store::run_log::get(log.db.pool(), run_id)
+            .await
+            .map_err(|e| ResumeError::RunLog(e.to_string()))?;
+        match row {
+            Some(row) if !crate::store::run_log::is_paused(&row.status) => {
+                Err(ResumeError::NotWaiting {
+                    run_id: run_id.to_string(),
+                    status: row.status,
+                })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Continues a checked paused run: records why it resumed, proposes the pending call
@@ -255,9 +279,12 @@ impl Agent {
 impl ApprovalQueue {
     /// Resumes the run of approved action `id` for `principal` (the person it acts for,
     /// authenticated now): exactly the approved signature runs, once, then the loop goes
-    /// on with `model`. Resuming again replays the action (its idempotency key returns
-    /// the original result); a changed action needs a new approval. If the resumed run
-    /// pauses again, the agent stores the new pending action.
+    /// on with `model`. An approval a run already went on from is not resumed again
+    /// ([`StoredResumeError::AlreadyResumed`]), nor is a run the run log has ended
+    /// ([`ResumeError::NotWaiting`]); nothing changes then. Two resumes at once run the
+    /// action once (its idempotency key replays it to the second); a changed action needs
+    /// a new approval. If the resumed run pauses again, the agent stores the new pending
+    /// action.
     pub async fn resume(
         &self,
         agent: &Agent,
@@ -272,6 +299,13 @@ impl ApprovalQueue {
                 status: stored.status,
             });
         };
+        if let Some(status) = stored.resume_status {
+            return Err(StoredResumeError::AlreadyResumed {
+                id,
+                at: stored.resumed_at.unwrap_or_default(),
+                status,
+            });
+        }
         let text = sql::paused_run(self.db.pool(), id)
             .await
             .map_err(StoreError::from)?

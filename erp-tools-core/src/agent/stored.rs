@@ -81,7 +81,8 @@ pub struct StoredApproval {
     pub note: Option<String>,
     /// When a run first resumed from it.
     pub resumed_at: Option<String>,
-    /// How many times a run resumed from it (a second resume replays).
+    /// How many times a run resumed from it (more than once only when resumes ran at
+    /// once: a later resume is refused).
     pub resume_count: i64,
     /// How the last resumed run ended (`done`, `awaiting_approval`, ...).
     pub resume_status: Option<String>,

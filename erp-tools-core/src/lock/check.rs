@@ -23,6 +23,9 @@ pub struct LockMismatch {
     pub changes: Vec<Change>,
     /// Why the lock could not be read, if it could not.
     pub unreadable: Option<String>,
+    /// What is wrong with the lock's `fingerprint` line (the line a host pins), if it
+    /// does not state the hash of the lock's own blocks or is missing.
+    pub fingerprint: Option<String>,
 }
 
 impl fmt::Display for LockMismatch {
@@ -30,6 +33,7 @@ impl fmt::Display for LockMismatch {
         let path = self.path.display();
         match &self.unreadable {
             Some(why) => writeln!(f, "the tool surface lock {path} cannot be read: {why}")?,
+            None if self.changes.is_empty() => {}
             None => {
                 writeln!(
                     f,
@@ -41,6 +45,21 @@ impl fmt::Display for LockMismatch {
                     writeln!(f, "  {change}")?;
                 }
             }
+        }
+        if let Some(wrong) = &self.fingerprint {
+            writeln!(
+                f,
+                "the fingerprint line of the lock {path} is wrong: {wrong}"
+            )?;
+        }
+        if self.unreadable.is_none() && self.changes.is_empty() {
+            // Only the line is wrong: the blocks are the compiled surface.
+            return write!(
+                f,
+                "The blocks are the compiled surface, so hosts pinning the line would pin a \
+                 wrong value. Write the lock again and commit it: `{LOCK_UPDATE_VAR}=1 cargo \
+                 test` rewrites {path}."
+            );
         }
         write!(
             f,
@@ -57,20 +76,37 @@ impl std::error::Error for LockMismatch {}
 /// else what changed ([`LockMismatch`], whose text is the readable diff).
 pub fn check_lock(registry: &ToolRegistry, path: impl AsRef<Path>) -> Result<(), LockMismatch> {
     let path = path.as_ref();
-    let mismatch = |changes, unreadable| LockMismatch {
+    let mismatch = |changes, unreadable, fingerprint| LockMismatch {
         path: path.to_path_buf(),
         changes,
         unreadable,
+        fingerprint,
     };
-    let text =
-        std::fs::read_to_string(path).map_err(|e| mismatch(Vec::new(), Some(e.to_string())))?;
-    let locked =
-        SurfaceLock::parse(&text).map_err(|e| mismatch(Vec::new(), Some(e.to_string())))?;
+    let unreadable = |why: String| mismatch(Vec::new(), Some(why), None);
+    let text = std::fs::read_to_string(path).map_err(|e| unreadable(e.to_string()))?;
+    let locked = SurfaceLock::parse(&text).map_err(|e| unreadable(e.to_string()))?;
     let changes = locked.diff(&SurfaceLock::new(registry));
-    if changes.is_empty() {
+    let fingerprint = wrong_fingerprint(&text, &locked);
+    if changes.is_empty() && fingerprint.is_none() {
         Ok(())
     } else {
-        Err(mismatch(changes, None))
+        Err(mismatch(changes, None, fingerprint))
+    }
+}
+
+/// What is wrong with `text`'s `fingerprint` line, which must state the hash of the
+/// lock's own blocks (`locked`): `None` when it does.
+fn wrong_fingerprint(text: &str, locked: &SurfaceLock) -> Option<String> {
+    let blocks = locked.fingerprint();
+    match super::text::stated_fingerprint(text) {
+        Some((_, stated)) if stated == blocks.as_str() => None,
+        Some((line, stated)) => Some(format!(
+            "line {line} says `{stated}`, but the lock's blocks hash to `{blocks}` (the line \
+             was edited, or the blocks were edited by hand)"
+        )),
+        None => Some(format!(
+            "the lock has no `fingerprint` line; its blocks hash to `{blocks}`"
+        )),
     }
 }
 

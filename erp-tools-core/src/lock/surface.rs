@@ -28,7 +28,8 @@ impl SurfaceLock {
     }
 
     /// Reads a lock written by [`to_text`](Self::to_text) (the header's fingerprint is not
-    /// trusted: it is computed again from the blocks).
+    /// trusted: it is computed again from the blocks; [`check_lock`](super::check_lock)
+    /// compares the two).
     pub fn parse(text: &str) -> Result<SurfaceLock, LockParseError> {
         text::parse(text).map(|entries| SurfaceLock { entries })
     }

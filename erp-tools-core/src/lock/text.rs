@@ -92,6 +92,14 @@ pub(super) fn write(entries: &[Entry]) -> String {
     format!("{HEADER}fingerprint {}\n\n{body}", Fingerprint::of(&body))
 }
 
+/// The value of the lock's `fingerprint` line outside any block, and its line number
+/// (from 1), if it has one.
+pub(super) fn stated_fingerprint(text: &str) -> Option<(usize, &str)> {
+    text.lines()
+        .enumerate()
+        .find_map(|(i, line)| Some((i + 1, line.strip_prefix("fingerprint ")?.trim())))
+}
+
 /// Reads the blocks of a lock's text.
 pub(super) fn parse(text: &str) -> Result<Vec<Entry>, LockParseError> {
     let mut entries: Vec<Entry> = Vec::new();

@@ -378,7 +378,7 @@ impl ErpMcpServer {
         {
             return Ok(r.into());
         }
-        let support = self.registry().get(&request.name).map(|t| t.task_support());
+        let support = tasks::support_for(self.registry(), &request.name, &caller.principal);
         if support.is_some_and(TaskSupport::allows_task) {
             if context
                 .client_capabilities()

@@ -308,20 +308,28 @@ pub(crate) fn unknown_outcome(
         format!("{what}. Nothing is confirmed: the draft may or may not exist in {system}."),
     )
     .next_step(
-        "Retry this call with the same client_ref and the same arguments: the retry finds the draft if it \
-         was created and creates it once if it was not. Do not use a new client_ref for this draft.",
+        format!(
+            "Retry this call with the same client_ref and the same arguments: the retry finds the draft if it \
+             was created and creates it once if it was not (it may first wait up to {} s for the earlier \
+             request). Do not use a new client_ref for this draft.",
+            super::timeout::retry_wait(super::timeout::request_timeout()).as_secs()
+        ),
     )
 }
 
 /// The model-facing error of a retry that arrives while another call with the same key
-/// is still writing to the other system.
+/// is still writing to the other system, after waiting `waited` for it (at most
+/// [`retry_wait`](super::retry_wait)).
 #[cfg_attr(not(feature = "runtime"), allow(dead_code))]
-pub(crate) fn in_progress(client_ref: &str) -> ToolError {
+pub(crate) fn in_progress(client_ref: &str, waited: std::time::Duration) -> ToolError {
     ToolError::new(
         ToolErrorKind::Rejected,
         format!(
-            "Another call with client_ref {} is still writing this draft to the ERP. Nothing is confirmed yet.",
-            quoted(client_ref)
+            "Another call with client_ref {} is still writing this draft to the ERP; this call waited {} s for it \
+             (a retry waits at most {} s). Nothing is confirmed yet.",
+            quoted(client_ref),
+            waited.as_secs(),
+            super::timeout::retry_wait(super::timeout::request_timeout()).as_secs()
         ),
     )
     .next_step("Retry with the same client_ref and the same arguments in a few seconds.")

@@ -114,9 +114,11 @@ pub(crate) type BeforeSend = Box<dyn FnMut() -> BoxFuture<'static, Result<(), St
 /// 4. A retry of a key that is still pending (an earlier call timed out, lost its answer,
 ///    or its process was killed) first looks the document up by its marker: found → settle
 ///    and replay; not found → create. The lookup waits until the earlier call's lease has
-///    run out, so a request still in flight is not raced; two concurrent retries never
-///    both create (the lease is taken by one conditional `UPDATE`; the other is told the
-///    call is in progress).
+///    run out (a create in flight: [`sending_lease`](super::sending_lease)), so a request
+///    still in flight is not raced, at most [`retry_wait`](super::retry_wait) (the bound
+///    the model is told); two concurrent retries never both create (the lease is taken by
+///    one conditional `UPDATE`; the other waits for it too and replays the settled key, or
+///    is told the call is in progress).
 /// 5. No definite answer after sending (timed out, answered without a result such as a
 ///    502, connection lost): the model is told which it was, that nothing is confirmed and
 ///    to retry with the same `client_ref`; the key stays pending. A refusal (validation,
@@ -152,7 +154,7 @@ impl std::fmt::Debug for RemoteDraft {
 
 impl RemoteDraft {
     /// How long one request to the other system may take before its outcome is unknown.
-    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+    pub const DEFAULT_TIMEOUT: Duration = super::timeout::DEFAULT_TIMEOUT;
 
     /// The marker the document must carry (derived from the idempotency key): write it to
     /// the field the tool names, and search that field for it in

@@ -52,7 +52,7 @@ pub use reconcile::{
 };
 #[cfg(feature = "runtime")]
 pub(crate) use timeout::remote_timeout;
-pub use timeout::{request_timeout, set_request_timeout};
+pub use timeout::{request_timeout, retry_wait, sending_lease, set_request_timeout};
 
 /// The marker a remote draft's document carries: `erp-tools:` and the first 24 hex
 /// digits of the sha256 of the key (`agent_run_id`, a newline, `client_ref`). The same key

@@ -1,5 +1,8 @@
 //! How long one request to another system may take before its outcome is unknown.
 
+/// [`RemoteDraft::DEFAULT_TIMEOUT`](super::RemoteDraft::DEFAULT_TIMEOUT): 10 s.
+pub(crate) const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The timeout [`set_request_timeout`] set, in milliseconds (0: not set).
 static TIMEOUT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -25,7 +28,21 @@ pub fn request_timeout() -> std::time::Duration {
         .and_then(|v| v.parse::<u64>().ok())
         .filter(|ms| *ms > 0)
         .map(std::time::Duration::from_millis)
-        .unwrap_or(super::handle::RemoteDraft::DEFAULT_TIMEOUT)
+        .unwrap_or(DEFAULT_TIMEOUT)
+}
+
+/// How long a create may be in flight once its key is marked `sending`: the lease of
+/// that mark, one and a half request timeouts and a second of slack (16 s by default).
+pub fn sending_lease(timeout: std::time::Duration) -> std::time::Duration {
+    timeout + timeout / 2 + std::time::Duration::from_secs(1)
+}
+
+/// The longest a retry waits for the lease of an earlier call with the same key (a create
+/// that may still be in flight, a process killed while sending) before it looks the
+/// draft up by its marker: two request timeouts (20 s by default), longer than
+/// [`sending_lease`]. A lease still running after that is answered "still writing".
+pub fn retry_wait(timeout: std::time::Duration) -> std::time::Duration {
+    timeout * 2
 }
 
 #[cfg(feature = "runtime")]

@@ -66,15 +66,16 @@ pub(crate) fn prepare<'r>(
     };
     let tool = registry.get(&call.name);
     let tool_label = tool.map_or("_unknown", |t| t.name());
-    let name = limits::bounded(&call.name, limits::MAX_TOOL_NAME_BYTES);
-    // The OpenTelemetry MCP conventions' call span; arguments and results stay out.
+    // The OpenTelemetry MCP conventions' call span; arguments and results stay out. An
+    // unknown tool is `_unknown`, as in the metrics: a client's name never names a span
+    // (the audit row keeps what it asked for).
     let span = tracing::info_span!(
         "execute_tool",
-        otel.name = %format_args!("tools/call {name}"),
+        otel.name = %format_args!("tools/call {tool_label}"),
         otel.kind = "server",
         mcp.method.name = "tools/call",
         gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = %name,
+        gen_ai.tool.name = %tool_label,
         gen_ai.tool.call.id = %limits::bounded(&call.tool_call_id, limits::MAX_TOOL_CALL_ID_BYTES),
         jsonrpc.request.id = trace.jsonrpc_id.as_deref(),
         mcp.protocol.version = trace.protocol_version.as_deref(),

@@ -18,7 +18,7 @@ use crate::idempotency::{Claim, IdempotencyKey, StoredKey, Verdict, request_hash
 use crate::remote::error::{in_progress, unknown_outcome};
 use crate::remote::handle::{BeforeSend, RemoteDraft, Sent, Start};
 use crate::remote::keys::{self, RemoteKey, after};
-use crate::remote::{marker_for, remote_timeout};
+use crate::remote::{marker_for, remote_timeout, retry_wait, sending_lease};
 use crate::store::{Database, ErpAnswer, StoreError};
 use crate::text;
 use crate::tool::Tier;
@@ -142,7 +142,7 @@ const MARK_SLACK: Duration = Duration::from_secs(1);
 
 impl EarlyMark {
     fn start(call: &RemoteCall<'_>, start: &Start) -> Self {
-        let lease = call.timeout + call.timeout / 2;
+        let lease = sending_lease(call.timeout) - MARK_SLACK;
         let (pool, key, owner) = (call.db.pool().clone(), call.key.clone(), call.owner.clone());
         let marking = (!matches!(start, Start::Known(_))).then(|| {
             let (pool, key, owner) = (pool.clone(), key.clone(), owner.clone());
@@ -213,6 +213,9 @@ fn owner_token(db: &Database) -> String {
     format!("{}/{n}", db.replica_id())
 }
 
+/// How often a retry waiting for an earlier call's lease looks at the key again.
+const LOOK_AGAIN: Duration = Duration::from_millis(250);
+
 /// How long to wait for an earlier call's lease: until `lease_until`, at most `cap`.
 fn wait_for(lease_until: Option<&str>, cap: Duration) -> Option<Duration> {
     let until = chrono::DateTime::parse_from_rfc3339(lease_until?).ok()?;
@@ -236,50 +239,58 @@ async fn run(
     let (marker, owner) = (call.marker.clone(), call.owner.clone());
     let claim_lease = call.claim_lease();
     let mut first_claim = Some(first_claim);
-    let mut start = None;
-    for _ in 0..4 {
+    // Pending keys another call holds are waited for until their lease ends, within
+    // `retry_wait` in all; the other turns (a key freed or taken meanwhile) are few.
+    let began = Instant::now();
+    let deadline = began + retry_wait(timeout);
+    let mut turns = 0;
+    let in_progress = || {
+        let err = in_progress(&key.client_ref, began.elapsed());
+        Ok((Finished::failed(Outcome::ToolError, err), None))
+    };
+    let start = loop {
         let claimed = match first_claim.take() {
             Some(claimed) => claimed?,
             None => call.claim(Some(audit_id)).await?,
         };
         if claimed {
-            start = Some(Start::Fresh);
-            break;
+            break Start::Fresh;
         }
         let Some(stored) = keys::load(pool, key).await? else {
+            turns += 1;
+            if turns >= 4 {
+                return in_progress();
+            }
             continue;
         };
         if let Some(refusal) = decided(&stored, ctx, key, tool, hash) {
             return Ok((refusal, None));
         }
-        // Pending. An earlier call that ended without an answer is waited for until its
-        // lease ends (its request may still be in flight), then looked up.
-        if stored.state.as_deref() == Some("unknown")
-            && let Some(wait) = wait_for(stored.lease_until.as_deref(), timeout * 2)
+        // Pending. An earlier call holds it (`claimed`, `sending`: its request may be in
+        // flight, or its process died) or ended without an answer (`unknown`): wait until
+        // its lease ends, looking again now and then (it may settle meanwhile), then take
+        // it over and look the draft up by its marker (`RemoteDraft`, step 4).
+        let left = deadline.saturating_duration_since(Instant::now());
+        if let Some(wait) = wait_for(stored.lease_until.as_deref(), left)
+            && !wait.is_zero()
         {
-            tokio::time::sleep(wait).await;
+            tokio::time::sleep(wait.min(LOOK_AGAIN)).await;
+            continue;
         }
         if keys::take_over(pool, key, &owner, &after(claim_lease), Some(audit_id)).await? {
-            start = Some(match (stored.state.as_deref(), stored.document.clone()) {
+            break match (stored.state.as_deref(), stored.document.clone()) {
                 (Some("found"), Some(doc)) => Start::Known(doc),
                 // The earlier owner never marked it sending: nothing was sent, and that
                 // owner can no longer send (its `mark` names it as owner).
                 (Some("claimed"), _) => Start::Fresh,
                 _ => Start::MaybeSent,
-            });
-            break;
+            };
         }
-        match stored.state.as_deref() {
-            Some("unknown") | Some("found") => continue,
-            _ => {
-                let err = in_progress(&key.client_ref);
-                return Ok((Finished::failed(Outcome::ToolError, err), None));
-            }
+        turns += 1;
+        // Another retry took it first, or the lease outlasts the wait.
+        if turns >= 4 || Instant::now() >= deadline {
+            return in_progress();
         }
-    }
-    let Some(start) = start else {
-        let err = in_progress(&key.client_ref);
-        return Ok((Finished::failed(Outcome::ToolError, err), None));
     };
 
     let early_mark = EarlyMark::start(call, &start);

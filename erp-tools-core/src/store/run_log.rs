@@ -126,8 +126,15 @@ pub(crate) async fn restart(tx: &mut AnyConnection, new: NewRun<'_>) -> Result<b
     Ok(true)
 }
 
-/// Takes a logged run that paused (or ended) back to `running` for a driver going on with
-/// it, with the `grants` given since; `false` if it is not logged or a driver holds it.
+/// Whether a run's `status` is a pause a resume goes on from (waiting for an approval
+/// or an answer); [`reopen`] takes only such a run.
+pub(crate) fn is_paused(status: &str) -> bool {
+    status == "awaiting_approval" || status == "awaiting_input"
+}
+
+/// Takes a logged run that paused back to `running` for a driver going on with it, with
+/// the `grants` given since; `false` if it is not logged, has ended, or a driver holds it
+/// (an ended run's record is never reopened).
 pub(crate) async fn reopen(
     pool: &AnyPool,
     run_id: &str,
@@ -139,7 +146,7 @@ pub(crate) async fn reopen(
     let taken = sqlx::query(
         "UPDATE erp_run_log SET status = 'running', replica_id = $1, lease_token = $2, \
          grants = $3, updated_at = $4, result = NULL \
-         WHERE agent_run_id = $5 AND status <> 'running'",
+         WHERE agent_run_id = $5 AND status IN ('awaiting_approval', 'awaiting_input')",
     )
     .bind(replica.to_string())
     .bind(token.to_string())

@@ -1,7 +1,8 @@
 //! Traces and metrics a team's own monitoring reads.
 //!
 //! **Spans.** Every tool call runs in one span, named after the OpenTelemetry MCP
-//! conventions (`otel.name = "tools/call {tool}"`), with `mcp.method.name`,
+//! conventions (`otel.name = "tools/call {tool}"`, `_unknown` for an unknown tool, as in
+//! the metrics), with `mcp.method.name`,
 //! `gen_ai.operation.name = execute_tool`, `gen_ai.tool.name`, `jsonrpc.request.id`,
 //! `mcp.protocol.version`, `mcp.session.id` (when there is one), and erp-tools' own
 //! `erp_tools.tier`, `erp_tools.outcome` (`ok`, `replayed`, `denied`, `invalid`,

@@ -99,6 +99,18 @@ pub(super) struct TaskCall {
     pub notifier: Notifier,
 }
 
+/// How `tools/call` of `name` may run as a task for `principal`: `None` for an unknown
+/// tool, and for a caller without the tool's scopes, who is refused as a plain call is
+/// (a denied result at once, audited), never given a task that fails later.
+pub(super) fn support_for(
+    registry: &crate::ToolRegistry,
+    name: &str,
+    principal: &crate::Principal,
+) -> Option<crate::TaskSupport> {
+    let tool = registry.get(name)?;
+    tool.allowed_for(principal).then(|| tool.task_support())
+}
+
 /// Creates the task of `call` and starts running it on this replica.
 pub(super) async fn start(
     runtime: &ToolRuntime,

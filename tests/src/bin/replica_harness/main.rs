@@ -146,23 +146,27 @@ impl Harness {
 
     /// Runs the example's subcommand `args` on the shared database; its output.
     fn example(&self, args: &[&str]) -> String {
+        let (ok, text, errors) = self.example_exit(args);
+        if !ok {
+            fail("example", &format!("{args:?} failed: {text} {errors}"));
+        }
+        text
+    }
+
+    /// Runs the example's subcommand `args` on the shared database: whether it exited 0,
+    /// its output and its error output.
+    fn example_exit(&self, args: &[&str]) -> (bool, String, String) {
         let out = Command::new(&self.binary)
             .args(["--db", &self.db_url])
             .args(args)
             .env("RUST_LOG", "warn")
             .output()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.binary));
-        let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        if !out.status.success() {
-            fail(
-                "example",
-                &format!(
-                    "{args:?} failed: {text} {}",
-                    String::from_utf8_lossy(&out.stderr)
-                ),
-            );
-        }
-        text
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        )
     }
 }
 

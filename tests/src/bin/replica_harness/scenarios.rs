@@ -187,7 +187,7 @@ pub struct ReviewFigures {
     pub replicas_signed_in: usize,
     pub approval: i64,
     pub executed: i64,
-    /// What the second resume (another process) answered.
+    /// Why the second resume (another process) was refused.
     pub second_resume: String,
 }
 
@@ -254,7 +254,16 @@ pub async fn reviewer(h: &Harness, fleet: &Fleet) -> ReviewFigures {
             &format!("approving on replica 1 answered {}", decided.status),
         );
     }
-    let again = h.example(&["resume", "--approval", &approval.to_string()]);
+    // The console resumed the run: a resume from another process changes nothing and
+    // says why, with a non-zero exit.
+    let (resumed_again, _, again) =
+        h.example_exit(&["resume", "--approval", &approval.to_string()]);
+    if resumed_again || !again.contains("nothing was run or changed") {
+        fail(
+            "reviewer",
+            &format!("a second resume exited {resumed_again} and said: {again}"),
+        );
+    }
     let executed = scalar(
         &h.pool,
         &format!(
