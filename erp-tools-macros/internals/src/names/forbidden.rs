@@ -368,20 +368,17 @@ pub fn forbidden_message(wire: &str, why: Forbidden) -> String {
                 f.category.instead()
             );
         }
-        Forbidden::Company(word) => {
+        Forbidden::Company(word) | Forbidden::Person(word) => {
+            let category = if matches!(why, Forbidden::Company(_)) {
+                Category::Company
+            } else {
+                Category::Identity
+            };
             return format!(
                 "`{wire}` cannot be a tool argument: it has the word `{word}`, so it {}; {}. This holds in \
                  every tier, and no opt-in or declaration lifts it",
-                Category::Company.what(),
-                Category::Company.instead()
-            );
-        }
-        Forbidden::Person(word) => {
-            return format!(
-                "`{wire}` cannot be a tool argument: it has the word `{word}`, so it {}; {}. This holds in \
-                 every tier, and no opt-in or declaration lifts it",
-                Category::Identity.what(),
-                Category::Identity.instead()
+                category.what(),
+                category.instead()
             );
         }
         Forbidden::Ambiguous(word) => {
