@@ -1,6 +1,6 @@
 //! A webhook receiver for the notification tests: listens on 127.0.0.1, fails its first
 //! deliveries (or all of them, while down) with 503, then accepts; keeps every request
-//! and checks each signature against the shared secret.
+//! and checks each Standard Webhooks signature against the shared secret.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -10,15 +10,16 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
-use erp_tools_core::agent::webhook_signature;
+use erp_tools_core::agent::{WebhookSecret, webhook_signature};
 
-/// The secret the tests share with the receiver.
-pub const SECRET: &[u8] = b"test-secret-0123456789";
+/// The secret the tests share with the receiver (`whsec_` and the base64 of
+/// `test-secret-0123456789`).
+pub const SECRET: &str = "whsec_dGVzdC1zZWNyZXQtMDEyMzQ1Njc4OQ==";
 
 /// One request the receiver got.
 #[derive(Clone, Debug)]
 pub struct Received {
-    /// `X-Erp-Tools-Delivery`.
+    /// `webhook-id`.
     pub delivery: String,
     /// Whether the signature matched the body.
     pub signed: bool,
@@ -77,20 +78,17 @@ async fn receive(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Byte
             .to_string()
     };
     let body = String::from_utf8_lossy(&body).to_string();
-    let sig = header("x-erp-tools-signature");
-    let t: i64 = sig
-        .strip_prefix("t=")
-        .and_then(|s| s.split(',').next())
-        .and_then(|t| t.parse().ok())
-        .unwrap_or_default();
-    let signed = webhook_signature(SECRET, t, &body) == sig;
+    let (id, sig) = (header("webhook-id"), header("webhook-signature"));
+    let t: i64 = header("webhook-timestamp").parse().unwrap_or_default();
+    let secret: WebhookSecret = SECRET.parse().expect("the test secret");
+    let signed = webhook_signature(&[secret], &id, t, &body) == sig;
     let failing = inner.down.load(Ordering::SeqCst)
         || inner
             .fail_first
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .is_ok();
     inner.got.lock().unwrap().push(Received {
-        delivery: header("x-erp-tools-delivery"),
+        delivery: id,
         signed,
         accepted: !failing,
         body,

@@ -2,7 +2,10 @@
 //! expects, the strict schemas, per-principal filtering, and the export checker.
 
 use erp_tools_core::Target;
-use erp_tools_core::export::{check_export, openai_tools};
+use erp_tools_core::export::{
+    AnthropicToolSearch, anthropic_tools, anthropic_tools_deferred, anthropic_tools_deferred_for,
+    check_export, openai_tools,
+};
 use erp_tools_core::schema::check_strict;
 use erp_tools_tests::app::registry;
 use erp_tools_tests::app::tools::{
@@ -98,6 +101,62 @@ fn anthropic_export_has_input_schema_and_explicit_strict() {
     assert!(!requires(schema, "note"));
     assert_eq!(schema["properties"]["note"]["type"], json!("string"));
     assert!(!schema.to_string().contains("\"null\""));
+}
+
+/// The deferred Anthropic export: the search tool first (never deferred), then the same
+/// strict tools as the plain export, grouped by module in the OpenAI export's order, each
+/// with `defer_loading: true`; per caller it keeps only their tools; the checker accepts
+/// it and refuses it without its search tool.
+#[test]
+fn anthropic_deferred_export_groups_by_module_behind_a_search_tool() {
+    let reg = registry();
+    let plain = anthropic_tools(&reg);
+    let module_order: Vec<Value> = openai_tools(&reg)
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|ns| ns["tools"].as_array())
+        .flatten()
+        .map(|f| f["name"].clone())
+        .collect();
+    for search in AnthropicToolSearch::ALL {
+        let export = anthropic_tools_deferred(&reg, search);
+        assert_eq!(
+            check_export(&export, Target::Anthropic),
+            Vec::<String>::new()
+        );
+        let items = export.as_array().unwrap();
+        assert_eq!(
+            items[0],
+            json!({"type": search.type_name(), "name": search.tool_name()})
+        );
+        let tools = &items[1..];
+        let order: Vec<Value> = tools.iter().map(|t| t["name"].clone()).collect();
+        assert_eq!(order, module_order, "grouped by module");
+        for t in tools {
+            assert_eq!(t["defer_loading"], json!(true));
+            let mut loaded = t.clone();
+            loaded.as_object_mut().unwrap().remove("defer_loading");
+            assert!(plain.as_array().unwrap().contains(&loaded), "{t}");
+        }
+        let without_search = Value::Array(tools.to_vec());
+        let problems = check_export(&without_search, Target::Anthropic).join("\n");
+        assert!(
+            problems.contains("no tool-search tool is sent"),
+            "{problems}"
+        );
+
+        let clerk = anthropic_tools_deferred_for(&reg, &WAREHOUSE.principal(), search);
+        assert_eq!(names(&clerk), [search.tool_name(), GET_STOCK]);
+        let buyer = anthropic_tools_deferred_for(&reg, &BUYER.principal(), search);
+        assert_eq!(
+            check_export(&buyer, Target::Anthropic),
+            Vec::<String>::new()
+        );
+        let mut expected = vec![search.tool_name()];
+        expected.extend(FOR_BUYER);
+        assert_eq!(names(&buyer), expected);
+    }
 }
 
 #[test]

@@ -339,3 +339,23 @@ fn page_tool_golden_per_target() {
         json!("string")
     );
 }
+
+/// The whole deferred exports of the registry above, byte for byte: OpenAI's namespace
+/// with `tool_search`, and Anthropic's tools behind the regex search tool, each accepted
+/// by the export checker.
+#[test]
+fn deferred_exports_golden() {
+    use erp_tools_core::export::{
+        AnthropicToolSearch, anthropic_tools_deferred, check_export, openai_tools,
+    };
+    let anthropic = anthropic_tools_deferred(&REGISTRY, AnthropicToolSearch::Regex);
+    let openai = openai_tools(&REGISTRY);
+    for (target, export) in [(Target::Anthropic, &anthropic), (Target::OpenAi, &openai)] {
+        assert_eq!(
+            check_export(export, target),
+            Vec::<String>::new(),
+            "{target:?}"
+        );
+        assert_golden("deferred_export", target, export);
+    }
+}

@@ -192,3 +192,62 @@ async fn anthropic_denied_calls_go_back_as_error_tool_results() {
         "{block}"
     );
 }
+
+/// With tool search, the request sends the search tool and the caller's tools deferred
+/// (the deferred export), with `anthropic-beta` naming tool search before the account's
+/// own beta; once the model called two tools, the next request sends those two loaded,
+/// so its `tool_use` blocks name loaded tools, and the rest stay deferred.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_tool_search_defers_the_callers_tools_and_loads_the_called_ones() {
+    use erp_tools_core::export::{AnthropicToolSearch, anthropic_tools_deferred_for, check_export};
+    let t = TestDb::sqlite().await;
+    let d = Deployment::new(&t.db).await;
+    let fixture = ProviderFixture::start([
+        Reply::ok(two_tool_uses()),
+        Reply::ok(final_text("Both looked up.")),
+    ])
+    .await;
+    let registry = d.app.runtime.registry().clone();
+    let mut model = AnthropicModel::new(registry.clone(), "claude-test", ApiKey::new(KEY))
+        .base_url(&fixture.base_url)
+        .http(fast_retries())
+        .beta("context-management-2025-06-27")
+        .tool_search(AnthropicToolSearch::Bm25);
+    let caller = buyer();
+    let agent = d.agent();
+    let out = agent
+        .run(&caller, &mut model, "Check V-00001 and BRG-0042")
+        .await;
+    assert_eq!(out.answer(), Some("Both looked up."));
+
+    let received = fixture.received();
+    assert_eq!(received.len(), 2);
+    for r in &received {
+        assert_eq!(
+            r.headers["anthropic-beta"],
+            "advanced-tool-use-2025-11-20,context-management-2025-06-27"
+        );
+    }
+    let first = &received[0].body["tools"];
+    assert_eq!(
+        first,
+        &anthropic_tools_deferred_for(&registry, &caller, AnthropicToolSearch::Bm25)
+    );
+    assert_eq!(check_export(first, Target::Anthropic), Vec::<String>::new());
+    let names: Vec<String> = first.as_array().unwrap()[1..]
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_offered_to(&agent, &caller, &names);
+
+    let second = received[1].body["tools"].as_array().unwrap();
+    assert_eq!(second[0]["type"], "tool_search_tool_bm25_20251119");
+    for tool in &second[1..] {
+        let called = [GET_VENDOR_SUMMARY, GET_STOCK].contains(&tool["name"].as_str().unwrap());
+        assert_eq!(tool["defer_loading"], json!(!called), "{}", tool["name"]);
+    }
+    assert_eq!(
+        check_export(&json!(second), Target::Anthropic),
+        Vec::<String>::new()
+    );
+}

@@ -132,5 +132,5 @@ pub use signature::{action_digest, action_signature};
 pub use stored::{ApprovalStatus, StoredApproval};
 pub use takeover::{Recovered, TakeOverError};
 #[cfg(feature = "webhook")]
-pub use webhook::{WebhookSender, signature as webhook_signature};
+pub use webhook::{WebhookSecret, WebhookSender, signature as webhook_signature};
 pub use worker::RunWorker;

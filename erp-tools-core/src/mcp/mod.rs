@@ -46,8 +46,8 @@ mod trace;
 pub use self::edge::{EdgeLimits, ServeOptions};
 #[cfg(feature = "mcp-http")]
 pub use self::http::{
-    HEALTH_PATH, HttpConfig, MCP_PATH, METADATA_PATH, READY_PATH, router, serve_http,
-    serve_listener,
+    HEALTH_PATH, HttpConfig, MCP_PATH, METADATA_PATH, READY_PATH, SERVER_CARD_MEDIA_TYPE,
+    SERVER_CARD_PATH, SERVER_CARD_SCHEMA, router, serve_http, serve_listener,
 };
 #[cfg(all(feature = "mcp-http", feature = "metrics"))]
 pub use self::http::{METRICS_PATH, METRICS_SCOPE};

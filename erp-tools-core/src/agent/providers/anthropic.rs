@@ -10,6 +10,7 @@ use super::http::{ApiKey, HttpSettings};
 use super::turns::{offered, system_text};
 use crate::agent::budget::TokenUsage;
 use crate::agent::model::{Message, ModelAction, ModelError, ResultStatus, ToolSpec};
+use crate::export::AnthropicToolSearch;
 use crate::registry::ToolRegistry;
 
 /// The API version every request names (`anthropic-version`).
@@ -30,17 +31,24 @@ static API: Api = Api {
 /// result as a `tool_result` block of the next user message (the wrapped,
 /// untrusted-data text; `is_error` for refused and failed calls), and the tools as the
 /// registry's strict export ([`anthropic_tools`](crate::export::anthropic_tools), `"strict":
-/// true`), kept to the tools the caller may use. Headers: `x-api-key`,
-/// `anthropic-version: 2023-06-01`, and `anthropic-beta` if [`beta`](Self::beta) names one.
+/// true`), kept to the tools the caller may use. With [`tool_search`](Self::tool_search),
+/// the tools are the deferred export instead
+/// ([`anthropic_tools_deferred`](crate::export::anthropic_tools_deferred)): Claude sees the
+/// search tool up front and loads the rest by searching; a tool already called in the run
+/// is sent loaded, so the conversation's `tool_use` blocks always name a loaded tool.
+/// Headers: `x-api-key`, `anthropic-version: 2023-06-01`, and `anthropic-beta` with
+/// [`AnthropicToolSearch::BETA`] and whatever [`beta`](Self::beta) names.
 ///
 /// ```no_run
 /// # async fn demo(runtime: erp_tools_core::ToolRuntime, caller: std::sync::Arc<erp_tools_core::Principal>)
 /// # -> Result<(), Box<dyn std::error::Error>> {
 /// use erp_tools_core::agent::{Agent, Policy};
 /// use erp_tools_core::agent::providers::AnthropicModel;
+/// use erp_tools_core::export::AnthropicToolSearch;
 ///
 /// // The key comes from ANTHROPIC_API_KEY; it is never logged.
 /// let mut model = AnthropicModel::from_env(runtime.registry().clone(), "claude-sonnet-4-5")?
+///     .tool_search(AnthropicToolSearch::Regex) // deferred tools, found by regex
 ///     .max_tokens(2_000);
 /// let agent = Agent::new(runtime, Policy::new())?.prompt_version("reorder-v3");
 /// let outcome = agent.run(&caller, &mut model, "Reorder what is below its reorder point").await;
@@ -50,6 +58,8 @@ static API: Api = Api {
 pub struct AnthropicModel {
     client: Client,
     max_tokens: u32,
+    search: Option<AnthropicToolSearch>,
+    beta: Option<String>,
 }
 
 impl AnthropicModel {
@@ -58,6 +68,8 @@ impl AnthropicModel {
         AnthropicModel {
             client: Client::new(&API, registry, model.into(), key),
             max_tokens: 4096,
+            search: None,
+            beta: None,
         }
     }
 
@@ -94,10 +106,26 @@ impl AnthropicModel {
     }
 
     /// Sends `anthropic-beta: <features>` (e.g. an account that needs the structured
-    /// outputs beta for strict tools).
+    /// outputs beta for strict tools), besides tool search's own feature.
     pub fn beta(mut self, features: impl Into<String>) -> Self {
-        self.client.set_header("anthropic-beta", features.into());
+        self.beta = Some(features.into());
+        self.set_beta_header();
         self
+    }
+
+    /// Defers every tool behind `search` (tool search, for models that have it: Claude
+    /// Sonnet 4.5, Opus 4.5 and later). Off by default: every offered tool is sent
+    /// loaded.
+    pub fn tool_search(mut self, search: AnthropicToolSearch) -> Self {
+        self.search = Some(search);
+        self.set_beta_header();
+        self
+    }
+
+    fn set_beta_header(&mut self) {
+        let search = self.search.map(|_| AnthropicToolSearch::BETA);
+        let features: Vec<&str> = search.into_iter().chain(self.beta.as_deref()).collect();
+        self.client.set_header("anthropic-beta", features.join(","));
     }
 
     /// The request body for `history` with `tools`.
@@ -148,7 +176,7 @@ impl AnthropicModel {
             "model": self.client.model,
             "max_tokens": self.max_tokens,
             "messages": messages,
-            "tools": tools_json(&self.client.registry, tools),
+            "tools": tools_json(&self.client.registry, tools, self.search, history),
         });
         let system = system_text(history);
         if !system.is_empty() {
@@ -213,11 +241,33 @@ impl AnthropicModel {
     }
 }
 
-/// The registry's Anthropic export, kept to the offered tools.
-fn tools_json(registry: &ToolRegistry, tools: &[ToolSpec]) -> Value {
-    let mut export = crate::export::anthropic_tools(registry);
+/// The registry's Anthropic export, kept to the offered tools; deferred behind `search`
+/// when set, except the tools `history` already called.
+fn tools_json(
+    registry: &ToolRegistry,
+    tools: &[ToolSpec],
+    search: Option<AnthropicToolSearch>,
+    history: &[Message],
+) -> Value {
+    let mut export = match search {
+        Some(search) => crate::export::anthropic_tools_deferred(registry, search),
+        None => crate::export::anthropic_tools(registry),
+    };
+    let called = |name: &str| {
+        history
+            .iter()
+            .any(|m| matches!(m, Message::ToolCall { name: n, .. } if n == name))
+    };
     if let Value::Array(entries) = &mut export {
-        entries.retain(|t| t["name"].as_str().is_some_and(|n| offered(tools, n)));
+        entries.retain(|t| match t["name"].as_str() {
+            Some(n) => t.get("type").is_some() || offered(tools, n),
+            None => false,
+        });
+        for entry in entries.iter_mut() {
+            if entry.get("defer_loading").is_some() && entry["name"].as_str().is_some_and(called) {
+                entry["defer_loading"] = Value::Bool(false);
+            }
+        }
     }
     export
 }

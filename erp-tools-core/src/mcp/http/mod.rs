@@ -15,6 +15,8 @@
 //! - `/.well-known/oauth-protected-resource` (and `/.well-known/oauth-protected-resource/mcp`):
 //!   the RFC 9728 protected-resource metadata, naming the authorization server(s) and the
 //!   registry's scopes.
+//! - `/mcp/server-card` (`card.rs`): the Server Card (experimental extension, SEP-2127),
+//!   public: name, version, transport, protocol versions, authorization and extensions.
 //! - `/healthz` and `/readyz` (`health.rs`): liveness and readiness, unauthenticated.
 //! - `/metrics` (`metrics.rs`, feature `metrics`): OpenMetrics text for Prometheus, to
 //!   loopback peers or a token with the `metrics:read` scope.
@@ -42,6 +44,7 @@
 //! the rate limit `rate.rs`, the JSON refusals `errors.rs`, the health checks `health.rs`.
 
 mod auth;
+mod card;
 mod config;
 mod cors;
 mod errors;
@@ -64,17 +67,19 @@ use axum::http::{HeaderValue, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::tower::StreamableHttpService;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
+pub use self::card::{SERVER_CARD_MEDIA_TYPE, SERVER_CARD_SCHEMA};
 pub use self::config::HttpConfig;
 pub use self::health::{HEALTH_PATH, READY_PATH};
 #[cfg(feature = "metrics")]
 pub use self::metrics::{METRICS_PATH, METRICS_SCOPE};
-pub use self::paths::{MCP_PATH, METADATA_PATH};
+pub use self::paths::{MCP_PATH, METADATA_PATH, SERVER_CARD_PATH};
 use self::state::GuardState;
 use super::edge::{self, ServeOptions};
 use super::handler::ErpMcpServer;
@@ -84,7 +89,7 @@ use super::sessions::{self, SessionOwners};
 use crate::runtime::ToolRuntime;
 
 /// The axum router serving MCP at [`MCP_PATH`], the protected-resource metadata at
-/// [`METADATA_PATH`], and the health checks at [`HEALTH_PATH`] and [`READY_PATH`]. Mount
+/// [`METADATA_PATH`], the Server Card at [`SERVER_CARD_PATH`], and the health checks at [`HEALTH_PATH`] and [`READY_PATH`]. Mount
 /// it as is, or merge it into a larger application.
 pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
     let scopes = scopes_supported(&runtime);
@@ -110,6 +115,8 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
     if let Some(states) = &config.request_states {
         server = server.with_state_keeper(states.clone());
     }
+    let (info, versions) = (server.get_info(), server.supported_protocol_versions());
+    let registry = server.registry().clone();
     let mut rmcp_config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(config.allowed_hosts.clone())
         .with_legacy_session_mode(config.legacy_sessions)
@@ -138,6 +145,14 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
         "bearer_methods_supported": ["header"],
         "resource_name": "ERP tools (MCP)",
     }));
+    let card = card::Card::new(card::CardSource {
+        registry: &registry,
+        info: &info,
+        versions: &versions,
+        resource_url: config.authenticator.resource_url(),
+        metadata_url: config.metadata_url(),
+        metadata: &metadata,
+    });
     let guard = Arc::new(GuardState {
         metadata_url: config.metadata_url(),
         scopes: scopes.join(" "),
@@ -164,11 +179,17 @@ pub fn router(runtime: ToolRuntime, config: HttpConfig) -> Router {
             get(protected_resource_metadata),
         )
         .with_state(metadata);
+    let card_routes = Router::new()
+        .route(SERVER_CARD_PATH, get(card::server_card))
+        .with_state(card);
     let health_routes = Router::new()
         .route(HEALTH_PATH, get(health::healthz))
         .route(READY_PATH, get(health::readyz))
         .with_state(ready);
-    let routes = mcp_routes.merge(metadata_routes).merge(health_routes);
+    let routes = mcp_routes
+        .merge(metadata_routes)
+        .merge(card_routes)
+        .merge(health_routes);
     #[cfg(feature = "metrics")]
     let routes = routes.merge(
         Router::new()

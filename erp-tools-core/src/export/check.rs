@@ -1,155 +1,16 @@
-//! The same tools, exported for direct use with the providers' APIs (SPEC M5, S).
-//!
-//! - [`openai_tools`]: one `namespace` per module holding strict `function` tools with
-//!   `defer_loading: true`, plus `{"type":"tool_search"}` so the model loads a namespace
-//!   only when it needs it.
-//! - [`anthropic_tools`]: `{"name","description","input_schema","strict":true}` per tool.
-//! - [`mcp_tools`]: the `tools/list` entries the MCP server serves.
-//!
-//! The `*_for` variants keep only the tools a principal may use. [`check_export`] vets
-//! any export (ours or hand-written) against the strict schema rules and the envelope
-//! each provider expects.
-//!
-//! The guide's chapter: *Declaring tools: what the compiler refuses* (`guide/src/declaring.md` in the repository).
+//! [`check_export`]: vets an export (ours or hand-written) against the strict schema rules
+//! and the envelope each provider expects.
 
 use std::collections::BTreeSet;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::registry::{MAX_TOOLS_PER_MODULE, RegisteredTool, ToolRegistry};
+use super::search::AnthropicToolSearch;
+use crate::registry::MAX_TOOLS_PER_MODULE;
 use crate::schema::{Target, check_strict, valid_key};
-use crate::tool::context::Principal;
 
 /// Anthropic strict tool use refuses requests with more union-typed parameters than this.
 pub const ANTHROPIC_MAX_UNION_PARAMETERS: usize = 16;
-
-/// Every tool as OpenAI Responses API tools: one namespace per module, each function
-/// strict and deferred, plus `tool_search`.
-pub fn openai_tools(registry: &ToolRegistry) -> Value {
-    openai_export(registry, |_| true)
-}
-
-/// Like [`openai_tools`], keeping only the tools `principal` may use (and the namespaces
-/// that still hold one).
-pub fn openai_tools_for(registry: &ToolRegistry, principal: &Principal) -> Value {
-    openai_export(registry, |t| t.allowed_for(principal))
-}
-
-fn openai_export(registry: &ToolRegistry, keep: impl Fn(&RegisteredTool) -> bool) -> Value {
-    let tools = registry.tools();
-    let mut out = Vec::new();
-    for ns in registry.namespaces() {
-        let functions: Vec<Value> = ns
-            .tools
-            .iter()
-            .map(|&i| &tools[i])
-            .filter(|t| keep(t))
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "name": t.name(),
-                    "description": t.description,
-                    "defer_loading": true,
-                    "strict": true,
-                    "parameters": t.input_schema(Target::OpenAi).as_ref(),
-                })
-            })
-            .collect();
-        if functions.is_empty() {
-            continue;
-        }
-        out.push(json!({
-            "type": "namespace",
-            "name": ns.name,
-            "description": ns.description,
-            "tools": functions,
-        }));
-    }
-    out.push(json!({ "type": "tool_search" }));
-    Value::Array(out)
-}
-
-/// Every tool as Anthropic Messages API tools with strict input schemas.
-pub fn anthropic_tools(registry: &ToolRegistry) -> Value {
-    anthropic_export(registry, |_| true)
-}
-
-/// Like [`anthropic_tools`], keeping only the tools `principal` may use.
-pub fn anthropic_tools_for(registry: &ToolRegistry, principal: &Principal) -> Value {
-    anthropic_export(registry, |t| t.allowed_for(principal))
-}
-
-fn anthropic_export(registry: &ToolRegistry, keep: impl Fn(&RegisteredTool) -> bool) -> Value {
-    each_tool(registry, keep, |t| {
-        json!({
-            "name": t.name(),
-            "description": t.description,
-            "input_schema": t.input_schema(Target::Anthropic).as_ref(),
-            "strict": true,
-        })
-    })
-}
-
-/// The tools `keep` accepts, each rendered by `render`, as a JSON array.
-fn each_tool(
-    registry: &ToolRegistry,
-    keep: impl Fn(&RegisteredTool) -> bool,
-    render: impl Fn(&RegisteredTool) -> Value,
-) -> Value {
-    Value::Array(
-        registry
-            .tools()
-            .iter()
-            .filter(|t| keep(t))
-            .map(render)
-            .collect(),
-    )
-}
-
-/// Every tool as MCP `tools/list` entries (what [`ErpMcpServer`](crate::mcp::ErpMcpServer)
-/// serves to a caller holding every scope).
-pub fn mcp_tools(registry: &ToolRegistry) -> Value {
-    mcp_export(registry, |_| true)
-}
-
-/// Like [`mcp_tools`], keeping only the tools `principal` may use.
-pub fn mcp_tools_for(registry: &ToolRegistry, principal: &Principal) -> Value {
-    mcp_export(registry, |t| t.allowed_for(principal))
-}
-
-fn mcp_export(registry: &ToolRegistry, keep: impl Fn(&RegisteredTool) -> bool) -> Value {
-    each_tool(registry, keep, mcp_tool)
-}
-
-/// The MCP `tools/list` entry of a registered tool: name, title, description, the strict
-/// MCP input schema (rendered once by the registry), the output schema (for draft tools it
-/// declares the `replayed` flag) and the annotations, all four hints set explicitly from
-/// the tier (the protocol's defaults, `destructiveHint: true` and `openWorldHint: true`,
-/// are wrong for every erp-tools tool):
-///
-/// | tier | readOnly | destructive | idempotent | openWorld |
-/// |---|---|---|---|---|
-/// | read | true | false | true | false |
-/// | draft | false | `destructive = ..` (default false) | true (idempotency keys) | false |
-pub(crate) fn mcp_tool(tool: &RegisteredTool) -> Value {
-    let def = tool.def;
-    let mut out = serde_json::Map::new();
-    out.insert("name".into(), Value::from(tool.name()));
-    let title = def.title().trim();
-    if !title.is_empty() {
-        out.insert("title".into(), Value::from(title));
-    }
-    out.insert("description".into(), Value::from(tool.description.clone()));
-    out.insert(
-        "inputSchema".into(),
-        tool.input_schema(Target::Mcp).as_ref().clone(),
-    );
-    if tool.output_schema.is_object() {
-        out.insert("outputSchema".into(), tool.output_schema.as_ref().clone());
-    }
-    out.insert("annotations".into(), def.annotations());
-    Value::Object(out)
-}
 
 /// Checks an exported tool list for `target` and returns every problem found (an empty
 /// list means the export is accepted):
@@ -275,16 +136,25 @@ fn check_openai_function(
 }
 
 fn check_anthropic(items: &[Value], names: &mut BTreeSet<String>, problems: &mut Vec<String>) {
-    let mut unions = 0;
+    let (mut unions, mut searches, mut deferred) = (0, Vec::new(), 0);
     for (i, tool) in items.iter().enumerate() {
+        if let Some(search) = tool
+            .get("type")
+            .and_then(Value::as_str)
+            .and_then(AnthropicToolSearch::from_type)
+        {
+            check_search_tool(tool, search, &format!("[{i}]"), problems);
+            searches.push(search);
+            continue;
+        }
         let name = check_name(tool, &format!("[{i}]"), "tool", Some(names), problems);
         let at = name.map_or_else(|| format!("[{i}]"), |n| format!("tool `{n}`"));
         check_description(tool, &at, problems);
         check_flag(tool, &at, "strict", true, problems);
-        if let Some(d) = tool.get("defer_loading")
-            && !d.is_boolean()
-        {
-            problems.push(format!("{at}: `defer_loading` must be true or false"));
+        match tool.get("defer_loading") {
+            None | Some(Value::Bool(false)) => {}
+            Some(Value::Bool(true)) => deferred += 1,
+            Some(_) => problems.push(format!("{at}: `defer_loading` must be true or false")),
         }
         for key in ["parameters", "inputSchema", "type"] {
             if tool.get(key).is_some() {
@@ -301,6 +171,37 @@ fn check_anthropic(items: &[Value], names: &mut BTreeSet<String>, problems: &mut
         problems.push(format!(
             "the request holds {unions} union-typed parameters; Anthropic strict tool use \
              accepts at most {ANTHROPIC_MAX_UNION_PARAMETERS}: send fewer tools at once"
+        ));
+    }
+    match searches.len() {
+        0 if deferred > 0 => problems.push(format!(
+            "{deferred} tools have `defer_loading: true` but no tool-search tool is sent \
+             (`{}`): Claude could never load them",
+            AnthropicToolSearch::Regex.tool()
+        )),
+        0 | 1 => {}
+        n => problems.push(format!("{n} tool-search tools are sent; send one")),
+    }
+}
+
+/// A tool-search entry: its `name` is the one its `type` goes with, and it is never
+/// deferred itself.
+fn check_search_tool(
+    tool: &Value,
+    search: AnthropicToolSearch,
+    at: &str,
+    problems: &mut Vec<String>,
+) {
+    let at = format!("{at} `{}`", search.type_name());
+    if tool.get("name").and_then(Value::as_str) != Some(search.tool_name()) {
+        problems.push(format!(
+            "{at}: its `name` must be \"{}\"",
+            search.tool_name()
+        ));
+    }
+    if tool.get("defer_loading") == Some(&Value::Bool(true)) {
+        problems.push(format!(
+            "{at}: the tool-search tool cannot be deferred; it is what loads the others"
         ));
     }
 }
@@ -428,6 +329,7 @@ fn count_unions(schema: &Value) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn flags_envelope_problems() {
@@ -479,5 +381,27 @@ mod tests {
             "b": {"anyOf": [{"type": "string", "enum": ["X"]}, {"type": "null"}]},
             "c": {"type": "string"}}});
         assert_eq!(count_unions(&s), 2);
+    }
+
+    #[test]
+    fn flags_deferral_without_a_search_tool_and_a_wrong_search_tool() {
+        let tool = json!({"name": "a", "description": "d", "strict": true, "defer_loading": true,
+            "input_schema": {"type": "object", "properties": {}, "required": [],
+                             "additionalProperties": false}});
+        let regex = AnthropicToolSearch::Regex.tool();
+        assert_eq!(
+            check_export(&json!([regex, tool]), Target::Anthropic),
+            Vec::<String>::new()
+        );
+        let text = check_export(&json!([tool]), Target::Anthropic).join("\n");
+        assert!(text.contains("no tool-search tool is sent"), "{text}");
+        let wrong = json!({"type": "tool_search_tool_bm25_20251119",
+                           "name": "tool_search_tool_regex", "defer_loading": true});
+        let text = check_export(&json!([wrong, tool]), Target::Anthropic).join("\n");
+        assert!(text.contains("must be \"tool_search_tool_bm25\""), "{text}");
+        assert!(text.contains("cannot be deferred"), "{text}");
+        let bm25 = AnthropicToolSearch::Bm25.tool();
+        let text = check_export(&json!([regex, bm25, tool]), Target::Anthropic).join("\n");
+        assert!(text.contains("2 tool-search tools"), "{text}");
     }
 }
