@@ -100,8 +100,8 @@ pub use serde_json;
 pub use sqlx;
 #[cfg(feature = "runtime")]
 pub use store::{
-    AuditArchive, ChainHead, ChainProblem, ChainReport, Database, DatabaseOptions, Recovered,
-    RunOwner, StoreError,
+    AuditArchive, AuditReader, ChainHead, ChainProblem, ChainReport, Database, DatabaseOptions,
+    OpenCall, Recovered, RunOwner, StoreError,
 };
 
 /// Everything a module declaring and registering tools needs:

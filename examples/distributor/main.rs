@@ -17,6 +17,7 @@
 //! token carrying review:read and review:approve); approving there resumes the run.
 
 mod app;
+mod audit;
 mod buying;
 mod data;
 mod identity;
@@ -533,51 +534,8 @@ async fn run(cli: Cli) -> Result<(), String> {
             }
             Ok(())
         }
-        Command::Verify { heads } => {
-            let known: Vec<erp_tools_core::ChainHead> = match heads {
-                None => Vec::new(),
-                Some(path) => {
-                    let text = std::fs::read_to_string(&path)
-                        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-                    serde_json::from_str(&text).map_err(|e| {
-                        format!(
-                            "{} is not a list of chain heads as `chain-heads` prints them: {e}",
-                            path.display()
-                        )
-                    })?
-                }
-            };
-            let db = app::open_db(&cli.db).await?;
-            let report = db
-                .verify_audit_chain(&known)
-                .await
-                .map_err(|e| e.to_string())?;
-            db.close().await;
-            print_out(&format!(
-                "{} chain(s), {} row(s) checked; {} open call(s), {} row(s) waiting for their link",
-                report.chains, report.rows, report.open, report.pending
-            ));
-            for problem in &report.problems {
-                print_out(&format!("TAMPERED: {problem}"));
-            }
-            if report.is_intact() {
-                print_out("intact: no row altered, inserted or removed");
-                Ok(())
-            } else {
-                Err(format!(
-                    "the audit log was tampered with ({} finding(s))",
-                    report.problems.len()
-                ))
-            }
-        }
-        Command::ChainHeads => {
-            let db = app::open_db(&cli.db).await?;
-            let heads = db.audit_chain_heads().await.map_err(|e| e.to_string())?;
-            db.close().await;
-            let text = serde_json::to_string_pretty(&heads).map_err(|e| e.to_string())?;
-            print_out(&text);
-            Ok(())
-        }
+        Command::Verify { heads } => audit::verify(&cli.db, heads.as_deref()).await,
+        Command::ChainHeads => audit::chain_heads(&cli.db).await,
         Command::Report => {
             let report = erp_tools_core::report::SurfaceReport::new(&registry);
             print_out(report.to_table().trim_end());
@@ -591,7 +549,7 @@ async fn run(cli: Cli) -> Result<(), String> {
 }
 
 /// Prints a line to stdout; a closed pipe (`| head`) is not an error worth a panic.
-fn print_out(text: &str) {
+pub(crate) fn print_out(text: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stdout().lock(), "{text}");
 }

@@ -10,10 +10,7 @@ use sqlx::Row;
 use super::archive_record::AuditArchive;
 use super::chain::{CHAINED, Hash, fields, link_hash, parse_hash, read_chained};
 use super::chain_head::ChainHead;
-use crate::audit::{ATTEMPT, AuditId};
-
-/// How long a finished row may wait for its link before [`verify`] reports it.
-const LINK_DELAY: chrono::Duration = chrono::Duration::minutes(2);
+use crate::audit::AuditId;
 
 /// The first thing [`Database::verify_audit_chain`](crate::Database::verify_audit_chain) found wrong in one chain (or outside every chain).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,6 +51,15 @@ pub enum ChainProblem {
     Unchained {
         /// The row.
         audit_id: AuditId,
+    },
+    /// A chained row has an id at or below `erp_audit_chain_origin` (the last row written
+    /// before the chain existed): the origin was raised, so that rows inserted since
+    /// look older than the chain.
+    OriginMoved {
+        /// The lowest chained row.
+        audit_id: AuditId,
+        /// The origin as found.
+        origin: AuditId,
     },
     /// The chain ends before the exported head: its last rows were removed.
     Truncated {
@@ -113,7 +119,14 @@ impl std::fmt::Display for ChainProblem {
             ChainProblem::Unchained { audit_id } => write!(
                 f,
                 "row {audit_id} is finished but in no chain: it was inserted behind the \
-                 framework's back, or its link was removed"
+                 framework's back, or its link was removed (or a process stopped before \
+                 linking it: the next start links it, then verify again)"
+            ),
+            ChainProblem::OriginMoved { audit_id, origin } => write!(
+                f,
+                "erp_audit_chain_origin says rows up to {origin} predate the chain, but row \
+                 {audit_id} is chained: the origin was raised to hide the rows \
+                 inserted since (they are listed as in no chain)"
             ),
             ChainProblem::Truncated {
                 chain,
@@ -145,9 +158,26 @@ pub struct ChainReport {
     pub open: u64,
     /// Finished rows waiting for their link (finished in the last two minutes).
     pub pending: u64,
+    /// Rows written before the chain existed (ids up to `erp_audit_chain_origin`): not
+    /// vouched for by any link.
+    pub before_chain: u64,
+    /// The oldest calls still open (at most 20), with their age: not yet in a chain.
+    pub open_calls: Vec<OpenCall>,
     /// The first problem of each chain, then finished rows in no chain (at most 20 of
     /// those); empty when the log is intact.
     pub problems: Vec<ChainProblem>,
+}
+
+/// A call whose `attempt` row is not finished yet (running, or left by a stopped process
+/// until the recovery pass closes it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenCall {
+    /// The row.
+    pub audit_id: AuditId,
+    /// When the call began.
+    pub at: String,
+    /// How long ago that was, in seconds.
+    pub age_secs: i64,
 }
 
 impl ChainReport {
@@ -156,9 +186,6 @@ impl ChainReport {
         self.problems.is_empty()
     }
 }
-
-/// Most [`ChainProblem::Unchained`] rows listed.
-const MAX_UNCHAINED: usize = 20;
 
 /// Walks every chain of the audit log on `pool` (read-only is enough) and checks every
 /// link; checks `known` heads (exported earlier) against the chains.
@@ -288,28 +315,7 @@ pub(crate) async fn verify(
             }
         }
     }
-    let cutoff = crate::audit::time_text(chrono::Utc::now() - LINK_DELAY);
-    let outside = sqlx::query(
-        "SELECT id, outcome, finished_at FROM erp_audit_log WHERE chain_seq IS NULL \
-         AND id > (SELECT MAX(last_unchained_id) FROM erp_audit_chain_origin) ORDER BY id",
-    )
-    .fetch_all(pool)
-    .await?;
-    let mut unchained = 0;
-    for row in outside {
-        let outcome: String = row.try_get(1)?;
-        let finished_at: Option<String> = row.try_get(2)?;
-        if outcome == ATTEMPT {
-            report.open += 1;
-        } else if finished_at.as_deref().is_some_and(|f| f > cutoff.as_str()) {
-            report.pending += 1;
-        } else if unchained < MAX_UNCHAINED {
-            unchained += 1;
-            report.problems.push(ChainProblem::Unchained {
-                audit_id: row.try_get(0)?,
-            });
-        }
-    }
+    super::chain_outside::check(pool, &mut report).await?;
     Ok(report)
 }
 

@@ -19,10 +19,12 @@ mod archive;
 mod archive_record;
 pub(crate) mod audit;
 mod audit_log;
+mod audit_reader;
 mod audit_row;
 mod batch;
 mod chain;
 mod chain_head;
+mod chain_outside;
 mod chain_verify;
 mod document;
 #[cfg(feature = "mcp")]
@@ -71,8 +73,9 @@ use writer::AuditWriter;
 pub(crate) use writer::PendingRow;
 
 pub use archive_record::AuditArchive;
+pub use audit_reader::AuditReader;
 pub use chain_head::ChainHead;
-pub use chain_verify::{ChainProblem, ChainReport};
+pub use chain_verify::{ChainProblem, ChainReport, OpenCall};
 pub use error::StoreError;
 pub use options::DatabaseOptions;
 pub use recover::Recovered;
@@ -172,7 +175,7 @@ impl std::fmt::Debug for Database {
     }
 }
 
-fn backend_of(url: &str) -> Option<Backend> {
+pub(crate) fn backend_of(url: &str) -> Option<Backend> {
     if url.starts_with("sqlite:") {
         Some(Backend::Sqlite)
     } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {

@@ -1,0 +1,189 @@
+//! `verify` only reads: the audit log opened with [`AuditReader`] (the example's `verify`
+//! and `chain-heads`) is checked as found, with no migration, recovery pass or sweep
+//! first. A finished row inserted with no link, which opening the store would link into
+//! a new chain, is reported; so is a row hidden by raising the chain's origin past it,
+//! and an open call with its age. Both backends.
+
+use erp_tools_core::sqlx;
+use erp_tools_core::{AuditEntry, AuditReader, ChainProblem, Database};
+use erp_tools_tests::db::{TestDb, raw_audit_pool};
+use erp_tools_tests::on_both_backends;
+use erp_tools_tests::principals::BUYER;
+
+/// Six finished rows written by the framework, then the database closed: the log of a
+/// stopped server.
+async fn written_log(db: &Database) {
+    let who = BUYER.principal();
+    for i in 0..6 {
+        db.record_event(AuditEntry::new(&who, "run-reader", "answered").message(format!("{i}")))
+            .await
+            .unwrap();
+    }
+    db.close().await;
+}
+
+/// A finished row inserted behind the framework's back, with no link; its id.
+async fn forge(raw: &sqlx::AnyPool) -> i64 {
+    sqlx::query_scalar(
+        "INSERT INTO erp_audit_log (at, finished_at, source, agent_run_id, user_id, outcome) \
+         VALUES ('2026-01-05T10:00:00.000000Z', '2026-01-05T10:00:01.000000Z', 'runtime', \
+         'run-reader', 'someone-else', 'ok') RETURNING id",
+    )
+    .fetch_one(raw)
+    .await
+    .unwrap()
+}
+
+/// How many rows have no link.
+async fn unlinked(reader: &AuditReader) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(*) FROM erp_audit_log WHERE chain_seq IS NULL")
+        .fetch_one(reader.pool())
+        .await
+        .unwrap()
+}
+
+async fn an_inserted_row_is_reported_not_adopted(t: &TestDb) {
+    written_log(&t.db).await;
+    let again = t.open_again().await;
+    let raw = raw_audit_pool(&again).await;
+    let forged = forge(&raw).await;
+    if t.backend() == erp_tools_core::Backend::Sqlite {
+        raw.close().await;
+    }
+    again.close().await;
+    let reader = AuditReader::open(t.url()).await.unwrap();
+    let report = reader.verify(&[]).await.unwrap();
+    assert_eq!(
+        report.problems,
+        [ChainProblem::Unchained { audit_id: forged }],
+        "{report:?}"
+    );
+    assert_eq!(unlinked(&reader).await, 1, "the reader linked nothing");
+    println!("{}", report.problems[0]);
+    reader.close().await;
+}
+on_both_backends!(an_inserted_row_is_reported_not_adopted);
+
+async fn a_row_hidden_below_a_raised_origin_is_reported(t: &TestDb) {
+    written_log(&t.db).await;
+    let again = t.open_again().await;
+    let raw = raw_audit_pool(&again).await;
+    let forged = forge(&raw).await;
+    sqlx::query("UPDATE erp_audit_chain_origin SET last_unchained_id = $1")
+        .bind(forged)
+        .execute(&raw)
+        .await
+        .unwrap();
+    if t.backend() == erp_tools_core::Backend::Sqlite {
+        raw.close().await;
+    }
+    again.close().await;
+    let reader = AuditReader::open(t.url()).await.unwrap();
+    let report = reader.verify(&[]).await.unwrap();
+    let first: i64 =
+        sqlx::query_scalar("SELECT MIN(id) FROM erp_audit_log WHERE chain_seq IS NOT NULL")
+            .fetch_one(reader.pool())
+            .await
+            .unwrap();
+    assert_eq!(
+        report.problems,
+        [
+            ChainProblem::OriginMoved {
+                audit_id: first,
+                origin: forged,
+            },
+            ChainProblem::Unchained { audit_id: forged },
+        ],
+        "{report:?}"
+    );
+    assert_eq!(report.before_chain, 0, "{report:?}");
+    for problem in &report.problems {
+        println!("{problem}");
+    }
+    reader.close().await;
+}
+on_both_backends!(a_row_hidden_below_a_raised_origin_is_reported);
+
+async fn an_open_call_is_listed_with_its_age(t: &TestDb) {
+    written_log(&t.db).await;
+    let again = t.open_again().await;
+    let raw = raw_audit_pool(&again).await;
+    // A call left open an hour ago by a process that stopped (the recovery pass of the
+    // next start would close it; the reader does not).
+    let at = chrono::Utc::now() - chrono::Duration::hours(1);
+    let at = at.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string();
+    let open: i64 = sqlx::query_scalar(
+        "INSERT INTO erp_audit_log (at, source, agent_run_id, user_id, outcome) \
+         VALUES ($1, 'runtime', 'run-reader', 'u', 'attempt') RETURNING id",
+    )
+    .bind(at.clone())
+    .fetch_one(&raw)
+    .await
+    .unwrap();
+    if t.backend() == erp_tools_core::Backend::Sqlite {
+        raw.close().await;
+    }
+    again.close().await;
+    let reader = AuditReader::open(t.url()).await.unwrap();
+    let report = reader.verify(&[]).await.unwrap();
+    assert_eq!(report.open, 1, "{report:?}");
+    let call = &report.open_calls[0];
+    assert_eq!((call.audit_id, call.at.as_str()), (open, at.as_str()));
+    assert!((3590..3700).contains(&call.age_secs), "{call:?}");
+    reader.close().await;
+}
+on_both_backends!(an_open_call_is_listed_with_its_age);
+
+/// A reader never creates a database: a path with no audit log is an error naming it.
+#[tokio::test]
+async fn a_missing_audit_log_is_an_error_not_a_new_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("nothing.db");
+    let url = format!("sqlite://{}", db.display());
+    let e = AuditReader::open(&url).await.unwrap_err().to_string();
+    assert!(
+        e.contains("does not exist") && e.contains("nothing.db-audit"),
+        "{e}"
+    );
+    assert!(!db.exists() && !dir.path().join("nothing.db-audit").exists());
+}
+
+/// `distributor <args>` on the database at `url`: (exit success, stdout).
+fn example(url: &str, args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(erp_tools_tests::example::binary())
+        .args(["--db", url])
+        .args(args)
+        .output()
+        .expect("run the example");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// The example's `verify` reports a forged finished row instead of linking it when it
+/// opens the store (SQLite; the example is built with that backend).
+#[tokio::test]
+async fn the_examples_verify_reports_an_inserted_row() {
+    let t = TestDb::sqlite().await;
+    written_log(&t.db).await;
+    let again = t.open_again().await;
+    let raw = raw_audit_pool(&again).await;
+    let forged = forge(&raw).await;
+    raw.close().await;
+    again.close().await;
+    let (ok, out) = example(t.url(), &["verify"]);
+    println!("{out}");
+    assert!(!ok, "a finding fails the command: {out}");
+    assert!(
+        out.contains(&format!(
+            "TAMPERED: row {forged} is finished but in no chain"
+        )),
+        "{out}"
+    );
+    let (ok, again) = example(t.url(), &["verify"]);
+    assert!(
+        !ok && again.contains(&format!("row {forged}")),
+        "still reported: {again}"
+    );
+}
