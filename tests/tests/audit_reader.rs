@@ -2,13 +2,19 @@
 //! and `chain-heads`) is checked as found, with no migration, recovery pass or sweep
 //! first. A finished row inserted with no link, which opening the store would link into
 //! a new chain, is reported; so is a row hidden by raising the chain's origin past it,
-//! and an open call with its age. Both backends.
+//! an open call with its age, and an open call's row edited before the call finished
+//! (it is hashed when written). Both backends.
 
 use erp_tools_core::sqlx;
 use erp_tools_core::{AuditEntry, AuditReader, ChainProblem, Database};
+use erp_tools_tests::app::Session;
+use erp_tools_tests::app::arguments::po_draft;
+use erp_tools_tests::app::faults::VENDOR_HANGS;
+use erp_tools_tests::app::tools::CREATE_PO_DRAFT;
 use erp_tools_tests::db::{TestDb, raw_audit_pool};
 use erp_tools_tests::on_both_backends;
 use erp_tools_tests::principals::BUYER;
+use serde_json::json;
 
 /// Six finished rows written by the framework, then the database closed: the log of a
 /// stopped server.
@@ -127,12 +133,50 @@ async fn an_open_call_is_listed_with_its_age(t: &TestDb) {
     let reader = AuditReader::open(t.url()).await.unwrap();
     let report = reader.verify(&[]).await.unwrap();
     assert_eq!(report.open, 1, "{report:?}");
+    assert_eq!(
+        report.problems,
+        [ChainProblem::AttemptUnsealed { audit_id: open }],
+        "an open row without the hash the writer gives it: {report:?}"
+    );
     let call = &report.open_calls[0];
     assert_eq!((call.audit_id, call.at.as_str()), (open, at.as_str()));
     assert!((3590..3700).contains(&call.age_secs), "{call:?}");
     reader.close().await;
 }
 on_both_backends!(an_open_call_is_listed_with_its_age);
+
+async fn an_open_call_edited_before_it_finishes_is_reported(t: &TestDb) {
+    let buyer = Session::new(&t.db, BUYER).await;
+    let mut hanging = po_draft("H-1");
+    hanging["vendor_code"] = json!(VENDOR_HANGS);
+    let gave_up = tokio::time::timeout(
+        std::time::Duration::from_millis(500),
+        buyer.call(CREATE_PO_DRAFT, hanging),
+    )
+    .await;
+    assert!(gave_up.is_err(), "the handler hangs until cancelled");
+    let open = t.db.verify_audit_chain(&[]).await.unwrap();
+    assert!(open.is_intact() && open.open == 1, "{open:?}");
+    let raw = raw_audit_pool(&t.db).await;
+    let id: i64 = sqlx::query_scalar(
+        "UPDATE erp_audit_log SET arguments = '{}' WHERE outcome = 'attempt' RETURNING id",
+    )
+    .fetch_one(&raw)
+    .await
+    .unwrap();
+    if t.backend() == erp_tools_core::Backend::Sqlite {
+        raw.close().await;
+    }
+    let expected = [ChainProblem::AttemptAltered { audit_id: id }];
+    let live = t.db.verify_audit_chain(&[]).await.unwrap();
+    assert_eq!(live.problems, expected, "{live:?}");
+    let reader = AuditReader::open(t.url()).await.unwrap();
+    let read = reader.verify(&[]).await.unwrap();
+    assert_eq!(read.problems, expected, "{read:?}");
+    println!("{}", read.problems[0]);
+    reader.close().await;
+}
+on_both_backends!(an_open_call_edited_before_it_finishes_is_reported);
 
 /// A reader never creates a database: a path with no audit log is an error naming it.
 #[tokio::test]

@@ -1,10 +1,11 @@
 //! The rows outside every chain of the audit log, as [`verify`](super::chain_verify::verify)
 //! reports them: rows written before the chain existed, calls still open (with their
-//! age), and finished rows in no chain; and the check that the chain's origin was not
-//! moved to hide rows.
+//! age; each checked against the hash written with it), and finished rows in no chain;
+//! and the check that the chain's origin was not moved to hide rows.
 
 use sqlx::Row;
 
+use super::chain::{CHAINED, attempt_hash, fields, read_chained};
 use super::chain_verify::{ChainProblem, ChainReport, OpenCall};
 use crate::audit::{ATTEMPT, AuditId};
 
@@ -46,19 +47,33 @@ pub(crate) async fn check(
             .await? as u64;
     let now = chrono::Utc::now();
     let cutoff = crate::audit::time_text(now - LINK_DELAY);
-    let outside = sqlx::query(
-        "SELECT id, outcome, finished_at, at FROM erp_audit_log WHERE chain_seq IS NULL \
-         AND id > $1 ORDER BY id",
-    )
-    .bind(floor)
-    .fetch_all(pool)
-    .await?;
+    let sql = format!(
+        "SELECT id, outcome, finished_at, at, attempt_hash, {} FROM erp_audit_log \
+         WHERE chain_seq IS NULL AND id > $1 ORDER BY id",
+        *CHAINED
+    );
+    let outside = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(floor)
+        .fetch_all(pool)
+        .await?;
     let mut unchained = 0;
     for row in outside {
         let outcome: String = row.try_get(1)?;
         let finished_at: Option<String> = row.try_get(2)?;
         if outcome == ATTEMPT {
             report.open += 1;
+            let audit_id: AuditId = row.try_get(0)?;
+            let stored: Option<String> = row.try_get(4)?;
+            let hashed = hex::encode(attempt_hash(&fields(&read_chained(&row, 5)?)));
+            match stored {
+                None => report
+                    .problems
+                    .push(ChainProblem::AttemptUnsealed { audit_id }),
+                Some(h) if h != hashed => report
+                    .problems
+                    .push(ChainProblem::AttemptAltered { audit_id }),
+                Some(_) => {}
+            }
             if report.open_calls.len() < MAX_LISTED {
                 let at: String = row.try_get(3)?;
                 let age_secs = chrono::DateTime::parse_from_rfc3339(&at)

@@ -52,6 +52,18 @@ pub enum ChainProblem {
         /// The row.
         audit_id: AuditId,
     },
+    /// An open call's `attempt` row does not match the hash written with it: it was
+    /// changed while the call ran.
+    AttemptAltered {
+        /// The row.
+        audit_id: AuditId,
+    },
+    /// An open call's `attempt` row has no hash: it was inserted behind the framework's
+    /// back (or written by a version before attempt hashes; the recovery pass closes it).
+    AttemptUnsealed {
+        /// The row.
+        audit_id: AuditId,
+    },
     /// A chained row has an id at or below `erp_audit_chain_origin` (the last row written
     /// before the chain existed): the origin was raised, so that rows inserted since
     /// look older than the chain.
@@ -121,6 +133,16 @@ impl std::fmt::Display for ChainProblem {
                 "row {audit_id} is finished but in no chain: it was inserted behind the \
                  framework's back, or its link was removed (or a process stopped before \
                  linking it: the next start links it, then verify again)"
+            ),
+            ChainProblem::AttemptAltered { audit_id } => write!(
+                f,
+                "row {audit_id} (a call still open) does not match the hash written with it: \
+                 it was altered while the call ran"
+            ),
+            ChainProblem::AttemptUnsealed { audit_id } => write!(
+                f,
+                "row {audit_id} (a call still open) has no attempt hash: it was inserted \
+                 behind the framework's back (or by a version before attempt hashes)"
             ),
             ChainProblem::OriginMoved { audit_id, origin } => write!(
                 f,
