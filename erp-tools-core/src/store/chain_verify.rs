@@ -215,6 +215,16 @@ pub(crate) async fn verify(
     pool: &sqlx::AnyPool,
     known: &[ChainHead],
 ) -> Result<ChainReport, sqlx::Error> {
+    verify_with(pool, known, None).await
+}
+
+/// [`verify`], with the heads of archived chains taken from `archived` (claims signed in
+/// a digest) instead of `erp_audit_archives`.
+pub(crate) async fn verify_with(
+    pool: &sqlx::AnyPool,
+    known: &[ChainHead],
+    archived: Option<HashMap<String, ChainHead>>,
+) -> Result<ChainReport, sqlx::Error> {
     let mut report = ChainReport::default();
     let sql = format!(
         "SELECT id, {}, chain_id, chain_seq, chain_hash FROM erp_audit_log \
@@ -289,7 +299,10 @@ pub(crate) async fn verify(
         report.chains += 1;
     }
     drop(rows);
-    let archived = archived_heads(pool).await?;
+    let archived = match archived {
+        Some(given) => given,
+        None => archived_heads(pool).await?,
+    };
     for head in known {
         if !ends.contains_key(&head.chain)
             && let Some(kept) = archived.get(&head.chain)
