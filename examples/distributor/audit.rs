@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use erp_tools_core::{AuditReader, ChainHead};
+use erp_tools_core::{AuditReader, ChainHead, DigestPublicKey};
 
 use crate::print_out;
 
@@ -54,6 +54,52 @@ pub async fn verify(url: &str, heads: Option<&Path>) -> Result<(), String> {
         Err(format!(
             "the audit log was tampered with ({} finding(s))",
             report.problems.len()
+        ))
+    }
+}
+
+/// `verify --digests DIR --public-key FILE`: the log checked against its signed digests;
+/// every finding on stdout, an error (exit status 1) if any.
+pub async fn verify_digests(
+    url: &str,
+    dir: &Path,
+    key: &Path,
+    archives: Option<&Path>,
+) -> Result<(), String> {
+    let key = DigestPublicKey::from_file(key).map_err(|e| e.to_string())?;
+    let reader = open_audit(url).await?;
+    let report = reader
+        .verify_digests(dir, &key, archives)
+        .await
+        .map_err(|e| e.to_string())?;
+    reader.close().await;
+    let newest = report
+        .newest
+        .as_ref()
+        .map_or("none".to_string(), |(file, at)| format!("{file} at {at}"));
+    print_out(&format!(
+        "{} digest(s) of {} replica(s), newest {newest}; {} chain(s), {} row(s) checked; {} \
+         row(s) newer than the newest digest (not yet vouched for); {} open call(s)",
+        report.digests,
+        report.replicas,
+        report.chain.chains,
+        report.chain.rows,
+        report.newer_rows,
+        report.chain.open
+    ));
+    for problem in &report.chain.problems {
+        print_out(&format!("TAMPERED: {problem}"));
+    }
+    for finding in &report.findings {
+        print_out(&format!("TAMPERED: {finding}"));
+    }
+    if report.is_intact() {
+        print_out("intact: the log matches its signed digests");
+        Ok(())
+    } else {
+        Err(format!(
+            "the audit log or its digests were tampered with ({} finding(s))",
+            report.chain.problems.len() + report.findings.len()
         ))
     }
 }

@@ -132,9 +132,22 @@ enum Command {
     Verify {
         /// Chain heads exported earlier with `chain-heads` (a JSON file), checked too: a
         /// chain that now ends before one of them was cut.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "digests")]
         heads: Option<std::path::PathBuf>,
+        /// A directory of signed audit digests (ERP_TOOLS_DIGEST_DIR of the server): the
+        /// log is checked against them too.
+        #[arg(long, requires = "public_key")]
+        digests: Option<std::path::PathBuf>,
+        /// The digests' public key: a file of 64 hex digits (`digest-key` prints it).
+        #[arg(long, requires = "digests")]
+        public_key: Option<std::path::PathBuf>,
+        /// Where the archive files are now, if not where their claims say.
+        #[arg(long, requires = "digests")]
+        archives: Option<std::path::PathBuf>,
     },
+    /// Print a new digest signing key (for ERP_TOOLS_DIGEST_KEY) and its public key (for
+    /// `verify --public-key`).
+    DigestKey,
     /// Print the last link of every audit chain as JSON, for an auditor to keep
     /// elsewhere and give back to `verify --heads`.
     ChainHeads,
@@ -348,11 +361,10 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .await
                 .map_err(|e| format!("ERP_TOOLS_TOKEN: {e}"))?;
             let runtime =
-                with_read_attempt_after(with_cursor_key(ToolRuntime::new(registry, db))?)?;
-            erp_tools_core::mcp::serve_stdio(runtime, caller)
-                .await
-                .map(|_| ())
-                .map_err(|e| e.to_string())
+                with_read_attempt_after(with_cursor_key(ToolRuntime::new(registry, db.clone()))?)?;
+            let served = erp_tools_core::mcp::serve_stdio(runtime, caller).await;
+            db.close().await;
+            served.map(|_| ()).map_err(|e| e.to_string())
         }
         Command::Serve { stdio: false, addr } => {
             let identity = identity_config(&cli.resource)?;
@@ -449,10 +461,13 @@ async fn run(cli: Cli) -> Result<(), String> {
         } => {
             let db = app::open_db(&cli.db).await?;
             let branch_id = branch_id(&db, &branch).await?;
-            let agent = review::agent(registry, db)?;
+            let agent = review::agent(registry, db.clone())?;
             let principal = review::agent_principal(&user, branch_id, &branch);
             let think = Duration::from_millis(think_ms);
-            print_out(&review::run_agent(&agent, &principal, think).await?);
+            let out = review::run_agent(&agent, &principal, think).await;
+            // Commits the audit rows (and writes the last digest, if on).
+            db.close().await;
+            print_out(&out?);
             Ok(())
         }
         Command::Resume { approval } => {
@@ -534,7 +549,25 @@ async fn run(cli: Cli) -> Result<(), String> {
             }
             Ok(())
         }
-        Command::Verify { heads } => audit::verify(&cli.db, heads.as_deref()).await,
+        Command::Verify {
+            digests: Some(dir),
+            public_key: Some(key),
+            archives,
+            ..
+        } => audit::verify_digests(&cli.db, &dir, &key, archives.as_deref()).await,
+        Command::Verify { heads, .. } => audit::verify(&cli.db, heads.as_deref()).await,
+        Command::DigestKey => {
+            let key = erp_tools_core::DigestKey::generate();
+            print_out(&format!(
+                "secret (ERP_TOOLS_DIGEST_KEY): {}",
+                key.secret_hex()
+            ));
+            print_out(&format!(
+                "public (verify --public-key): {}",
+                key.public_key_hex()
+            ));
+            Ok(())
+        }
         Command::ChainHeads => audit::chain_heads(&cli.db).await,
         Command::Report => {
             let report = erp_tools_core::report::SurfaceReport::new(&registry);
