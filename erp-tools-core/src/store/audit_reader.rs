@@ -3,11 +3,13 @@
 //! recovery pass, no lease, no sweep that links unlinked rows. So what it reports is the
 //! log as it is on disk, not as the checking process made it.
 
-use sqlx::any::AnyPoolOptions;
-use sqlx::{AnyPool, Executor};
+use sqlx::AnyPool;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use sqlx::{Executor, any::AnyPoolOptions};
 
 use super::chain_head::ChainHead;
-use super::chain_verify::{self, ChainReport};
+use super::chain_report::ChainReport;
+use super::chain_verify;
 use super::error::StoreError;
 use crate::tool::handles::Backend;
 
@@ -39,8 +41,8 @@ impl AuditReader {
     /// exist (nothing is created).
     pub async fn open(url: &str) -> Result<AuditReader, StoreError> {
         sqlx::any::install_default_drivers();
-        let backend =
-            super::backend_of(url).ok_or_else(|| StoreError::UnsupportedUrl(url.to_string()))?;
+        let backend = super::pools::backend_of(url)
+            .ok_or_else(|| StoreError::UnsupportedUrl(url.to_string()))?;
         let pool = match backend {
             Backend::Sqlite => open_sqlite(url).await?,
             Backend::Postgres => open_postgres(url).await?,

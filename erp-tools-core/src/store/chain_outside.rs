@@ -6,7 +6,7 @@
 use sqlx::Row;
 
 use super::chain::{CHAINED, attempt_hash, fields, read_chained};
-use super::chain_verify::{ChainProblem, ChainReport, OpenCall};
+use super::chain_report::{ChainProblem, ChainReport, OpenCall};
 use crate::audit::{ATTEMPT, AuditId};
 
 /// How long a finished row may wait for its link before it is reported.

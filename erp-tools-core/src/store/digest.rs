@@ -309,3 +309,21 @@ impl DigestOptions {
         self
     }
 }
+
+/// One [`Database`]'s digest chain: its options and the last digest written.
+pub(crate) struct Digests {
+    pub(crate) options: DigestOptions,
+    /// `(seq, sha256)` of the last digest written.
+    pub(crate) last: tokio::sync::Mutex<(u64, Option<String>)>,
+    pub(crate) task: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Digests {
+    pub(crate) fn new(options: DigestOptions) -> Digests {
+        Digests {
+            options,
+            last: tokio::sync::Mutex::new((0, None)),
+            task: std::sync::Mutex::new(None),
+        }
+    }
+}

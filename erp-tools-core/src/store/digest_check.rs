@@ -9,9 +9,10 @@ use sqlx::Row;
 
 use super::audit_reader::AuditReader;
 use super::chain_head::ChainHead;
-use super::chain_verify::{self, ChainReport};
+use super::chain_report::ChainReport;
+use super::chain_verify;
 use super::digest::{AuditDigest, DigestPublicKey, SignedDigest};
-use super::digest_write;
+use super::digest_read;
 use super::error::StoreError;
 use crate::audit::AuditId;
 
@@ -288,7 +289,7 @@ impl AuditReader {
         report.newest = Some((newest_file, newest.at.clone()));
         // The highest digested head of each chain, and the digested archive claims.
         let mut heads: HashMap<String, ChainHead> = HashMap::new();
-        let mut claims: BTreeMap<String, super::AuditArchive> = BTreeMap::new();
+        let mut claims: BTreeMap<String, super::archive_record::AuditArchive> = BTreeMap::new();
         for (_, d) in &valid {
             for head in &d.digest.chains {
                 if heads.get(&head.chain).is_none_or(|h| h.seq < head.seq) {
@@ -355,7 +356,7 @@ impl AuditReader {
             .map(|r| (r.audit_id, r.hash.as_str()))
             .collect();
         let floor = origin.min(newest.origin);
-        for row in digest_write::unlinked(pool, floor, newest.max_audit_id).await? {
+        for row in digest_read::unlinked(pool, floor, newest.max_audit_id).await? {
             match listed.get(&row.audit_id) {
                 None => report.findings.push(DigestFinding::RowNotCovered {
                     audit_id: row.audit_id,
@@ -373,7 +374,7 @@ impl AuditReader {
                 .bind(newest.max_audit_id)
                 .fetch_one(pool)
                 .await? as u64;
-        for claim in digest_write::archives(pool).await? {
+        for claim in digest_read::archives(pool).await? {
             let covered = claims
                 .get(&claim.month)
                 .is_some_and(|c| c.sha256 == claim.sha256);

@@ -3,32 +3,10 @@
 
 use std::sync::{Arc, Weak};
 
-use sqlx::Row;
-
-use super::archive_record::AuditArchive;
-use super::chain::{CHAINED, attempt_hash, fields, read_chained};
-use super::digest::{AuditDigest, DIGEST_FORMAT, DigestOptions, SignedDigest, UnlinkedRow};
+use super::digest::{AuditDigest, DIGEST_FORMAT, Digests, SignedDigest};
 use super::error::StoreError;
-use super::{Database, Inner, chain_verify};
+use super::{Database, Inner, chain_verify, digest_read};
 use crate::audit::AuditId;
-
-/// One [`Database`]'s digest chain: its options and the last digest written.
-pub(crate) struct Digests {
-    options: DigestOptions,
-    /// `(seq, sha256)` of the last digest written.
-    last: tokio::sync::Mutex<(u64, Option<String>)>,
-    pub(crate) task: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
-}
-
-impl Digests {
-    pub(crate) fn new(options: DigestOptions) -> Digests {
-        Digests {
-            options,
-            last: tokio::sync::Mutex::new((0, None)),
-            task: std::sync::Mutex::new(None),
-        }
-    }
-}
 
 /// Writes a digest every `every` while the database is open.
 pub(crate) async fn run(inner: Weak<Inner>, every: std::time::Duration) {
@@ -99,8 +77,8 @@ async fn collect(
     let max_audit_id = max_audit_id.unwrap_or(0);
     let chains = chain_verify::heads(pool, None).await?;
     let origin = origin.unwrap_or(0);
-    let unlinked = unlinked(pool, origin, max_audit_id).await?;
-    let archives = archives(pool).await?;
+    let unlinked = digest_read::unlinked(pool, origin, max_audit_id).await?;
+    let archives = digest_read::archives(pool).await?;
     Ok(AuditDigest {
         format: DIGEST_FORMAT.into(),
         replica: replica.into(),
@@ -115,48 +93,6 @@ async fn collect(
         unlinked,
         archives,
     })
-}
-
-/// The rows in no chain with ids in `(origin, max]`, each with the hash of its columns.
-pub(crate) async fn unlinked(
-    pool: &sqlx::AnyPool,
-    origin: AuditId,
-    max: AuditId,
-) -> Result<Vec<UnlinkedRow>, sqlx::Error> {
-    let sql = format!(
-        "SELECT id, outcome, {} FROM erp_audit_log WHERE chain_seq IS NULL AND id > $1 \
-         AND id <= $2 ORDER BY id",
-        *CHAINED
-    );
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(origin)
-        .bind(max)
-        .fetch_all(pool)
-        .await?;
-    rows.iter()
-        .map(|row| {
-            Ok(UnlinkedRow {
-                audit_id: row.try_get(0)?,
-                outcome: row.try_get(1)?,
-                hash: hex::encode(attempt_hash(&fields(&read_chained(row, 2)?))),
-            })
-        })
-        .collect()
-}
-
-/// The archive claims of `erp_audit_archives`.
-pub(crate) async fn archives(pool: &sqlx::AnyPool) -> Result<Vec<AuditArchive>, sqlx::Error> {
-    let records: Vec<String> =
-        sqlx::query_scalar("SELECT heads FROM erp_audit_archives ORDER BY month")
-            .fetch_all(pool)
-            .await?;
-    records
-        .iter()
-        .map(|r| {
-            serde_json::from_str(r)
-                .map_err(|e| sqlx::Error::Protocol(format!("an archive record is not valid: {e}")))
-        })
-        .collect()
 }
 
 impl Database {

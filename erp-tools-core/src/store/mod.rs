@@ -25,9 +25,11 @@ mod batch;
 mod chain;
 mod chain_head;
 mod chain_outside;
+mod chain_report;
 mod chain_verify;
 mod digest;
 mod digest_check;
+mod digest_read;
 mod digest_write;
 mod document;
 #[cfg(feature = "mcp")]
@@ -79,7 +81,7 @@ pub(crate) use writer::PendingRow;
 pub use archive_record::AuditArchive;
 pub use audit_reader::AuditReader;
 pub use chain_head::ChainHead;
-pub use chain_verify::{ChainProblem, ChainReport, OpenCall};
+pub use chain_report::{ChainProblem, ChainReport, OpenCall};
 pub use digest::{
     AuditDigest, DIGEST_FORMAT, DigestKey, DigestOptions, DigestPublicKey, DigestSink,
     DirectorySink, SignedDigest, UnlinkedRow,
@@ -117,7 +119,7 @@ struct Inner {
     /// file's one write lock, taken in order here instead of by retrying a busy lock.
     write_gate: tokio::sync::Semaphore,
     /// The signed digests this replica writes, if on.
-    digests: Option<digest_write::Digests>,
+    digests: Option<digest::Digests>,
 }
 
 /// A connection to the application database: the write pool, the read-only pool, the
@@ -309,7 +311,7 @@ impl Database {
             #[cfg(feature = "agent")]
             journal: relaxed::Journal::new(backend),
             write_gate: tokio::sync::Semaphore::new(1),
-            digests: options.digests.clone().map(digest_write::Digests::new),
+            digests: options.digests.clone().map(digest::Digests::new),
         });
         Database::start_digests(&inner);
         let task = tokio::spawn(recover::heartbeat(Arc::downgrade(&inner), lease_task));
