@@ -6,7 +6,7 @@
 //! (it is hashed when written). Both backends.
 
 use erp_tools_core::sqlx;
-use erp_tools_core::{AuditEntry, AuditReader, ChainProblem, Database};
+use erp_tools_core::{AuditEntry, AuditReader, ChainProblem, ChainReport, Database};
 use erp_tools_tests::app::Session;
 use erp_tools_tests::app::arguments::po_draft;
 use erp_tools_tests::app::faults::VENDOR_HANGS;
@@ -40,6 +40,18 @@ async fn forge(raw: &sqlx::AnyPool) -> i64 {
     .unwrap()
 }
 
+/// Closes the tampering process (`again`, `raw`), then opens the log read-only and
+/// verifies it.
+async fn read_after(t: &TestDb, again: Database, raw: sqlx::AnyPool) -> (AuditReader, ChainReport) {
+    if t.backend() == erp_tools_core::Backend::Sqlite {
+        raw.close().await;
+    }
+    again.close().await;
+    let reader = AuditReader::open(t.url()).await.unwrap();
+    let report = reader.verify(&[]).await.unwrap();
+    (reader, report)
+}
+
 /// How many rows have no link.
 async fn unlinked(reader: &AuditReader) -> i64 {
     sqlx::query_scalar("SELECT COUNT(*) FROM erp_audit_log WHERE chain_seq IS NULL")
@@ -53,12 +65,7 @@ async fn an_inserted_row_is_reported_not_adopted(t: &TestDb) {
     let again = t.open_again().await;
     let raw = raw_audit_pool(&again).await;
     let forged = forge(&raw).await;
-    if t.backend() == erp_tools_core::Backend::Sqlite {
-        raw.close().await;
-    }
-    again.close().await;
-    let reader = AuditReader::open(t.url()).await.unwrap();
-    let report = reader.verify(&[]).await.unwrap();
+    let (reader, report) = read_after(t, again, raw).await;
     assert_eq!(
         report.problems,
         [ChainProblem::Unchained { audit_id: forged }],
@@ -80,12 +87,7 @@ async fn a_row_hidden_below_a_raised_origin_is_reported(t: &TestDb) {
         .execute(&raw)
         .await
         .unwrap();
-    if t.backend() == erp_tools_core::Backend::Sqlite {
-        raw.close().await;
-    }
-    again.close().await;
-    let reader = AuditReader::open(t.url()).await.unwrap();
-    let report = reader.verify(&[]).await.unwrap();
+    let (reader, report) = read_after(t, again, raw).await;
     let first: i64 =
         sqlx::query_scalar("SELECT MIN(id) FROM erp_audit_log WHERE chain_seq IS NOT NULL")
             .fetch_one(reader.pool())
@@ -126,12 +128,7 @@ async fn an_open_call_is_listed_with_its_age(t: &TestDb) {
     .fetch_one(&raw)
     .await
     .unwrap();
-    if t.backend() == erp_tools_core::Backend::Sqlite {
-        raw.close().await;
-    }
-    again.close().await;
-    let reader = AuditReader::open(t.url()).await.unwrap();
-    let report = reader.verify(&[]).await.unwrap();
+    let (reader, report) = read_after(t, again, raw).await;
     assert_eq!(report.open, 1, "{report:?}");
     assert_eq!(
         report.problems,
@@ -192,19 +189,6 @@ async fn a_missing_audit_log_is_an_error_not_a_new_file() {
     assert!(!db.exists() && !dir.path().join("nothing.db-audit").exists());
 }
 
-/// `distributor <args>` on the database at `url`: (exit success, stdout).
-fn example(url: &str, args: &[&str]) -> (bool, String) {
-    let out = std::process::Command::new(erp_tools_tests::example::binary())
-        .args(["--db", url])
-        .args(args)
-        .output()
-        .expect("run the example");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
 /// The example's `verify` reports a forged finished row instead of linking it when it
 /// opens the store (SQLite; the example is built with that backend).
 #[tokio::test]
@@ -216,7 +200,7 @@ async fn the_examples_verify_reports_an_inserted_row() {
     let forged = forge(&raw).await;
     raw.close().await;
     again.close().await;
-    let (ok, out) = example(t.url(), &["verify"]);
+    let (ok, out) = erp_tools_tests::example::run(t.url(), &["verify"]);
     println!("{out}");
     assert!(!ok, "a finding fails the command: {out}");
     assert!(
@@ -225,7 +209,7 @@ async fn the_examples_verify_reports_an_inserted_row() {
         )),
         "{out}"
     );
-    let (ok, again) = example(t.url(), &["verify"]);
+    let (ok, again) = erp_tools_tests::example::run(t.url(), &["verify"]);
     assert!(
         !ok && again.contains(&format!("row {forged}")),
         "still reported: {again}"
