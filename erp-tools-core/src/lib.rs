@@ -100,8 +100,10 @@ pub use serde_json;
 pub use sqlx;
 #[cfg(feature = "runtime")]
 pub use store::{
-    AuditArchive, ChainHead, ChainProblem, ChainReport, Database, DatabaseOptions, Recovered,
-    RunOwner, StoreError,
+    AuditArchive, AuditDigest, AuditReader, ChainHead, ChainProblem, ChainReport, DIGEST_FORMAT,
+    Database, DatabaseOptions, DigestFinding, DigestKey, DigestOptions, DigestPublicKey,
+    DigestReport, DigestSink, DirectorySink, OpenCall, Recovered, RunOwner, SignedDigest,
+    StoreError, UnlinkedRow,
 };
 
 /// Everything a module declaring and registering tools needs:

@@ -17,6 +17,7 @@
 //! token carrying review:read and review:approve); approving there resumes the run.
 
 mod app;
+mod audit;
 mod buying;
 mod data;
 mod identity;
@@ -131,9 +132,22 @@ enum Command {
     Verify {
         /// Chain heads exported earlier with `chain-heads` (a JSON file), checked too: a
         /// chain that now ends before one of them was cut.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "digests")]
         heads: Option<std::path::PathBuf>,
+        /// A directory of signed audit digests (ERP_TOOLS_DIGEST_DIR of the server): the
+        /// log is checked against them too.
+        #[arg(long, requires = "public_key")]
+        digests: Option<std::path::PathBuf>,
+        /// The digests' public key: a file of 64 hex digits (`digest-key` prints it).
+        #[arg(long, requires = "digests")]
+        public_key: Option<std::path::PathBuf>,
+        /// Where the archive files are now, if not where their claims say.
+        #[arg(long, requires = "digests")]
+        archives: Option<std::path::PathBuf>,
     },
+    /// Print a new digest signing key (for ERP_TOOLS_DIGEST_KEY) and its public key (for
+    /// `verify --public-key`).
+    DigestKey,
     /// Print the last link of every audit chain as JSON, for an auditor to keep
     /// elsewhere and give back to `verify --heads`.
     ChainHeads,
@@ -347,11 +361,10 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .await
                 .map_err(|e| format!("ERP_TOOLS_TOKEN: {e}"))?;
             let runtime =
-                with_read_attempt_after(with_cursor_key(ToolRuntime::new(registry, db))?)?;
-            erp_tools_core::mcp::serve_stdio(runtime, caller)
-                .await
-                .map(|_| ())
-                .map_err(|e| e.to_string())
+                with_read_attempt_after(with_cursor_key(ToolRuntime::new(registry, db.clone()))?)?;
+            let served = erp_tools_core::mcp::serve_stdio(runtime, caller).await;
+            db.close().await;
+            served.map(|_| ()).map_err(|e| e.to_string())
         }
         Command::Serve { stdio: false, addr } => {
             let identity = identity_config(&cli.resource)?;
@@ -448,10 +461,13 @@ async fn run(cli: Cli) -> Result<(), String> {
         } => {
             let db = app::open_db(&cli.db).await?;
             let branch_id = branch_id(&db, &branch).await?;
-            let agent = review::agent(registry, db)?;
+            let agent = review::agent(registry, db.clone())?;
             let principal = review::agent_principal(&user, branch_id, &branch);
             let think = Duration::from_millis(think_ms);
-            print_out(&review::run_agent(&agent, &principal, think).await?);
+            let out = review::run_agent(&agent, &principal, think).await;
+            // Commits the audit rows (and writes the last digest, if on).
+            db.close().await;
+            print_out(&out?);
             Ok(())
         }
         Command::Resume { approval } => {
@@ -533,51 +549,26 @@ async fn run(cli: Cli) -> Result<(), String> {
             }
             Ok(())
         }
-        Command::Verify { heads } => {
-            let known: Vec<erp_tools_core::ChainHead> = match heads {
-                None => Vec::new(),
-                Some(path) => {
-                    let text = std::fs::read_to_string(&path)
-                        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-                    serde_json::from_str(&text).map_err(|e| {
-                        format!(
-                            "{} is not a list of chain heads as `chain-heads` prints them: {e}",
-                            path.display()
-                        )
-                    })?
-                }
-            };
-            let db = app::open_db(&cli.db).await?;
-            let report = db
-                .verify_audit_chain(&known)
-                .await
-                .map_err(|e| e.to_string())?;
-            db.close().await;
+        Command::Verify {
+            digests: Some(dir),
+            public_key: Some(key),
+            archives,
+            ..
+        } => audit::verify_digests(&cli.db, &dir, &key, archives.as_deref()).await,
+        Command::Verify { heads, .. } => audit::verify(&cli.db, heads.as_deref()).await,
+        Command::DigestKey => {
+            let key = erp_tools_core::DigestKey::generate();
             print_out(&format!(
-                "{} chain(s), {} row(s) checked; {} open call(s), {} row(s) waiting for their link",
-                report.chains, report.rows, report.open, report.pending
+                "secret (ERP_TOOLS_DIGEST_KEY): {}",
+                key.secret_hex()
             ));
-            for problem in &report.problems {
-                print_out(&format!("TAMPERED: {problem}"));
-            }
-            if report.is_intact() {
-                print_out("intact: no row altered, inserted or removed");
-                Ok(())
-            } else {
-                Err(format!(
-                    "the audit log was tampered with ({} finding(s))",
-                    report.problems.len()
-                ))
-            }
-        }
-        Command::ChainHeads => {
-            let db = app::open_db(&cli.db).await?;
-            let heads = db.audit_chain_heads().await.map_err(|e| e.to_string())?;
-            db.close().await;
-            let text = serde_json::to_string_pretty(&heads).map_err(|e| e.to_string())?;
-            print_out(&text);
+            print_out(&format!(
+                "public (verify --public-key): {}",
+                key.public_key_hex()
+            ));
             Ok(())
         }
+        Command::ChainHeads => audit::chain_heads(&cli.db).await,
         Command::Report => {
             let report = erp_tools_core::report::SurfaceReport::new(&registry);
             print_out(report.to_table().trim_end());
@@ -591,7 +582,7 @@ async fn run(cli: Cli) -> Result<(), String> {
 }
 
 /// Prints a line to stdout; a closed pipe (`| head`) is not an error worth a panic.
-fn print_out(text: &str) {
+pub(crate) fn print_out(text: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stdout().lock(), "{text}");
 }

@@ -18,3 +18,16 @@ pub fn binary() -> std::path::PathBuf {
         .unwrap_or_else(|_| root.join("target"));
     target.join("debug/examples/distributor")
 }
+
+/// `distributor --db <url> <args>`: (exit success, stdout).
+pub fn run(url: &str, args: &[&str]) -> (bool, String) {
+    let out = Command::new(binary())
+        .args(["--db", url])
+        .args(args)
+        .output()
+        .expect("run the example");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}

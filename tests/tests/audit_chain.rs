@@ -159,19 +159,6 @@ async fn a_written_log_verifies_and_each_tampering_is_reported(t: &TestDb) {
 }
 on_both_backends!(a_written_log_verifies_and_each_tampering_is_reported);
 
-/// `distributor <args>` on the database at `url`: (exit success, stdout).
-fn example(url: &str, args: &[&str]) -> (bool, String) {
-    let out = std::process::Command::new(erp_tools_tests::example::binary())
-        .args(["--db", url])
-        .args(args)
-        .output()
-        .expect("run the example");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
 /// The example's `verify` and `chain-heads` commands on a SQLite database: intact, then a
 /// row altered, a row deleted, and the last row deleted (caught with the exported heads).
 #[tokio::test]
@@ -189,14 +176,14 @@ async fn the_examples_verify_command_names_the_tampered_row() {
     let chain = links(&t.db).await;
     t.db.close().await;
 
-    let (ok, heads) = example(&url, &["chain-heads"]);
+    let (ok, heads) = erp_tools_tests::example::run(&url, &["chain-heads"]);
     assert!(ok, "{heads}");
     let parsed: Vec<erp_tools_core::ChainHead> = serde_json::from_str(&heads).unwrap();
     assert_eq!(parsed.len(), 1, "{heads}");
     let heads_file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(heads_file.path(), &heads).unwrap();
     let heads_path = heads_file.path().to_str().unwrap().to_string();
-    let (ok, out) = example(&url, &["verify", "--heads", &heads_path]);
+    let (ok, out) = erp_tools_tests::example::run(&url, &["verify", "--heads", &heads_path]);
     assert!(ok && out.contains("intact"), "{out}");
 
     let again = t.open_again().await;
@@ -211,7 +198,7 @@ async fn the_examples_verify_command_names_the_tampered_row() {
     run(&raw, "DELETE FROM erp_audit_log WHERE id = $1", chain[5].0).await;
     raw.close().await;
     again.close().await;
-    let (ok, out) = example(&url, &["verify", "--heads", &heads_path]);
+    let (ok, out) = erp_tools_tests::example::run(&url, &["verify", "--heads", &heads_path]);
     println!("{out}");
     assert!(!ok, "tampering fails the command");
     let (chain_id, altered, removed) = (&chain[1].1, chain[1].0, chain[4].0);

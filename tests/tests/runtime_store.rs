@@ -43,6 +43,7 @@ async fn migrations(t: &TestDb) {
         "erp_tools/0028_run_checkpoint",
         "erp_tools/0029_run_answer_ends",
         "erp_tools/0030_run_turn_appends",
+        "erp_tools/0031_attempt_hash",
     ];
     if t.db.backend() == erp_tools_core::Backend::Postgres {
         // PostgreSQL writes a checkpoint with `WITH` parts, not through a view.
@@ -56,6 +57,7 @@ async fn migrations(t: &TestDb) {
             !v.ends_with("0018_result_tokens")
                 && !v.ends_with("0021_run_summaries")
                 && !v.ends_with("0026_run_lines")
+                && !v.ends_with("0031_attempt_hash")
         });
     }
     assert_eq!(applied, expected);

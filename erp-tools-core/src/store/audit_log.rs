@@ -5,7 +5,8 @@ use sqlx::AnyPool;
 
 use super::audit_row::{Final, NewRow};
 use super::chain_head::ChainHead;
-use super::chain_verify::{self, ChainReport};
+use super::chain_report::ChainReport;
+use super::chain_verify;
 use super::error::StoreError;
 use super::writer::PendingRow;
 use super::{Database, audit};

@@ -22,6 +22,8 @@ pub(crate) struct NewRow {
     pub erp: Option<Box<ErpAnswer>>,
     /// The row's link in its writer's hash chain, when it is written finished.
     pub link: Option<Link>,
+    /// An `attempt` row's own hash (hex), when it is written unfinished.
+    pub attempt_hash: Option<String>,
 }
 
 impl NewRow {
@@ -35,6 +37,7 @@ impl NewRow {
             replica_id: None,
             erp: None,
             link: None,
+            attempt_hash: None,
         }
     }
 
@@ -49,6 +52,7 @@ impl NewRow {
             replica_id: None,
             erp: None,
             link: None,
+            attempt_hash: None,
         }
     }
 
@@ -389,6 +393,11 @@ pub(crate) const COLUMNS: &[Column] = &[
         "chain_hash",
         |r| Field::Text(r.link.as_ref().map(|l| l.hash.as_str())),
         Some(|f| Field::Text(f.link.as_ref().map(|l| l.hash.as_str()))),
+    )),
+    unchained(column(
+        "attempt_hash",
+        |r| Field::Text(r.attempt_hash.as_deref()),
+        None,
     )),
 ];
 

@@ -75,11 +75,14 @@ async fn assign_links(
 ) -> Result<Vec<AuditId>, sqlx::Error> {
     for row in &mut work.rows {
         row.link = None;
+        row.attempt_hash = None;
         if row.finished_at.is_some() {
             let name = chain.chain_for(&row.at);
             Chain::load(batch, conn, &name).await?;
             let link = batch.link(&name, &row.chained());
             row.link = Some(link);
+        } else if chain.enabled() {
+            row.attempt_hash = Some(hex::encode(chain::attempt_hash(&row.chained())));
         }
     }
     let mut unknown = Vec::new();

@@ -113,6 +113,12 @@ pub(crate) fn link_hash(prev: &Hash, chain: &str, seq: i64, fields: &[Field<'_>]
     h.finalize().into()
 }
 
+/// The hash of an `attempt` row of `fields`, written with it: a link of no chain (chain
+/// ids always hold a `/`), so it cannot pass for one.
+pub(crate) fn attempt_hash(fields: &[Field<'_>]) -> Hash {
+    link_hash(&[0u8; 32], "attempt", 0, fields)
+}
+
 /// The chain of the rows a writer (`replica`) links whose `at` falls in the month of
 /// `at`: `<replica>/<YYYY-MM>`, so a month's rows (a PostgreSQL partition) hold whole
 /// chains and can be archived without cutting one.

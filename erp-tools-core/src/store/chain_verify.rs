@@ -10,161 +10,24 @@ use sqlx::Row;
 use super::archive_record::AuditArchive;
 use super::chain::{CHAINED, Hash, fields, link_hash, parse_hash, read_chained};
 use super::chain_head::ChainHead;
-use crate::audit::{ATTEMPT, AuditId};
-
-/// How long a finished row may wait for its link before [`verify`] reports it.
-const LINK_DELAY: chrono::Duration = chrono::Duration::minutes(2);
-
-/// The first thing [`Database::verify_audit_chain`](crate::Database::verify_audit_chain) found wrong in one chain (or outside every chain).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ChainProblem {
-    /// The row's columns do not match its hash: it was changed after it was written (or
-    /// the row before it was changed and given a new hash, which this row no longer
-    /// follows).
-    Altered {
-        /// The row.
-        audit_id: AuditId,
-        /// Its chain.
-        chain: String,
-        /// Its position.
-        seq: i64,
-    },
-    /// Positions `from..=to` of the chain are missing: those rows were removed.
-    Removed {
-        /// The chain.
-        chain: String,
-        /// First missing position.
-        from: i64,
-        /// Last missing position.
-        to: i64,
-        /// The row after the gap, if any.
-        next_audit_id: Option<AuditId>,
-    },
-    /// Two rows claim one position: one of them was inserted.
-    Duplicate {
-        /// The second row at that position.
-        audit_id: AuditId,
-        /// The chain.
-        chain: String,
-        /// The position.
-        seq: i64,
-    },
-    /// A finished row in no chain, older than the writer's delay for linking it: it was
-    /// inserted behind the framework's back (or its link was removed).
-    Unchained {
-        /// The row.
-        audit_id: AuditId,
-    },
-    /// The chain ends before the exported head: its last rows were removed.
-    Truncated {
-        /// The chain.
-        chain: String,
-        /// Its last position now (0: the whole chain is gone).
-        last: i64,
-        /// The exported head's position.
-        exported: i64,
-    },
-    /// The row at the exported head's position has another hash: the chain was rewritten.
-    HeadDiffers {
-        /// The chain.
-        chain: String,
-        /// The exported head's position.
-        seq: i64,
-    },
-}
-
-impl std::fmt::Display for ChainProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ChainProblem::Altered {
-                audit_id,
-                chain,
-                seq,
-            } => write!(
-                f,
-                "row {audit_id} (chain {chain}, position {seq}) was altered: its columns do \
-                 not match its hash (or the row before it was altered and re-hashed)"
-            ),
-            ChainProblem::Removed {
-                chain,
-                from,
-                to,
-                next_audit_id,
-            } => {
-                let what = if from == to {
-                    format!("the row at position {from} was removed")
-                } else {
-                    format!("the rows at positions {from} to {to} were removed")
-                };
-                write!(f, "chain {chain}: {what}")?;
-                match next_audit_id {
-                    Some(id) => write!(f, " (the next row present is {id})"),
-                    None => Ok(()),
-                }
-            }
-            ChainProblem::Duplicate {
-                audit_id,
-                chain,
-                seq,
-            } => write!(
-                f,
-                "row {audit_id} was inserted: chain {chain} has another row at position {seq}"
-            ),
-            ChainProblem::Unchained { audit_id } => write!(
-                f,
-                "row {audit_id} is finished but in no chain: it was inserted behind the \
-                 framework's back, or its link was removed"
-            ),
-            ChainProblem::Truncated {
-                chain,
-                last,
-                exported,
-            } => write!(
-                f,
-                "chain {chain} ends at position {last} but its exported head is at position \
-                 {exported}: rows after position {last} were removed"
-            ),
-            ChainProblem::HeadDiffers { chain, seq } => write!(
-                f,
-                "chain {chain}: the row at position {seq} does not match the exported head: \
-                 the chain was rewritten"
-            ),
-        }
-    }
-}
-
-/// What [`Database::verify_audit_chain`](crate::Database::verify_audit_chain) found.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ChainReport {
-    /// Chains walked.
-    pub chains: usize,
-    /// Rows checked in them.
-    pub rows: u64,
-    /// Rows still at `attempt` (calls running, or left by a stopped process): not yet in
-    /// a chain.
-    pub open: u64,
-    /// Finished rows waiting for their link (finished in the last two minutes).
-    pub pending: u64,
-    /// The first problem of each chain, then finished rows in no chain (at most 20 of
-    /// those); empty when the log is intact.
-    pub problems: Vec<ChainProblem>,
-}
-
-impl ChainReport {
-    /// Whether nothing was found wrong.
-    pub fn is_intact(&self) -> bool {
-        self.problems.is_empty()
-    }
-}
-
-/// Most [`ChainProblem::Unchained`] rows listed.
-const MAX_UNCHAINED: usize = 20;
+use super::chain_report::{ChainProblem, ChainReport};
+use crate::audit::AuditId;
 
 /// Walks every chain of the audit log on `pool` (read-only is enough) and checks every
 /// link; checks `known` heads (exported earlier) against the chains.
 pub(crate) async fn verify(
     pool: &sqlx::AnyPool,
     known: &[ChainHead],
+) -> Result<ChainReport, sqlx::Error> {
+    verify_with(pool, known, None).await
+}
+
+/// [`verify`], with the heads of archived chains taken from `archived` (claims signed in
+/// a digest) instead of `erp_audit_archives`.
+pub(crate) async fn verify_with(
+    pool: &sqlx::AnyPool,
+    known: &[ChainHead],
+    archived: Option<HashMap<String, ChainHead>>,
 ) -> Result<ChainReport, sqlx::Error> {
     let mut report = ChainReport::default();
     let sql = format!(
@@ -240,7 +103,10 @@ pub(crate) async fn verify(
         report.chains += 1;
     }
     drop(rows);
-    let archived = archived_heads(pool).await?;
+    let archived = match archived {
+        Some(given) => given,
+        None => archived_heads(pool).await?,
+    };
     for head in known {
         if !ends.contains_key(&head.chain)
             && let Some(kept) = archived.get(&head.chain)
@@ -288,28 +154,7 @@ pub(crate) async fn verify(
             }
         }
     }
-    let cutoff = crate::audit::time_text(chrono::Utc::now() - LINK_DELAY);
-    let outside = sqlx::query(
-        "SELECT id, outcome, finished_at FROM erp_audit_log WHERE chain_seq IS NULL \
-         AND id > (SELECT MAX(last_unchained_id) FROM erp_audit_chain_origin) ORDER BY id",
-    )
-    .fetch_all(pool)
-    .await?;
-    let mut unchained = 0;
-    for row in outside {
-        let outcome: String = row.try_get(1)?;
-        let finished_at: Option<String> = row.try_get(2)?;
-        if outcome == ATTEMPT {
-            report.open += 1;
-        } else if finished_at.as_deref().is_some_and(|f| f > cutoff.as_str()) {
-            report.pending += 1;
-        } else if unchained < MAX_UNCHAINED {
-            unchained += 1;
-            report.problems.push(ChainProblem::Unchained {
-                audit_id: row.try_get(0)?,
-            });
-        }
-    }
+    super::chain_outside::check(pool, &mut report).await?;
     Ok(report)
 }
 

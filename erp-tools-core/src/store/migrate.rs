@@ -191,6 +191,10 @@ const POSTGRES_MIGRATIONS: &[(&str, &str)] = &[
         "erp_tools/0030_run_turn_appends",
         include_str!("../../migrations/postgres/0030_run_turn_appends.sql"),
     ),
+    (
+        "erp_tools/0031_attempt_hash",
+        include_str!("../../migrations/postgres/0031_attempt_hash.sql"),
+    ),
 ];
 
 /// The SQLite migration that drops the main file's audit table after its rows were copied
@@ -241,6 +245,10 @@ pub(crate) const SQLITE_AUDIT_FILE_MIGRATIONS: &[(&str, &str)] = &[
     (
         "erp_tools/audit/0013_run_lines",
         include_str!("../../migrations/sqlite/audit/0013_run_lines.sql"),
+    ),
+    (
+        "erp_tools/audit/0014_attempt_hash",
+        include_str!("../../migrations/sqlite/audit/0014_attempt_hash.sql"),
     ),
 ];
 

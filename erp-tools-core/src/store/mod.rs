@@ -19,11 +19,18 @@ mod archive;
 mod archive_record;
 pub(crate) mod audit;
 mod audit_log;
+mod audit_reader;
 mod audit_row;
 mod batch;
 mod chain;
 mod chain_head;
+mod chain_outside;
+mod chain_report;
 mod chain_verify;
+mod digest;
+mod digest_check;
+mod digest_read;
+mod digest_write;
 mod document;
 #[cfg(feature = "mcp")]
 pub(crate) mod documents;
@@ -67,12 +74,19 @@ mod writer;
 
 pub(crate) use audit_row::{ErpAnswer, Final};
 use pools::Pools;
+pub(crate) use pools::backend_of;
 use writer::AuditWriter;
 pub(crate) use writer::PendingRow;
 
 pub use archive_record::AuditArchive;
+pub use audit_reader::AuditReader;
 pub use chain_head::ChainHead;
-pub use chain_verify::{ChainProblem, ChainReport};
+pub use chain_report::{ChainProblem, ChainReport, OpenCall};
+pub use digest::{
+    AuditDigest, DIGEST_FORMAT, DigestKey, DigestOptions, DigestPublicKey, DigestSink,
+    DirectorySink, SignedDigest, UnlinkedRow,
+};
+pub use digest_check::{DigestFinding, DigestReport};
 pub use error::StoreError;
 pub use options::DatabaseOptions;
 pub use recover::Recovered;
@@ -104,6 +118,8 @@ struct Inner {
     /// SQLite: the turn of the framework's writers (drafts, previews, the run log) at the
     /// file's one write lock, taken in order here instead of by retrying a busy lock.
     write_gate: tokio::sync::Semaphore,
+    /// The signed digests this replica writes, if on.
+    digests: Option<digest::Digests>,
 }
 
 /// A connection to the application database: the write pool, the read-only pool, the
@@ -169,16 +185,6 @@ impl std::fmt::Debug for Database {
         f.debug_struct("Database")
             .field("backend", &self.inner.backend)
             .finish_non_exhaustive()
-    }
-}
-
-fn backend_of(url: &str) -> Option<Backend> {
-    if url.starts_with("sqlite:") {
-        Some(Backend::Sqlite)
-    } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-        Some(Backend::Postgres)
-    } else {
-        None
     }
 }
 
@@ -305,7 +311,9 @@ impl Database {
             #[cfg(feature = "agent")]
             journal: relaxed::Journal::new(backend),
             write_gate: tokio::sync::Semaphore::new(1),
+            digests: options.digests.clone().map(digest::Digests::new),
         });
+        Database::start_digests(&inner);
         let task = tokio::spawn(recover::heartbeat(Arc::downgrade(&inner), lease_task));
         *inner.heartbeat.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
         Ok(Database { inner })
@@ -396,6 +404,7 @@ impl Database {
     /// fail ("the database is closed").
     pub async fn close(&self) {
         self.inner.audit.shutdown().await;
+        self.last_digest().await;
         let task = self
             .inner
             .heartbeat
@@ -573,24 +582,5 @@ impl Database {
             Backend::Sqlite => self.inner.write.begin_with("BEGIN IMMEDIATE").await,
             Backend::Postgres => self.inner.write.begin().await,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn recognises_backends() {
-        assert_eq!(backend_of("sqlite://x.db"), Some(Backend::Sqlite));
-        assert_eq!(
-            backend_of("postgres://root@localhost/test"),
-            Some(Backend::Postgres)
-        );
-        assert_eq!(
-            backend_of("postgresql://root@localhost/test"),
-            Some(Backend::Postgres)
-        );
-        assert_eq!(backend_of("mysql://root@localhost/test"), None);
     }
 }

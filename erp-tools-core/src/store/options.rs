@@ -15,6 +15,7 @@ pub struct DatabaseOptions {
     pub(crate) sqlite_synchronous_normal: bool,
     pub(crate) replica_lease: Duration,
     pub(crate) without_audit_chain: bool,
+    pub(crate) digests: Option<super::digest::DigestOptions>,
 }
 
 impl DatabaseOptions {
@@ -32,6 +33,7 @@ impl DatabaseOptions {
             acquire_timeout: Duration::from_secs(30),
             recovery_grace: None,
             without_audit_chain: false,
+            digests: None,
             sqlite_synchronous_normal: false,
             replica_lease: super::replicas::DEFAULT_LEASE,
         }
@@ -120,6 +122,18 @@ impl DatabaseOptions {
     /// costs (the `audit_chain` benchmark).
     pub fn without_audit_chain_loses_tamper_evidence(mut self) -> Self {
         self.without_audit_chain = true;
+        self
+    }
+
+    /// Writes signed digests of the audit log outside the database (see the guide's
+    /// audit chapter): every so often, at [`Database::close`](crate::Database::close), and
+    /// on [`Database::write_audit_digest`](crate::Database::write_audit_digest). Each
+    /// names the head of every chain, the rows not yet linked and the archive claims,
+    /// chained to this replica's digest before it and signed with the key of `digests`;
+    /// [`AuditReader::verify_digests`](crate::AuditReader::verify_digests) checks the log
+    /// against them.
+    pub fn audit_digests(mut self, digests: super::digest::DigestOptions) -> Self {
+        self.digests = Some(digests);
         self
     }
 
