@@ -2,8 +2,8 @@
 //! action exactly once: the take-over pass every process runs (`Agent::recover_runs`,
 //! `Agent::recover_runs_every`) resumes the run from the stored decision, and two passes
 //! racing on one database (two replicas) still create the draft once, the run ending
-//! `done` and the approval resumed once. On SQLite and (with `ERP_TOOLS_PG_URL`) on
-//! PostgreSQL.
+//! `done` and the approval resumed once. A kill during that resume is taken over like
+//! any cut-off run. On SQLite and (with `ERP_TOOLS_PG_URL`) on PostgreSQL.
 
 use std::sync::Arc;
 
@@ -15,6 +15,7 @@ use erp_tools_tests::agent::{Deployment, pay, policy};
 use erp_tools_tests::app;
 use erp_tools_tests::app::seed::VENDOR;
 use erp_tools_tests::db::TestDb;
+use erp_tools_tests::durable::HangingModel;
 use erp_tools_tests::on_both_backends;
 use erp_tools_tests::principals::{MANAGER, REVIEWER};
 
@@ -170,3 +171,45 @@ async fn the_worker_acts_on_an_approval_left_waiting(t: &TestDb) {
     each_acted_on_once(t, &d, &approved).await;
 }
 on_both_backends!(the_worker_acts_on_an_approval_left_waiting);
+
+/// Killed during the resume (after the payment ran, while the model is asked for the
+/// answer): the run is left `running` under a dead lease and the next process's
+/// take-over continues it, the payment replayed through its key, not drafted again; the
+/// approval is not resumed a second time.
+async fn a_kill_during_the_resume_is_taken_over_not_resumed_again(t: &TestDb) {
+    let d = Deployment::new(&t.db).await;
+    let approved = approved_then_killed(t, 1).await;
+    let (run_id, id) = approved[0].clone();
+    let db_b = t.open_again().await;
+    let agent_b = process_agent(&db_b);
+    let queue_b = agent_b.queue().unwrap().clone();
+    let mut model = HangingModel::new(ScriptedModel::new([ModelAction::answer(PAID)]), 1);
+    let reached = model.reached();
+    let task = tokio::spawn(async move {
+        let _ = queue_b.resume(&agent_b, &manager(), &mut model, id).await;
+    });
+    tokio::time::timeout(std::time::Duration::from_secs(20), reached.notified())
+        .await
+        .expect("the resume reaches its model turn");
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    db_b.close().await;
+    assert_eq!(d.app.payment_requests().await.len(), 1);
+    let log = RunLog::new(t.db.clone());
+    assert_eq!(log.get(&run_id).await.unwrap().unwrap().status, "running");
+
+    let agent = process_agent(&t.db);
+    let recovered = agent.recover_runs(100, continue_with).await.unwrap();
+    assert_eq!(recovered.len(), 1, "{recovered:?}");
+    assert!(
+        matches!(&recovered[0].1, Recovered::Continued(out) if out.status.as_str() == "done"),
+        "{recovered:?}"
+    );
+    let run = log.get(&run_id).await.unwrap().unwrap();
+    assert_eq!((run.status.as_str(), run.answer()), ("done", Some(PAID)));
+    assert_eq!(d.app.payment_requests().await.len(), 1);
+    let again = agent.recover_runs(100, continue_with).await.unwrap();
+    assert!(again.is_empty(), "{again:?}");
+    assert_eq!(d.app.payment_requests().await.len(), 1);
+}
+on_both_backends!(a_kill_during_the_resume_is_taken_over_not_resumed_again);
