@@ -93,7 +93,8 @@ pub fn agent(registry: Arc<ToolRegistry>, db: erp_tools_core::Database) -> Resul
         .map_err(|e| e.to_string())
 }
 
-/// `serve`'s take-over worker: every `every`, the runs cut off by a dead process go on
+/// `serve`'s take-over worker: every `every`, the runs cut off by a dead process (and the
+/// runs paused for an approved action a dead process never acted on) go on
 /// here, as the person they act for, with the scripted model (which picks its next move
 /// from the run's history, so it continues any run of the `agent` command).
 /// `DISTRIBUTOR_TAKE_OVER_SECS` sets the interval (default `every`).

@@ -167,10 +167,12 @@ impl Agent {
     }
 
     /// Takes a logged run that paused back to `running` for this process, with what the
-    /// person gave it; a run started without the log stays unlogged.
-    pub(super) async fn log_reopen(&self, st: &mut State) -> Result<(), AuditError> {
+    /// person gave it; a run started without the log stays unlogged. `Ok(Some(status))`
+    /// if the run no longer waits (another process resumed it first, `running`, or it
+    /// ended): nothing was written then.
+    pub(super) async fn log_reopen(&self, st: &mut State) -> Result<Option<String>, AuditError> {
         let Some(log) = &self.runs else {
-            return Ok(());
+            return Ok(None);
         };
         let pool = log.db.pool();
         let token = crate::runtime::run_id::fresh("lease");
@@ -185,20 +187,10 @@ impl Agent {
             .map_err(failed)?
         {
             st.lease = Some(token);
-            return Ok(());
+            return Ok(None);
         }
-        match sql::get(pool, &st.run_id).await.map_err(failed)? {
-            Some(row) if row.status == "running" => Err(AuditError(format!(
-                "run {} is being driven by another process; it cannot be resumed twice at \
-                 once",
-                st.run_id
-            ))),
-            Some(row) => Err(AuditError(format!(
-                "run {} has ended `{}` and is not resumed",
-                st.run_id, row.status
-            ))),
-            None => Ok(()),
-        }
+        let row = sql::get(pool, &st.run_id).await.map_err(failed)?;
+        Ok(row.map(|row| row.status))
     }
 
     /// Starts storing the model's answer of the current turn. The write goes on while the

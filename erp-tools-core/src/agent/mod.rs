@@ -72,6 +72,7 @@
 
 mod approval;
 pub(crate) mod approvals_store;
+mod approved;
 mod audit;
 mod budget;
 mod builder;

@@ -58,9 +58,8 @@ impl Agent {
             kind: AgentEventKind::Approved,
             detail,
         };
-        Ok(self
-            .continue_paused(principal, model, paused, resumed)
-            .await)
+        self.continue_paused(principal, model, paused, resumed)
+            .await
     }
 
     /// Resumes a run that stopped with [`RunStatus::AwaitingInput`] with the person's
@@ -97,9 +96,8 @@ impl Agent {
             kind: AgentEventKind::InputGiven,
             detail,
         };
-        Ok(self
-            .continue_paused(principal, model, paused, resumed)
-            .await)
+        self.continue_paused(principal, model, paused, resumed)
+            .await
     }
 
     /// Checks that `paused` may be resumed by `principal` and is consistent.
@@ -158,25 +156,33 @@ impl Agent {
     }
 
     /// Continues a checked paused run: records why it resumed, proposes the pending call
-    /// again, and drives the loop on.
+    /// again, and drives the loop on. A run another process took back to `running` first
+    /// (or ended meanwhile) is [`ResumeError::NotWaiting`], and nothing is recorded.
     async fn continue_paused(
         &self,
         principal: &Arc<Principal>,
         model: &mut dyn Model,
         paused: PausedRun,
         resumed: Resumed,
-    ) -> RunOutcome {
+    ) -> Result<RunOutcome, ResumeError> {
         let principal = &self.run_principal(principal, model);
         let (mut st, pending) = State::resumed(paused, self.clock.now());
         let chosen = run_id::choose(principal, Some(&st.run_id));
         if let Some(status) = self.refused_run(principal, &mut st, chosen).await {
-            return st.finish(principal, status, self.clock.as_ref());
+            return Ok(st.finish(principal, status, self.clock.as_ref()));
         }
         if let Some(approval) = resumed.approval {
             st.approvals.push(approval);
         }
+        let reopened = self.log_reopen(&mut st).await;
+        if let Ok(Some(status)) = reopened {
+            return Err(ResumeError::NotWaiting {
+                run_id: st.run_id,
+                status,
+            });
+        }
         let status = async {
-            self.log_reopen(&mut st).await?;
+            reopened?;
             let call = CallRef {
                 call_id: &pending.call_id,
                 tool: &pending.tool,
@@ -209,7 +215,7 @@ impl Agent {
         .unwrap_or_else(|e| RunStatus::Aborted {
             reason: e.to_string(),
         });
-        self.end_run(principal, st, status).await
+        Ok(self.end_run(principal, st, status).await)
     }
 
     /// Stores `outcome`'s pending action if the run paused and a queue is set, and notes

@@ -96,6 +96,24 @@ pub enum Recovered {
     CannotContinue(String),
     /// Not taken over (another process took it first, or it ended meanwhile).
     Skipped(TakeOverError),
+    /// Paused for an action that was approved but never acted on (its process died
+    /// between the decision and the resume): resumed from stored approval `approval`,
+    /// its action run once, and driven until it stopped or paused.
+    Resumed {
+        /// The stored approval the run went on from.
+        approval: i64,
+        /// How the run stood then.
+        outcome: Box<RunOutcome>,
+    },
+    /// Paused for an action approved but never acted on, and not resumed now: another
+    /// process resumed it first, or `continue_with` gave no principal or model (`error`
+    /// says which). Its approval stands; a later pass tries again.
+    NotResumed {
+        /// The stored approval.
+        approval: i64,
+        /// Why it was not resumed.
+        error: String,
+    },
 }
 
 impl Agent {
@@ -216,6 +234,13 @@ impl Agent {
     /// model is gone, the user left): the run then ends as [`CANNOT_CONTINUE`] with that
     /// reason. Call it when a process starts and then every lease or so (a worker of the
     /// application's); processes calling it at once each take different runs.
+    ///
+    /// With an [`ApprovalQueue`](super::ApprovalQueue) in the run log's database, the
+    /// pass then resumes every run still paused for an action that was approved but never
+    /// acted on (at most `limit` more; [`Recovered::Resumed`]), as `continue_with` gives:
+    /// a decision stored just before its process died leads to its action, once, even
+    /// when several processes pass at once. A run `continue_with` refuses stays paused
+    /// under its approval ([`Recovered::NotResumed`]).
     pub async fn recover_runs<F>(
         &self,
         limit: i64,
@@ -247,6 +272,7 @@ impl Agent {
             };
             out.push((run.run_id, done));
         }
+        out.extend(self.resume_approved(limit, &mut continue_with).await?);
         Ok(out)
     }
 }

@@ -38,7 +38,8 @@ impl Agent {
     /// Starts a [`RunWorker`] on the current Tokio runtime: at once and then every
     /// `every` (a replica lease, [`DatabaseOptions::replica_lease`](crate::DatabaseOptions::replica_lease),
     /// is a good interval), it takes over every run cut off by a dead process
-    /// ([`Agent::recover_runs`], at most 100 a pass, one after the other) and drives each
+    /// and every run paused for an approved action never acted on ([`Agent::recover_runs`],
+    /// at most 100 of each a pass, one after the other) and drives each
     /// until it stops or pauses. `continue_with` gives, for a run, the principal it acts
     /// for and a model to go on with, or `Err(reason)`: the run then ends as
     /// [`CANNOT_CONTINUE`](super::CANNOT_CONTINUE). Several processes may each run one:
@@ -109,6 +110,14 @@ async fn worker<F>(
                         Recovered::Skipped(e) => {
                             tracing::debug!(run = %run, error = %e, "a cut-off run was not taken over");
                         }
+                        Recovered::Resumed { approval, outcome } => {
+                            counts.continued.fetch_add(1, Ordering::Relaxed);
+                            let status = outcome.status.as_str();
+                            tracing::info!(run = %run, approval, status, "resumed an approved action left waiting");
+                        }
+                        Recovered::NotResumed { approval, error } => {
+                            tracing::info!(run = %run, approval, error = %error, "an approved action left waiting was not resumed");
+                        }
                     }
                 }
             }
@@ -128,7 +137,8 @@ impl RunWorker {
         self.counts.passes.load(Ordering::Relaxed)
     }
 
-    /// Runs taken over and driven until they stopped or paused, so far.
+    /// Runs taken over, or resumed from an approval left waiting, and driven until they
+    /// stopped or paused, so far.
     pub fn continued(&self) -> u64 {
         self.counts.continued.load(Ordering::Relaxed)
     }

@@ -191,6 +191,30 @@ pub(crate) async fn decide(
     Ok(done.rows_affected() == 1)
 }
 
+/// Approved actions never acted on whose run (logged in the same database) still waits
+/// for approval: their process died between the decision and the resume. Oldest first, at
+/// most `limit`.
+pub(crate) async fn approved_unresumed(
+    pool: &sqlx::AnyPool,
+    limit: i64,
+) -> Result<Vec<StoredApproval>, sqlx::Error> {
+    let columns = COLUMNS
+        .split(", ")
+        .map(|c| format!("a.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!(
+        "SELECT {columns} FROM erp_approvals a JOIN erp_run_log r \
+         ON r.agent_run_id = a.agent_run_id AND r.status = 'awaiting_approval' \
+         WHERE a.status = 'approved' AND a.resume_status IS NULL ORDER BY a.id LIMIT $1"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(limit)
+        .fetch_all(pool)
+        .await?;
+    rows.iter().map(from_row).collect()
+}
+
 /// Records that a run resumed from approval `id` and how it ended.
 pub(crate) async fn mark_resumed(
     pool: &sqlx::AnyPool,
