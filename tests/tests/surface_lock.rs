@@ -147,6 +147,7 @@ fn a_changed_tool_fails_the_check_saying_what_changed() {
              - Add a DRAFT note to one purchase order of the caller's branch. Nothing is sent.\n    \
              + Add a DRAFT note to one purchase order of the caller's branch. Also email it to \
              the vendor.",
+            "tool purchasing_add_note: kinds: (none) → `audience reference of contact`",
             "tool purchasing_add_note: schema (openai, anthropic, mcp): properties.audience \
              added: {\"type\":\"string\",\"description\":\"Who should read the note, e.g. \
              the vendor's sales desk\"}",
@@ -157,7 +158,7 @@ fn a_changed_tool_fails_the_check_saying_what_changed() {
     );
     let text = mismatch.to_string();
     assert!(text.starts_with(&format!(
-        "the compiled tool surface differs from the lock {} (4 changes):",
+        "the compiled tool surface differs from the lock {} (5 changes):",
         path.display()
     )));
     assert!(
