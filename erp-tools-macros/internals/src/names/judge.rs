@@ -22,7 +22,7 @@ pub enum DraftVerdict {
 }
 
 /// Judges one draft field as `#[derive(ToolArgs)]` and `#[erp_tool(tier = "draft")]`
-/// together do: `item_shape` is the [`shape`] of the field's innermost item,
+/// together do: `item_shape` is the [`shape`](super::kinds::shape) of the field's innermost item,
 /// `declared` its `#[erp(kind = "..", of = "..")]`, `type_has_kind` whether its type
 /// declares a kind of its own (a newtype named for what it is). The derive reaches the
 /// same verdict, the name part when it expands and the type part when the draft tool's

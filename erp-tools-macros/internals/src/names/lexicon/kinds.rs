@@ -350,6 +350,7 @@ pub(crate) const MASTER: &[&str] = &[
     "shipping",
     "shipto",
     "billto",
+    "bill",
     "subitem",
     "schedule",
     "group",
