@@ -5,7 +5,7 @@
 
 use super::lexicon::{
     DATE_PURPOSE, DATE_SYSTEM, LINES, MASTER, NOTE, POSITION, QUANTITY, QUANTITY_STATE, REF_SUFFIX,
-    REF_WORDS, TIME, TIME_LAST, has_any, words,
+    REF_WORDS, TIME, TIME_LAST, has_any, is_postal, words,
 };
 use super::vocab::{self, Category};
 
@@ -201,13 +201,10 @@ pub fn name_kinds(wire: &str) -> NameKinds {
             super::units::UnitKind::Currency => Kind::Currency,
         });
     }
-    if !has_time {
-        let postal = w
-            .windows(2)
-            .any(|p| p[0] == "post" && (p[1] == "code" || p[1] == "box"));
-        if has_any(&w, MASTER).is_some() || has_any(&w, REF_WORDS).is_some() || postal {
-            kinds.push(Kind::Reference);
-        }
+    if !has_time
+        && (has_any(&w, MASTER).is_some() || has_any(&w, REF_WORDS).is_some() || is_postal(&w))
+    {
+        kinds.push(Kind::Reference);
     }
     if w.iter()
         .all(|s| POSITION.contains(&s.as_str()) || REF_SUFFIX.contains(&s.as_str()))

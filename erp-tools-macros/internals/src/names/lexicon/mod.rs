@@ -138,9 +138,27 @@ fn split_digits(word: String) -> Vec<String> {
     out
 }
 
-/// Whether `words` holds `list`'s word anywhere, or one of `pairs` side by side.
+/// Where `words` first holds one of `list`'s words.
 pub(crate) fn has_any(words: &[String], list: &[&str]) -> Option<usize> {
     words.iter().position(|w| list.contains(&w.as_str()))
+}
+
+/// The first of `words` that `list` holds, with its place, as `list` spells it.
+pub(crate) fn first_of(
+    words: &[String],
+    list: &'static [&'static str],
+) -> Option<(usize, &'static str)> {
+    words
+        .iter()
+        .enumerate()
+        .find_map(|(i, w)| list.iter().find(|l| **l == w.as_str()).map(|l| (i, *l)))
+}
+
+/// Whether the words hold a postal code or box (`post_code`, `PostBox`): not a posting.
+pub(crate) fn is_postal(words: &[String]) -> bool {
+    words
+        .windows(2)
+        .any(|p| p[0] == "post" && (p[1] == "code" || p[1] == "box"))
 }
 
 /// The first of `pairs` that stands side by side in `words`.
@@ -187,16 +205,16 @@ pub(crate) fn every_tier(wire: &str) -> Option<(Party, &'static str)> {
                 || (MASTER.contains(&n.as_str()) && !own.contains(&n.as_str()))
         }) || (i > 0 && w[i - 1] == "nama")
     };
-    if let Some(i) = has_any(&w, COMPANY)
+    if let Some((i, word)) = first_of(&w, COMPANY)
         && !named(i)
     {
-        return Some((Party::Company, COMPANY.iter().find(|c| **c == w[i])?));
+        return Some((Party::Company, word));
     }
     if let Some(both) = has_pair(&w, COMPANY_PAIRS) {
         return Some((Party::Company, both));
     }
-    if let Some(i) = has_any(&w, PERSON) {
-        return Some((Party::Person, PERSON.iter().find(|c| **c == w[i])?));
+    if let Some((_, word)) = first_of(&w, PERSON) {
+        return Some((Party::Person, word));
     }
     if let Some(both) = has_pair(&w, PERSON_PAIRS) {
         return Some((Party::Person, both));
@@ -210,11 +228,8 @@ pub(crate) fn every_tier(wire: &str) -> Option<(Party, &'static str)> {
     {
         return Some((Party::Person, "user"));
     }
-    if let Some(i) = has_any(&w, AMBIGUOUS_PARTY) {
-        return Some((
-            Party::Ambiguous,
-            AMBIGUOUS_PARTY.iter().find(|c| **c == w[i])?,
-        ));
+    if let Some((_, word)) = first_of(&w, AMBIGUOUS_PARTY) {
+        return Some((Party::Ambiguous, word));
     }
     None
 }
@@ -222,13 +237,8 @@ pub(crate) fn every_tier(wire: &str) -> Option<(Party, &'static str)> {
 /// The draft-tier category the lexicon marks `wire` with, and the word that marks it.
 pub(crate) fn draft_word(wire: &str) -> Option<(Category, &'static str)> {
     let w = words(wire);
-    let find = |list: &'static [&'static str]| {
-        has_any(&w, list).map(|i| list.iter().find(|c| **c == w[i]))
-    };
-    // A postal code is not a posting (`post_code`, `PostCode`).
-    let postal = w
-        .windows(2)
-        .any(|p| p[0] == "post" && (p[1] == "code" || p[1] == "box"));
+    let find = |list: &'static [&'static str]| first_of(&w, list).map(|(_, word)| word);
+    let postal = is_postal(&w);
     let checks: [(&'static [&'static str], Category); 7] = [
         (STATUS, Category::Status),
         (WORKFLOW, Category::Workflow),
@@ -239,8 +249,8 @@ pub(crate) fn draft_word(wire: &str) -> Option<(Category, &'static str)> {
         (AMOUNT, Category::Amount),
     ];
     for (list, category) in checks {
-        if let Some(Some(word)) = find(list) {
-            if postal && *word == "post" {
+        if let Some(word) = find(list) {
+            if postal && word == "post" {
                 continue;
             }
             return Some((category, word));
@@ -270,13 +280,13 @@ pub(crate) fn draft_word(wire: &str) -> Option<(Category, &'static str)> {
     }
     // A count the ERP keeps (`qty_received`, `QtyDelivered`, `qty_to_invoice`).
     if has_any(&w, QUANTITY).is_some()
-        && let Some(Some(word)) = find(QUANTITY_STATE)
+        && let Some(word) = find(QUANTITY_STATE)
     {
         return Some((Category::Workflow, word));
     }
     // A date of the books (`DateAcct`, `gl_date`, `accounting_date`).
     if has_any(&w, TIME).is_some()
-        && let Some(Some(word)) = find(&[
+        && let Some(word) = find(&[
             "accounting",
             "acct",
             "gl",
